@@ -1,0 +1,36 @@
+/*
+ * arm64 thread context and exception frame. Offsets used by assembly are generated from these
+ * structs (asm-offsets.c), never written by hand.
+ */
+#ifndef ARCH_CONTEXT_H
+#define ARCH_CONTEXT_H
+
+#include <stdint.h>
+
+/*
+ * Saved by arch_switch(): the AAPCS64 callee-saved registers, the stack pointer and the whole FP/SIMD
+ * register file. Everything else of a switched-out thread is either caller-saved (dead across the
+ * call) or lives in an exception frame on the thread's own stack.
+ */
+struct arch_context {
+    uint64_t x19_x28[10];
+    uint64_t fp; /* x29 */
+    uint64_t lr; /* x30: where arch_switch returns to */
+    uint64_t sp;
+    uint64_t fpcr;
+    uint64_t fpsr;
+    uint64_t pad;
+    uint64_t q[64] __attribute__((aligned(16))); /* q0..q31, low half first */
+};
+
+/* Pushed on the current stack by every exception entry; 16-byte multiple so SP stays aligned. */
+struct arch_frame {
+    uint64_t x[31];
+    uint64_t elr;
+    uint64_t spsr;
+    uint64_t pad;
+};
+
+_Static_assert(sizeof(struct arch_frame) % 16 == 0, "exception frame keeps SP 16-byte aligned");
+
+#endif /* ARCH_CONTEXT_H */

@@ -1,0 +1,98 @@
+/*
+ * arch_ contract: the small set of CPU operations the portable kernel needs.
+ */
+#ifndef ARCH_CPU_H
+#define ARCH_CPU_H
+
+#include <stdint.h>
+
+#include "arch/context.h"
+#include "arch/sysreg.h"
+
+#define ARCH_READ_SYSREG(reg)                                                                         \
+    ({                                                                                                \
+        uint64_t v_;                                                                                  \
+        __asm__ volatile("mrs %0, " #reg : "=r"(v_));                                                 \
+        v_;                                                                                           \
+    })
+#define ARCH_WRITE_SYSREG(reg, v) __asm__ volatile("msr " #reg ", %0" : : "r"((uint64_t)(v)) : "memory")
+
+/* Masks IRQs and returns the previous DAIF, for arch_irq_unlock. */
+static inline uint64_t arch_irq_lock(void)
+{
+    uint64_t flags;
+    __asm__ volatile("mrs %0, daif\n\tmsr daifset, #2" : "=r"(flags) : : "memory");
+    return flags;
+}
+
+static inline void arch_irq_unlock(uint64_t flags)
+{
+    __asm__ volatile("msr daif, %0" : : "r"(flags) : "memory");
+}
+
+static inline void arch_irq_enable(void)
+{
+    __asm__ volatile("msr daifclr, #2" : : : "memory");
+}
+
+static inline int arch_irqs_masked(void)
+{
+    return (ARCH_READ_SYSREG(daif) & (1u << 7)) != 0;
+}
+
+static inline void arch_isb(void)
+{
+    __asm__ volatile("isb" : : : "memory");
+}
+
+static inline void arch_wfi(void)
+{
+    __asm__ volatile("dsb sy\n\twfi" : : : "memory");
+}
+
+/* Virtual counter; the isb keeps the read from being hoisted above earlier code. */
+static inline uint64_t arch_counter(void)
+{
+    uint64_t v;
+    __asm__ volatile("isb\n\tmrs %0, cntvct_el0" : "=r"(v) : : "memory");
+    return v;
+}
+
+static inline uint64_t arch_counter_freq(void)
+{
+    return ARCH_READ_SYSREG(cntfrq_el0) & 0xffffffffu;
+}
+
+/* Program the EL1 virtual timer to fire when the counter reaches cval (absolute). */
+static inline void arch_timer_arm(uint64_t cval)
+{
+    ARCH_WRITE_SYSREG(cntv_cval_el0, cval);
+    ARCH_WRITE_SYSREG(cntv_ctl_el0, CNT_CTL_ENABLE);
+    arch_isb();
+}
+
+static inline void arch_timer_disarm(void)
+{
+    ARCH_WRITE_SYSREG(cntv_ctl_el0, 0);
+    arch_isb();
+}
+
+static inline uint64_t arch_mpidr_affinity(void)
+{
+    uint64_t m = ARCH_READ_SYSREG(mpidr_el1);
+    return (m & 0xffffffu) | ((m >> 8) & 0xff000000u);
+}
+
+/* Implemented in assembly (switch.S) */
+void arch_switch(struct arch_context *from, struct arch_context *to);
+void arch_switch_no_save(struct arch_context *unused, struct arch_context *to);
+void arch_thread_start(void);
+
+/* Implemented in arch C files */
+void arch_mmu_init(void);
+void arch_context_init(struct arch_context *ctx, uintptr_t stack_top, void (*entry)(void *), void *arg);
+/* Powers the system (or, inside an rtmux partition, the partition) off; returns only on failure. */
+void arch_system_off(void);
+void arch_set_psci_conduit(unsigned entry_el);
+
+#endif /* ARCH_CPU_H */

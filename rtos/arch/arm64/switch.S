@@ -1,0 +1,86 @@
+/*
+ * void arch_switch(struct arch_context *from, struct arch_context *to)
+ * Called with IRQs masked. Saves the caller's callee-saved state into *from and resumes *to where it
+ * last called arch_switch (or at arch_thread_start for a new thread). FP/SIMD state is switched
+ * eagerly: 32 stp/ldp pairs cost less than a lazy-trap scheme's first-use exception.
+ */
+#include "asm-offsets.h"
+
+    .text
+    .globl arch_switch
+    .type arch_switch, %function
+arch_switch:
+    stp     x19, x20, [x0, #CTX_X19 + 0]
+    stp     x21, x22, [x0, #CTX_X19 + 16]
+    stp     x23, x24, [x0, #CTX_X19 + 32]
+    stp     x25, x26, [x0, #CTX_X19 + 48]
+    stp     x27, x28, [x0, #CTX_X19 + 64]
+    stp     x29, x30, [x0, #CTX_FP]
+    mov     x9, sp
+    str     x9, [x0, #CTX_SP]
+    mrs     x9, fpcr
+    mrs     x10, fpsr
+    stp     x9, x10, [x0, #CTX_FPCR]
+    add     x9, x0, #CTX_Q
+    stp     q0, q1, [x9, #0]
+    stp     q2, q3, [x9, #32]
+    stp     q4, q5, [x9, #64]
+    stp     q6, q7, [x9, #96]
+    stp     q8, q9, [x9, #128]
+    stp     q10, q11, [x9, #160]
+    stp     q12, q13, [x9, #192]
+    stp     q14, q15, [x9, #224]
+    stp     q16, q17, [x9, #256]
+    stp     q18, q19, [x9, #288]
+    stp     q20, q21, [x9, #320]
+    stp     q22, q23, [x9, #352]
+    stp     q24, q25, [x9, #384]
+    stp     q26, q27, [x9, #416]
+    stp     q28, q29, [x9, #448]
+    stp     q30, q31, [x9, #480]
+    /* fall through */
+    .globl arch_switch_no_save
+arch_switch_no_save:
+    add     x9, x1, #CTX_Q
+    ldp     q0, q1, [x9, #0]
+    ldp     q2, q3, [x9, #32]
+    ldp     q4, q5, [x9, #64]
+    ldp     q6, q7, [x9, #96]
+    ldp     q8, q9, [x9, #128]
+    ldp     q10, q11, [x9, #160]
+    ldp     q12, q13, [x9, #192]
+    ldp     q14, q15, [x9, #224]
+    ldp     q16, q17, [x9, #256]
+    ldp     q18, q19, [x9, #288]
+    ldp     q20, q21, [x9, #320]
+    ldp     q22, q23, [x9, #352]
+    ldp     q24, q25, [x9, #384]
+    ldp     q26, q27, [x9, #416]
+    ldp     q28, q29, [x9, #448]
+    ldp     q30, q31, [x9, #480]
+    ldp     x9, x10, [x1, #CTX_FPCR]
+    msr     fpcr, x9
+    msr     fpsr, x10
+    ldp     x19, x20, [x1, #CTX_X19 + 0]
+    ldp     x21, x22, [x1, #CTX_X19 + 16]
+    ldp     x23, x24, [x1, #CTX_X19 + 32]
+    ldp     x25, x26, [x1, #CTX_X19 + 48]
+    ldp     x27, x28, [x1, #CTX_X19 + 64]
+    ldp     x29, x30, [x1, #CTX_FP]
+    ldr     x9, [x1, #CTX_SP]
+    mov     sp, x9
+    ret
+    .size arch_switch, . - arch_switch
+
+/*
+ * First code of every thread: arch_thread_init() leaves entry in x19 and its argument in x20.
+ */
+    .globl arch_thread_start
+    .type arch_thread_start, %function
+arch_thread_start:
+    mov     x0, x19
+    mov     x1, x20
+    mov     x29, xzr                    /* terminate frame-pointer chains for debuggers */
+    bl      k_thread_main               /* never returns */
+1:  b       1b
+    .size arch_thread_start, . - arch_thread_start

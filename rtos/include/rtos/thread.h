@@ -1,0 +1,67 @@
+/*
+ * Threads: fixed priorities, preemptive, FIFO within a priority, optional round-robin slice.
+ */
+#ifndef RTOS_THREAD_H
+#define RTOS_THREAD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rtos/kobj.h"
+#include "rtos/types.h"
+
+/* Priorities: higher number = more urgent. 0 belongs to the idle thread. */
+#define RT_PRIO_LEVELS 256
+#define RT_PRIO_IDLE   0
+#define RT_PRIO_MIN    1
+#define RT_PRIO_MAX    255
+
+/*
+ * The lowest RT_STACK_GUARD bytes of every stack hold a known pattern, checked at every switch away
+ * from the thread. A stack smaller than RT_STACK_MIN is refused: it must hold the guard, one exception
+ * frame (272 bytes) and a little C.
+ */
+#define RT_STACK_GUARD 256u
+#define RT_STACK_MIN   2048u
+
+/* Declares a static, suitably aligned stack. */
+#define RT_STACK_DEFINE(name, size) static uint8_t name[size] __attribute__((aligned(16)))
+
+typedef void (*rt_entry_t)(void *arg);
+
+/*
+ * Creates a thread and makes it ready; it runs at once if it is more urgent than the caller.
+ * Returns RT_EINVAL for a NULL thread/entry/stack, a stack below RT_STACK_MIN or a priority outside
+ * RT_PRIO_MIN..RT_PRIO_MAX, RT_EBUSY if the thread object is alive, RT_EPERM from an interrupt.
+ */
+int rt_thread_create(rt_thread_t *t, const char *name, rt_entry_t entry, void *arg, void *stack,
+                     size_t stack_size, unsigned prio);
+
+/* The calling thread. */
+rt_thread_t *rt_thread_self(void);
+const char *rt_thread_name(const rt_thread_t *t);
+
+/* Base priority; the effective one can be higher while the thread holds a contended mutex. */
+int rt_thread_set_priority(rt_thread_t *t, unsigned prio);
+int rt_thread_get_priority(const rt_thread_t *t, unsigned *base, unsigned *effective);
+
+/* Round-robin among equal priorities: after slice ns of running, the thread goes behind its peers.
+ * 0 disables (the default). */
+int rt_thread_set_timeslice(rt_thread_t *t, rt_time_t slice);
+
+/* Puts the caller behind the other ready threads of its priority. */
+void rt_thread_yield(void);
+
+/* Ends the calling thread (returning from the entry function does the same). */
+void rt_thread_exit(void) __attribute__((noreturn));
+
+/* Waits until t has ended. RT_ETIMEDOUT/RT_EWOULDBLOCK per timeout. */
+int rt_thread_join(rt_thread_t *t, rt_time_t timeout);
+
+/* Whether t has ended (or was never created). */
+int rt_thread_is_dead(const rt_thread_t *t);
+
+/* Number of times t has been switched to (for tests and statistics). */
+uint64_t rt_thread_switch_count(const rt_thread_t *t);
+
+#endif /* RTOS_THREAD_H */

@@ -1,0 +1,145 @@
+/*
+ * Kernel-internal interface (k_ prefix). Not for applications.
+ *
+ * Locking: the rtos runs on one core and interrupt handlers run with IRQs masked, so every kernel
+ * data structure is protected by masking IRQs (k_lock/k_unlock). A thread switch only happens with
+ * IRQs masked, either from a kernel call (k_reschedule) or on the way out of an interrupt.
+ */
+#ifndef RTOS_KERNEL_H
+#define RTOS_KERNEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rtos/kobj.h"
+#include "rtos/irq.h"
+#include "rtos/list.h"
+#include "rtos/system.h"
+
+#define K_MAGIC_THREAD 0x54687264u /* "Thrd" */
+#define K_MAGIC_SEM    0x53656d61u /* "Sema" */
+#define K_MAGIC_MUTEX  0x4d757478u /* "Mutx" */
+#define K_MAGIC_MSGQ   0x4d736751u /* "MsgQ" */
+#define K_MAGIC_EVENT  0x45766e74u /* "Evnt" */
+
+#define K_PRIO_WORDS   (256 / 64)
+#define K_TICKS_NEVER  UINT64_MAX
+
+/* ---------------- ready queue (readyq.c, pure) ----------------
+ * One FIFO per priority and a two-level bitmap (a summary word over 4 words of 64 bits), so the most
+ * urgent ready thread is found with two count-leading-zeros: O(1) whatever the number of threads.
+ * The running thread stays in the queue, at the head of its level.
+ */
+struct k_readyq {
+    uint64_t summary;             /* bit w set <=> bits[w] != 0 */
+    uint64_t bits[K_PRIO_WORDS];  /* bit p%64 of word p/64 set <=> level p non-empty */
+    rt_list_t level[256];
+    rt_thread_t *current;         /* running thread; a priority change keeps it at the head */
+};
+
+void k_rq_init(struct k_readyq *rq);
+void k_rq_add_tail(struct k_readyq *rq, rt_thread_t *t);
+void k_rq_add_head(struct k_readyq *rq, rt_thread_t *t);
+void k_rq_remove(struct k_readyq *rq, rt_thread_t *t);
+rt_thread_t *k_rq_best(const struct k_readyq *rq); /* NULL if empty */
+
+/* ---------------- wait queues (waitq.c, pure) ---------------- */
+void k_waitq_init(struct k_waitq *wq);
+/* Highest priority first; behind every waiter of the same priority (FIFO). */
+void k_waitq_insert(struct k_waitq *wq, rt_thread_t *t);
+void k_waitq_remove(rt_thread_t *t);
+rt_thread_t *k_waitq_first(const struct k_waitq *wq);
+
+/* ---------------- timer queue (timeq.c, pure) ----------------
+ * Sorted by deadline, FIFO among equal deadlines. Insertion is O(n) in the number of armed timeouts
+ * (one per blocked thread at most); expiry and the earliest deadline are O(1).
+ */
+struct k_timerq {
+    rt_list_t list;
+};
+
+void k_tq_init(struct k_timerq *tq);
+bool k_tq_insert(struct k_timerq *tq, struct k_timeout *to, uint64_t deadline); /* true: new earliest */
+void k_tq_remove(struct k_timeout *to);
+struct k_timeout *k_tq_first(const struct k_timerq *tq);
+struct k_timeout *k_tq_pop_expired(struct k_timerq *tq, uint64_t now);
+
+/* ---------------- priority inheritance (pi.c, pure) ---------------- */
+/* Moves t to effective priority prio wherever it is queued (ready queue or wait queue). */
+void k_thread_reprio(struct k_readyq *rq, rt_thread_t *t, uint8_t prio);
+/* Recomputes t's effective priority from its base and the waiters of the mutexes it holds, then
+ * follows the chain t -> mutex t waits on -> its owner -> ... while priorities change. */
+void k_pi_update(struct k_readyq *rq, rt_thread_t *t);
+/* True if t owns m or owns a mutex somewhere along m's chain of blocked owners (lock cycle). */
+bool k_pi_would_deadlock(const rt_mutex_t *m, const rt_thread_t *t);
+
+/* ---------------- message ring (ring.c, pure) ---------------- */
+void k_ring_init(struct k_ring *r, void *buf, size_t msg_size, size_t capacity);
+bool k_ring_put(struct k_ring *r, const void *msg); /* false when full */
+bool k_ring_get(struct k_ring *r, void *msg);       /* false when empty */
+void k_memcpy(void *dst, const void *src, size_t n);
+
+/* ---------------- scheduler and CPU state (sched.c) ---------------- */
+struct k_cpu {
+    struct k_readyq rq;
+    struct k_timerq tq;
+    uint32_t irq_nest;    /* > 0 inside an interrupt handler */
+    bool need_resched;    /* set in an interrupt handler; acted on at its exit */
+    bool started;         /* first thread switched in */
+    bool in_fault;
+    uint64_t irq_count;
+    struct k_timeout slice_to;
+    uint64_t freq;        /* counter frequency, Hz */
+    uint64_t ns_mult;     /* ns = ticks * ns_mult >> 32 */
+    uint64_t tick_mult;   /* ticks = ns * tick_mult >> 32 (then rounded up) */
+};
+
+extern struct k_cpu k_cpu;
+
+uint64_t k_lock(void);
+void k_unlock(uint64_t flags);
+rt_thread_t *k_current(void);
+void k_make_ready(rt_thread_t *t);
+/* Switches to the most urgent ready thread if it is not the current one (deferred in interrupts). */
+void k_reschedule(void);
+/* Blocks the current thread on wq (may be NULL) until woken or until the absolute deadline (ticks,
+ * K_TICKS_NEVER for none). Returns the wake-up result. Lock held. */
+int k_block(struct k_waitq *wq, uint64_t deadline);
+/* Makes a blocked thread ready with the given result. Lock held. */
+void k_wake(rt_thread_t *t, int result);
+/* Removes a thread from every queue and marks it dead; wakes its joiners. Lock held. */
+void k_thread_kill(rt_thread_t *t);
+/* Timeout in ns to an absolute deadline in ticks. */
+uint64_t k_deadline(rt_time_t timeout);
+bool k_can_block(rt_time_t timeout);
+void k_timer_arm(struct k_timeout *to, uint64_t deadline);
+void k_timer_isr(unsigned intid, void *arg);
+void k_sched_start(void) __attribute__((noreturn));
+void k_time_init(void);
+void k_thread_main(void (*entry)(void *), void *arg) __attribute__((noreturn));
+void k_slice_init(void);
+
+/* Stack guard (fault.c): pattern filled into the lowest RT_STACK_GUARD bytes of every stack. */
+#define K_STACK_PATTERN 0x4b43415453415254ull /* "TRASTACK" */
+void k_check_stack(rt_thread_t *t);
+/* Reports an overwritten guard; returns only if the fault hook killed t. Lock held. */
+void k_stack_overflow(rt_thread_t *t);
+void k_halt(void) __attribute__((noreturn));
+
+/* Interrupt controller glue (irq.c over drivers/gicv3.c) */
+void k_irq_init(void);
+void k_irq_dispatch(void);
+
+/* Boot arguments (boot.c) */
+void k_bootargs_init(const void *dtb);
+/* FDT (lib/fdt.c): /chosen/bootargs, or NULL. */
+const char *k_fdt_bootargs(const void *dtb);
+
+/* Interrupt entry and fault reporting (called from vectors.S) */
+void k_irq_entry(void);
+void k_sync_exception(struct arch_frame *frame) __attribute__((noreturn));
+void k_bad_exception(struct arch_frame *frame, uint64_t kind) __attribute__((noreturn));
+void k_boot(const void *dtb, uint64_t entry_el) __attribute__((noreturn));
+
+#endif /* RTOS_KERNEL_H */

@@ -1,0 +1,261 @@
+/*
+ * Scheduler core: blocking, waking, switching, the timer queue's hardware side and interrupt exit.
+ */
+#include "arch/cpu.h"
+#include "kernel.h"
+#include "rtos/console.h"
+#include "rtos/irq.h"
+#include "rtos/thread.h"
+#include "rtos/time.h"
+
+struct k_cpu k_cpu;
+
+/* Where the boot code's registers go when the first thread is switched in; never resumed. */
+static struct arch_context boot_ctx;
+
+uint64_t k_lock(void)
+{
+    return arch_irq_lock();
+}
+
+void k_unlock(uint64_t flags)
+{
+    arch_irq_unlock(flags);
+}
+
+rt_thread_t *k_current(void)
+{
+    return k_cpu.rq.current;
+}
+
+void k_make_ready(rt_thread_t *t)
+{
+    t->state = K_THREAD_READY;
+    k_rq_add_tail(&k_cpu.rq, t);
+}
+
+void k_timer_arm(struct k_timeout *to, uint64_t deadline)
+{
+    if (k_tq_insert(&k_cpu.tq, to, deadline)) {
+        arch_timer_arm(deadline);
+    }
+}
+
+static void slice_expired(struct k_timeout *to)
+{
+    (void)to;
+    rt_thread_t *cur = k_cpu.rq.current;
+    if (cur != NULL && cur->state == K_THREAD_READY && cur->slice != 0) {
+        k_rq_remove(&k_cpu.rq, cur);
+        k_rq_add_tail(&k_cpu.rq, cur);
+        if (k_rq_best(&k_cpu.rq) == cur) {
+            /* Alone at its level: keep running, next slice. */
+            k_timer_arm(&k_cpu.slice_to, arch_counter() + cur->slice);
+        } else {
+            k_cpu.need_resched = true;
+        }
+    }
+}
+
+void k_check_stack(rt_thread_t *t)
+{
+    /* Sampled guard words: any stack write of 32 bytes or more into the guard hits one of them. The
+     * saved SP catches a thread switched out while already below the guard. */
+    const uint64_t *g = (const uint64_t *)(void *)t->stack_base;
+    uint64_t bad = 0;
+    for (unsigned i = 0; i < RT_STACK_GUARD / 8u; i += 4u) {
+        bad |= g[i] ^ K_STACK_PATTERN;
+    }
+    bad |= g[RT_STACK_GUARD / 8u - 1u] ^ K_STACK_PATTERN;
+    if (bad != 0 || t->ctx.sp < (uint64_t)(uintptr_t)t->stack_base + RT_STACK_GUARD) {
+        k_stack_overflow(t);
+    }
+}
+
+static void switch_to(rt_thread_t *next)
+{
+    rt_thread_t *prev = k_cpu.rq.current;
+    k_cpu.rq.current = next;
+    next->switches_in++;
+    if (prev != NULL && prev->slice != 0) {
+        k_tq_remove(&k_cpu.slice_to);
+    }
+    if (next->slice != 0) {
+        k_timer_arm(&k_cpu.slice_to, arch_counter() + next->slice);
+    }
+    if (prev == NULL) {
+        k_cpu.started = true;
+        arch_switch(&boot_ctx, &next->ctx);
+    } else {
+        arch_switch(&prev->ctx, &next->ctx);
+        /* Back in prev: some later switch chose it again. Its guard is checked on the way out, after
+         * the registers are saved, by k_check_stack in the thread that switched away from it. */
+    }
+}
+
+void k_reschedule(void)
+{
+    if (k_cpu.irq_nest > 0) {
+        k_cpu.need_resched = true;
+        return;
+    }
+    rt_thread_t *prev = k_cpu.rq.current;
+    rt_thread_t *next = k_rq_best(&k_cpu.rq);
+    if (next == prev) {
+        return;
+    }
+    if (prev != NULL && prev->state != K_THREAD_DEAD) {
+        k_check_stack(prev);
+        /* An overflow that the fault hook resolved by killing prev changed the ready queue. */
+        next = k_rq_best(&k_cpu.rq);
+        if (next == prev) {
+            return;
+        }
+    }
+    switch_to(next);
+}
+
+static void thread_timeout_expired(struct k_timeout *to)
+{
+    rt_thread_t *t = RT_CONTAINER_OF(to, rt_thread_t, timeout);
+    if (t->state == K_THREAD_BLOCKED) {
+        k_wake(t, RT_ETIMEDOUT);
+    }
+}
+
+int k_block(struct k_waitq *wq, uint64_t deadline)
+{
+    rt_thread_t *cur = k_cpu.rq.current;
+    k_rq_remove(&k_cpu.rq, cur);
+    cur->state = K_THREAD_BLOCKED;
+    cur->wait_result = RT_OK;
+    if (wq != NULL) {
+        k_waitq_insert(wq, cur);
+        if (cur->wait_mutex != NULL) {
+            k_pi_update(&k_cpu.rq, cur->wait_mutex->owner);
+        }
+    }
+    if (deadline != K_TICKS_NEVER) {
+        cur->timeout.expire = thread_timeout_expired;
+        k_timer_arm(&cur->timeout, deadline);
+    }
+    k_reschedule();
+    return cur->wait_result;
+}
+
+void k_wake(rt_thread_t *t, int result)
+{
+    rt_mutex_t *m = t->wait_mutex;
+    if (t->waitq != NULL) {
+        k_waitq_remove(t);
+    }
+    t->wait_mutex = NULL;
+    /* Lazy: a timer armed for a cancelled deadline fires, finds nothing due and is reprogrammed. */
+    k_tq_remove(&t->timeout);
+    t->wait_result = result;
+    k_make_ready(t);
+    if (m != NULL && m->owner != NULL) {
+        /* t no longer lends its priority to the owner (timeout, or the mutex was handed to t). */
+        k_pi_update(&k_cpu.rq, m->owner);
+    }
+}
+
+void k_thread_kill(rt_thread_t *t)
+{
+    if (t->state == K_THREAD_READY) {
+        k_rq_remove(&k_cpu.rq, t);
+    } else if (t->state == K_THREAD_BLOCKED) {
+        rt_mutex_t *m = t->wait_mutex;
+        if (t->waitq != NULL) {
+            k_waitq_remove(t);
+        }
+        t->wait_mutex = NULL;
+        k_tq_remove(&t->timeout);
+        if (m != NULL && m->owner != NULL) {
+            k_pi_update(&k_cpu.rq, m->owner);
+        }
+    }
+    /* Mutexes a dead thread held go to their first waiter, so nobody waits forever on a corpse. */
+    while (!rt_list_empty(&t->owned_mutexes)) {
+        rt_mutex_t *m = RT_CONTAINER_OF(t->owned_mutexes.next, rt_mutex_t, owner_node);
+        rt_list_remove(&m->owner_node);
+        rt_thread_t *w = k_waitq_first(&m->waitq);
+        m->owner = w;
+        if (w != NULL) {
+            rt_list_append(&w->owned_mutexes, &m->owner_node);
+            k_wake(w, RT_OK);
+        }
+    }
+    t->state = K_THREAD_DEAD;
+    t->magic = 0;
+    rt_thread_t *j;
+    while ((j = k_waitq_first(&t->joiners)) != NULL) {
+        k_wake(j, RT_OK);
+    }
+}
+
+uint64_t k_deadline(rt_time_t timeout)
+{
+    if (timeout == RT_FOREVER) {
+        return K_TICKS_NEVER;
+    }
+    return arch_counter() + rt_ns_to_ticks(timeout);
+}
+
+bool k_can_block(rt_time_t timeout)
+{
+    return timeout == RT_NO_WAIT || (k_cpu.irq_nest == 0 && k_cpu.started);
+}
+
+void k_timer_isr(unsigned intid, void *arg)
+{
+    (void)intid;
+    (void)arg;
+    struct k_timeout *to;
+    uint64_t now = arch_counter();
+    while ((to = k_tq_pop_expired(&k_cpu.tq, now)) != NULL) {
+        to->expire(to);
+    }
+    to = k_tq_first(&k_cpu.tq);
+    if (to != NULL) {
+        arch_timer_arm(to->deadline);
+    } else {
+        arch_timer_disarm();
+    }
+}
+
+void k_irq_entry(void)
+{
+    k_cpu.irq_nest++;
+    k_cpu.irq_count++;
+    k_irq_dispatch();
+    k_cpu.irq_nest--;
+    if (k_cpu.need_resched) {
+        k_cpu.need_resched = false;
+        k_reschedule();
+    }
+}
+
+void k_sched_start(void)
+{
+    (void)k_lock();
+    k_slice_init();
+    k_reschedule();
+    k_halt(); /* unreachable: the boot context is never resumed */
+}
+
+void k_slice_init(void)
+{
+    rt_list_init(&k_cpu.slice_to.node);
+    k_cpu.slice_to.expire = slice_expired;
+}
+
+bool rt_in_irq(void)
+{
+    return k_cpu.irq_nest > 0;
+}
+
+uint64_t rt_irq_count(void)
+{
+    return k_cpu.irq_count;
+}

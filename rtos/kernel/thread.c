@@ -1,0 +1,181 @@
+/*
+ * Thread life cycle and scheduling parameters.
+ */
+#include "arch/cpu.h"
+#include "kernel.h"
+#include "rtos/thread.h"
+#include "rtos/time.h"
+
+static bool thread_ok(const rt_thread_t *t)
+{
+    return t != NULL && t->magic == K_MAGIC_THREAD;
+}
+
+int rt_thread_create(rt_thread_t *t, const char *name, rt_entry_t entry, void *arg, void *stack,
+                     size_t stack_size, unsigned prio)
+{
+    if (t == NULL || entry == NULL || stack == NULL || stack_size < RT_STACK_MIN || prio < RT_PRIO_MIN ||
+        prio > RT_PRIO_MAX || ((uintptr_t)stack & 15u) != 0) {
+        return RT_EINVAL;
+    }
+    if (rt_in_irq()) {
+        return RT_EPERM;
+    }
+    uint64_t f = k_lock();
+    if (t->magic == K_MAGIC_THREAD && t->state != K_THREAD_DEAD) {
+        k_unlock(f);
+        return RT_EBUSY;
+    }
+    uint8_t *base = stack;
+    uint64_t *guard = (uint64_t *)(void *)base;
+    for (unsigned i = 0; i < RT_STACK_GUARD / 8u; i++) {
+        guard[i] = K_STACK_PATTERN;
+    }
+    t->magic = K_MAGIC_THREAD;
+    t->name = name != NULL ? name : "?";
+    t->base_prio = (uint8_t)prio;
+    t->prio = (uint8_t)prio;
+    rt_list_init(&t->qnode);
+    t->waitq = NULL;
+    t->wait_mutex = NULL;
+    rt_list_init(&t->owned_mutexes);
+    rt_list_init(&t->timeout.node);
+    t->wait_result = RT_OK;
+    t->stack_base = base;
+    t->stack_size = stack_size;
+    t->entry = entry;
+    t->arg = arg;
+    t->period = 0;
+    t->release = 0;
+    t->slice = 0;
+    k_waitq_init(&t->joiners);
+    t->switches_in = 0;
+    arch_context_init(&t->ctx, (uintptr_t)(base + stack_size), entry, arg);
+    k_make_ready(t);
+    if (k_cpu.started) {
+        k_reschedule();
+    }
+    k_unlock(f);
+    return RT_OK;
+}
+
+/* First C code of every thread (from arch_thread_start), entered with IRQs masked by the switch. */
+void k_thread_main(void (*entry)(void *), void *arg)
+{
+    arch_irq_enable();
+    entry(arg);
+    rt_thread_exit();
+}
+
+void rt_thread_exit(void)
+{
+    (void)k_lock();
+    k_thread_kill(k_current());
+    k_reschedule();
+    k_halt(); /* unreachable: a dead thread is never switched back in */
+}
+
+rt_thread_t *rt_thread_self(void)
+{
+    return k_current();
+}
+
+const char *rt_thread_name(const rt_thread_t *t)
+{
+    return t != NULL && t->name != NULL ? t->name : "?";
+}
+
+int rt_thread_set_priority(rt_thread_t *t, unsigned prio)
+{
+    if (!thread_ok(t) || prio < RT_PRIO_MIN || prio > RT_PRIO_MAX) {
+        return RT_EINVAL;
+    }
+    uint64_t f = k_lock();
+    if (t->state == K_THREAD_DEAD) {
+        k_unlock(f);
+        return RT_EINVAL;
+    }
+    t->base_prio = (uint8_t)prio;
+    /* The effective priority never drops below what waiters on t's mutexes lend it; a change
+     * travels on to the owner of the mutex t waits for. */
+    k_pi_update(&k_cpu.rq, t);
+    k_reschedule();
+    k_unlock(f);
+    return RT_OK;
+}
+
+int rt_thread_get_priority(const rt_thread_t *t, unsigned *base, unsigned *effective)
+{
+    if (!thread_ok(t)) {
+        return RT_EINVAL;
+    }
+    if (base != NULL) {
+        *base = t->base_prio;
+    }
+    if (effective != NULL) {
+        *effective = t->prio;
+    }
+    return RT_OK;
+}
+
+int rt_thread_set_timeslice(rt_thread_t *t, rt_time_t slice)
+{
+    if (!thread_ok(t)) {
+        return RT_EINVAL;
+    }
+    uint64_t f = k_lock();
+    t->slice = slice == 0 ? 0 : rt_ns_to_ticks(slice);
+    if (t == k_current()) {
+        k_tq_remove(&k_cpu.slice_to);
+        if (t->slice != 0) {
+            k_timer_arm(&k_cpu.slice_to, arch_counter() + t->slice);
+        }
+    }
+    k_unlock(f);
+    return RT_OK;
+}
+
+void rt_thread_yield(void)
+{
+    if (rt_in_irq()) {
+        return;
+    }
+    uint64_t f = k_lock();
+    rt_thread_t *cur = k_current();
+    k_rq_remove(&k_cpu.rq, cur);
+    k_rq_add_tail(&k_cpu.rq, cur);
+    k_reschedule();
+    k_unlock(f);
+}
+
+int rt_thread_join(rt_thread_t *t, rt_time_t timeout)
+{
+    if (t == NULL || t == k_current()) {
+        return RT_EINVAL;
+    }
+    uint64_t f = k_lock();
+    int ret = RT_OK;
+    if (t->state == K_THREAD_DEAD || t->state == K_THREAD_UNUSED) {
+        ret = RT_OK;
+    } else if (t->magic != K_MAGIC_THREAD) {
+        ret = RT_EINVAL;
+    } else if (timeout == RT_NO_WAIT) {
+        ret = RT_EWOULDBLOCK;
+    } else if (!k_can_block(timeout)) {
+        ret = RT_EPERM;
+    } else {
+        ret = k_block(&t->joiners, k_deadline(timeout));
+    }
+    k_unlock(f);
+    return ret;
+}
+
+int rt_thread_is_dead(const rt_thread_t *t)
+{
+    return t == NULL || t->state == K_THREAD_DEAD || t->state == K_THREAD_UNUSED;
+}
+
+uint64_t rt_thread_switch_count(const rt_thread_t *t)
+{
+    return t != NULL ? t->switches_in : 0;
+}

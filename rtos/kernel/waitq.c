@@ -1,0 +1,33 @@
+/*
+ * Wait queues: priority-ordered, FIFO within a priority. Pure data structure (host-testable).
+ */
+#include "kernel.h"
+
+void k_waitq_init(struct k_waitq *wq)
+{
+    rt_list_init(&wq->waiters);
+}
+
+void k_waitq_insert(struct k_waitq *wq, rt_thread_t *t)
+{
+    rt_list_t *pos = wq->waiters.next;
+    while (pos != &wq->waiters && RT_CONTAINER_OF(pos, rt_thread_t, qnode)->prio >= t->prio) {
+        pos = pos->next;
+    }
+    rt_list_insert_before(pos, &t->qnode);
+    t->waitq = wq;
+}
+
+void k_waitq_remove(rt_thread_t *t)
+{
+    rt_list_remove(&t->qnode);
+    t->waitq = NULL;
+}
+
+rt_thread_t *k_waitq_first(const struct k_waitq *wq)
+{
+    if (rt_list_empty(&wq->waiters)) {
+        return NULL;
+    }
+    return RT_CONTAINER_OF(wq->waiters.next, rt_thread_t, qnode);
+}
