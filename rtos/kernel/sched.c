@@ -230,10 +230,9 @@ void k_irq_entry(void)
     k_cpu.irq_count++;
     k_irq_dispatch();
     k_cpu.irq_nest--;
-    if (k_cpu.need_resched) {
-        k_cpu.need_resched = false;
-        k_reschedule();
-    }
+    /* Handlers only make threads ready; whether that preempts is decided here, once, in O(1). */
+    k_cpu.need_resched = false;
+    k_reschedule();
 }
 
 void k_sched_start(void)
