@@ -19,13 +19,13 @@
 #define GICD_ICFGR       0x0c00u
 #define GICD_IROUTER     0x6000u
 
-#define GICR_CTLR        0x0000u
-#define GICR_TYPER       0x0008u
-#define GICR_TYPER_LAST  (1ull << 4)
-#define GICR_WAKER       0x0014u
-#define GICR_WAKER_PSLEEP   (1u << 1)
-#define GICR_WAKER_CASLEEP  (1u << 2)
-#define GICR_SGI_OFFSET  0x10000u /* SGI_base frame follows RD_base */
+#define GICR_CTLR          0x0000u
+#define GICR_TYPER         0x0008u
+#define GICR_TYPER_LAST    (1ull << 4)
+#define GICR_WAKER         0x0014u
+#define GICR_WAKER_PSLEEP  (1u << 1)
+#define GICR_WAKER_CASLEEP (1u << 2)
+#define GICR_SGI_OFFSET    0x10000u /* SGI_base frame follows RD_base */
 
 static uintptr_t gicr_rd;  /* this CPU's RD_base */
 static uintptr_t gicr_sgi; /* this CPU's SGI_base */
@@ -87,10 +87,10 @@ int gic_init(void)
     uint64_t sre = ARCH_READ_SYSREG(S3_0_C12_C12_5); /* ICC_SRE_EL1 */
     ARCH_WRITE_SYSREG(S3_0_C12_C12_5, sre | 1u);
     arch_isb();
-    ARCH_WRITE_SYSREG(S3_0_C4_C6_0, 0xffu);  /* ICC_PMR_EL1 */
-    ARCH_WRITE_SYSREG(S3_0_C12_C12_3, 0u);   /* ICC_BPR1_EL1 */
-    ARCH_WRITE_SYSREG(S3_0_C12_C12_4, 0u);   /* ICC_CTLR_EL1: EOImode 0, EOI also deactivates */
-    ARCH_WRITE_SYSREG(S3_0_C12_C12_7, 1u);   /* ICC_IGRPEN1_EL1 */
+    ARCH_WRITE_SYSREG(S3_0_C4_C6_0, 0xffu); /* ICC_PMR_EL1 */
+    ARCH_WRITE_SYSREG(S3_0_C12_C12_3, 0u);  /* ICC_BPR1_EL1 */
+    ARCH_WRITE_SYSREG(S3_0_C12_C12_4, 0u);  /* ICC_CTLR_EL1: EOImode 0, EOI also deactivates */
+    ARCH_WRITE_SYSREG(S3_0_C12_C12_7, 1u);  /* ICC_IGRPEN1_EL1 */
     arch_isb();
     return 0;
 }

@@ -8,13 +8,13 @@
 
 #include "board.h"
 
-#define UARTDR   0x000u
-#define UARTFR   0x018u
-#define UARTFR_TXFF (1u << 5)
-#define UARTCR   0x030u
+#define UARTDR        0x000u
+#define UARTFR        0x018u
+#define UARTFR_TXFF   (1u << 5)
+#define UARTCR        0x030u
 #define UARTCR_UARTEN (1u << 0)
 #define UARTCR_TXE    (1u << 8)
-#define UARTIMSC 0x038u
+#define UARTIMSC      0x038u
 
 static inline volatile uint32_t *uart(uintptr_t off)
 {

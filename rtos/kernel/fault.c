@@ -99,9 +99,8 @@ void k_sync_exception(struct arch_frame *frame)
               k_cpu.irq_nest > 0 ? " in an interrupt handler" : "");
     rt_printf("FATAL: ESR=0x%lx FAR=0x%lx ELR=0x%lx thread=%s\n", (unsigned long)esr, (unsigned long)far,
               (unsigned long)frame->elr, t != NULL ? rt_thread_name(t) : "(none)");
-    rt_printf("FATAL: SP=0x%lx LR=0x%lx SPSR=0x%lx\n",
-              (unsigned long)((uintptr_t)frame + sizeof(*frame)), (unsigned long)frame->x[30],
-              (unsigned long)frame->spsr);
+    rt_printf("FATAL: SP=0x%lx LR=0x%lx SPSR=0x%lx\n", (unsigned long)((uintptr_t)frame + sizeof(*frame)),
+              (unsigned long)frame->x[30], (unsigned long)frame->spsr);
     struct rt_fault f = {RT_FAULT_EXCEPTION, t, esr, far, frame->elr};
     if (thread_fault(&f)) {
         k_reschedule(); /* switches away for good: the faulting context is abandoned */
@@ -111,8 +110,8 @@ void k_sync_exception(struct arch_frame *frame)
 
 void k_bad_exception(struct arch_frame *frame, uint64_t kind)
 {
-    static const char *const names[] = {"sync", "IRQ", "FIQ", "SError", "exception on SP_EL0",
-                                        "exception from a lower EL"};
+    static const char *const names[] = {
+        "sync", "IRQ", "FIQ", "SError", "exception on SP_EL0", "exception from a lower EL"};
     k_cpu.in_fault = true;
     rt_printf("FATAL: unexpected %s\n", kind < 6 ? names[kind] : "exception");
     rt_printf("FATAL: ESR=0x%lx FAR=0x%lx ELR=0x%lx thread=%s\n", (unsigned long)ARCH_READ_SYSREG(esr_el1),
@@ -124,7 +123,7 @@ void k_bad_exception(struct arch_frame *frame, uint64_t kind)
 void k_stack_overflow(rt_thread_t *t)
 {
     k_cpu.in_fault = true;
-    rt_printf("FATAL: stack overflow in thread %s (stack 0x%lx..0x%lx, saved SP 0x%lx)\n",
+    rt_printf("FATAL: stack overflow in thread %s (stack 0x%lx..0x%lx, SP at its last switch 0x%lx)\n",
               rt_thread_name(t), (unsigned long)(uintptr_t)t->stack_base,
               (unsigned long)((uintptr_t)t->stack_base + t->stack_size), (unsigned long)t->ctx.sp);
     struct rt_fault f = {RT_FAULT_STACK_OVERFLOW, t, 0, 0, 0};

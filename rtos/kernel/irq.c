@@ -1,9 +1,9 @@
 /*
  * Interrupt handler table and dispatch over the GIC driver.
  */
+#include "rtos/irq.h"
 #include "../drivers/gicv3.h"
 #include "kernel.h"
-#include "rtos/irq.h"
 
 struct irq_slot {
     rt_irq_handler_t handler;

@@ -12,8 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "rtos/kobj.h"
 #include "rtos/irq.h"
+#include "rtos/kobj.h"
 #include "rtos/list.h"
 #include "rtos/system.h"
 
@@ -23,8 +23,8 @@
 #define K_MAGIC_MSGQ   0x4d736751u /* "MsgQ" */
 #define K_MAGIC_EVENT  0x45766e74u /* "Evnt" */
 
-#define K_PRIO_WORDS   (256 / 64)
-#define K_TICKS_NEVER  UINT64_MAX
+#define K_PRIO_WORDS  (256 / 64)
+#define K_TICKS_NEVER UINT64_MAX
 
 /* ---------------- ready queue (readyq.c, pure) ----------------
  * One FIFO per priority and a two-level bitmap (a summary word over 4 words of 64 bits), so the most
@@ -32,10 +32,10 @@
  * The running thread stays in the queue, at the head of its level.
  */
 struct k_readyq {
-    uint64_t summary;             /* bit w set <=> bits[w] != 0 */
-    uint64_t bits[K_PRIO_WORDS];  /* bit p%64 of word p/64 set <=> level p non-empty */
+    uint64_t summary;            /* bit w set <=> bits[w] != 0 */
+    uint64_t bits[K_PRIO_WORDS]; /* bit p%64 of word p/64 set <=> level p non-empty */
     rt_list_t level[256];
-    rt_thread_t *current;         /* running thread; a priority change keeps it at the head */
+    rt_thread_t *current; /* running thread; a priority change keeps it at the head */
 };
 
 void k_rq_init(struct k_readyq *rq);
@@ -84,15 +84,15 @@ void k_memcpy(void *dst, const void *src, size_t n);
 struct k_cpu {
     struct k_readyq rq;
     struct k_timerq tq;
-    uint32_t irq_nest;    /* > 0 inside an interrupt handler */
-    bool need_resched;    /* set in an interrupt handler; acted on at its exit */
-    bool started;         /* first thread switched in */
+    uint32_t irq_nest; /* > 0 inside an interrupt handler */
+    bool need_resched; /* set in an interrupt handler; acted on at its exit */
+    bool started;      /* first thread switched in */
     bool in_fault;
     uint64_t irq_count;
     struct k_timeout slice_to;
-    uint64_t freq;        /* counter frequency, Hz */
-    uint64_t ns_mult;     /* ns = ticks * ns_mult >> 32 */
-    uint64_t tick_mult;   /* ticks = ns * tick_mult >> 32 (then rounded up) */
+    uint64_t freq;      /* counter frequency, Hz */
+    uint64_t ns_mult;   /* ns = ticks * ns_mult >> 32 */
+    uint64_t tick_mult; /* ticks = ns * tick_mult >> 32 (then rounded up) */
 };
 
 extern struct k_cpu k_cpu;

@@ -3,8 +3,8 @@
  * message goes into the ring as soon as a slot frees up. Either way the woken thread finds its
  * operation complete.
  */
-#include "kernel.h"
 #include "rtos/msgq.h"
+#include "kernel.h"
 
 static bool msgq_ok(const rt_msgq_t *q)
 {

@@ -1,9 +1,9 @@
 /*
  * Thread life cycle and scheduling parameters.
  */
+#include "rtos/thread.h"
 #include "arch/cpu.h"
 #include "kernel.h"
-#include "rtos/thread.h"
 #include "rtos/time.h"
 
 static bool thread_ok(const rt_thread_t *t)

@@ -1,11 +1,11 @@
 /*
  * Time base, sleeps and periodic threads. Internally all deadlines are absolute counter ticks.
  */
+#include "rtos/time.h"
 #include "arch/cpu.h"
 #include "kernel.h"
 #include "rtos/irq.h"
 #include "rtos/system.h"
-#include "rtos/time.h"
 
 /* The EL1 virtual timer's PPI: it is what the rtos owns both bare-metal and inside a partition. */
 #define K_TIMER_INTID RT_IRQ_PPI(11)

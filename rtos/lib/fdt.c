@@ -74,8 +74,8 @@ const char *k_fdt_bootargs(const void *dtb)
             uint32_t nameoff = be32(p + 4);
             p += 8;
             if (in_chosen && off_strings + nameoff < total &&
-                streq((const char *)base + off_strings + nameoff, "bootargs") && len > 0 &&
-                p + len <= end && p[len - 1] == '\0') {
+                streq((const char *)base + off_strings + nameoff, "bootargs") && len > 0 && p + len <= end &&
+                p[len - 1] == '\0') {
                 return (const char *)p;
             }
             p += align4(len);

@@ -126,7 +126,8 @@ static void reporter_entry(void *arg)
             rt_printf("latmon: %lu interval reports lost (reporter starved)\n", (unsigned long)lost_reports);
         }
         if (cfg.histogram) {
-            rt_printf("HSH| 1 us cells, %lu samples, %u cells\n", (unsigned long)all_count, RT_LATMON_HIST_CELLS);
+            rt_printf("HSH| 1 us cells, %lu samples, %u cells\n", (unsigned long)all_count,
+                      RT_LATMON_HIST_CELLS);
             for (unsigned i = 0; i < RT_LATMON_HIST_CELLS; i++) {
                 if (hist[i] != 0) {
                     rt_printf("HSD| %u %lu\n", i, (unsigned long)hist[i]);

@@ -26,8 +26,8 @@ static void put(struct out *o, char c)
     o->len++;
 }
 
-static void put_num(struct out *o, uint64_t v, unsigned base, bool upper, bool neg, unsigned width,
-                    bool zero, bool left)
+static void put_num(struct out *o, uint64_t v, unsigned base, bool upper, bool neg, unsigned width, bool zero,
+                    bool left)
 {
     char tmp[24];
     unsigned n = 0;

@@ -12,10 +12,10 @@
 typedef void (*rt_irq_handler_t)(unsigned intid, void *arg);
 
 /* GIC interrupt IDs: SGIs 0-15, PPIs 16-31, SPIs 32-1019. */
-#define RT_IRQ_SGI(n)  (n)
-#define RT_IRQ_PPI(n)  (16u + (n))
-#define RT_IRQ_SPI(n)  (32u + (n))
-#define RT_IRQ_MAX     1020u
+#define RT_IRQ_SGI(n) (n)
+#define RT_IRQ_PPI(n) (16u + (n))
+#define RT_IRQ_SPI(n) (32u + (n))
+#define RT_IRQ_MAX    1020u
 
 /* Trigger type for SPIs and PPIs (SGIs are always edge). */
 #define RT_IRQ_LEVEL 0u

@@ -48,18 +48,18 @@ typedef struct rt_thread {
     struct k_timeout timeout;
     int wait_result;
     union {
-        void *msg;    /* message queue: where to copy from/to */
+        void *msg;      /* message queue: where to copy from/to */
         uint32_t ev[3]; /* event flags: wanted, options, observed */
     } wait;
     uint8_t *stack_base;
     size_t stack_size;
     void (*entry)(void *);
     void *arg;
-    uint64_t period;       /* periodic threads: period in counter ticks, 0 = not periodic */
-    uint64_t release;      /* current release point in counter ticks */
-    uint64_t slice;        /* round-robin slice in counter ticks, 0 = none */
+    uint64_t period;  /* periodic threads: period in counter ticks, 0 = not periodic */
+    uint64_t release; /* current release point in counter ticks */
+    uint64_t slice;   /* round-robin slice in counter ticks, 0 = none */
     struct k_waitq joiners;
-    uint64_t switches_in;  /* times this thread was switched to */
+    uint64_t switches_in; /* times this thread was switched to */
 } rt_thread_t;
 
 typedef struct rt_sem {

@@ -13,11 +13,11 @@
 #define RT_LATMON_HIST_CELLS 1000u /* 1 us cells; the last one collects everything above */
 
 struct rt_latmon_config {
-    rt_time_t period;      /* sampling period, ns */
-    uint64_t samples;      /* stop after this many; 0 = run forever */
-    unsigned report_ms;    /* one RTD| line per report_ms of samples */
-    bool histogram;        /* print the HSH/HSD/HSE histogram at the end */
-    const char *label;     /* shown in the RTT| line, e.g. "load off" */
+    rt_time_t period;   /* sampling period, ns */
+    uint64_t samples;   /* stop after this many; 0 = run forever */
+    unsigned report_ms; /* one RTD| line per report_ms of samples */
+    bool histogram;     /* print the HSH/HSD/HSE histogram at the end */
+    const char *label;  /* shown in the RTT| line, e.g. "load off" */
 };
 
 /* Starts the sampler (priority RT_PRIO_MAX) and the reporter (priority 2). */

@@ -13,7 +13,7 @@ typedef struct rt_list {
     struct rt_list *prev;
 } rt_list_t;
 
-#define RT_CONTAINER_OF(ptr, type, member) ((type *)(void *)((char *)(ptr) - offsetof(type, member)))
+#define RT_CONTAINER_OF(ptr, type, member) ((type *)(void *)((char *)(ptr)-offsetof(type, member)))
 
 static inline void rt_list_init(rt_list_t *l)
 {

@@ -13,7 +13,7 @@
 #include "rtos/types.h"
 
 /* Storage for `capacity` messages of `msg_size` bytes. */
-#define RT_MSGQ_STORAGE_DEFINE(name, msg_size, capacity)                                             \
+#define RT_MSGQ_STORAGE_DEFINE(name, msg_size, capacity) \
     static uint8_t name[(msg_size) * (capacity)] __attribute__((aligned(16)))
 
 int rt_msgq_init(rt_msgq_t *q, void *storage, size_t msg_size, size_t capacity);

@@ -13,9 +13,9 @@ typedef uint64_t rt_time_t;
 #define RT_NO_WAIT ((rt_time_t)0)
 #define RT_FOREVER (~(rt_time_t)0)
 
-#define RT_USEC(n) ((rt_time_t)(n) * 1000u)
-#define RT_MSEC(n) ((rt_time_t)(n) * 1000000u)
-#define RT_SEC(n)  ((rt_time_t)(n) * 1000000000u)
+#define RT_USEC(n) ((rt_time_t)(n)*1000u)
+#define RT_MSEC(n) ((rt_time_t)(n)*1000000u)
+#define RT_SEC(n)  ((rt_time_t)(n)*1000000000u)
 
 /* Every API returning int returns RT_OK or one of these negative codes. */
 enum rt_status {

@@ -9,11 +9,11 @@
 #include "arch/context.h"
 #include "arch/sysreg.h"
 
-#define ARCH_READ_SYSREG(reg)                                                                         \
-    ({                                                                                                \
-        uint64_t v_;                                                                                  \
-        __asm__ volatile("mrs %0, " #reg : "=r"(v_));                                                 \
-        v_;                                                                                           \
+#define ARCH_READ_SYSREG(reg)                         \
+    ({                                                \
+        uint64_t v_;                                  \
+        __asm__ volatile("mrs %0, " #reg : "=r"(v_)); \
+        v_;                                           \
     })
 #define ARCH_WRITE_SYSREG(reg, v) __asm__ volatile("msr " #reg ", %0" : : "r"((uint64_t)(v)) : "memory")
 
