@@ -120,3 +120,48 @@ uint64_t rt_bootarg_u64(const char *key, uint64_t dflt)
     }
     return v;
 }
+
+int rt_bootargs_check(const char *const *known)
+{
+    int unknown = 0;
+    const char *p = bootargs;
+    while (*p != '\0') {
+        while (*p == ' ') {
+            p++;
+        }
+        const char *word = p;
+        while (*p != '\0' && *p != ' ' && *p != '=') {
+            p++;
+        }
+        unsigned klen = (unsigned)(p - word);
+        while (*p != '\0' && *p != ' ') {
+            p++;
+        }
+        if (klen == 0) {
+            continue;
+        }
+        int found = 0;
+        for (unsigned i = 0; known[i] != NULL && !found; i++) {
+            unsigned n = 0;
+            while (n < klen && known[i][n] == word[n]) {
+                n++;
+            }
+            found = n == klen && known[i][n] == '\0';
+        }
+        if (!found) {
+            char line[160];
+            unsigned len = (unsigned)rt_snprintf(line, sizeof(line), "rtos: unknown boot argument '");
+            for (unsigned i = 0; i < klen && len + 1 < sizeof(line); i++) {
+                line[len++] = word[i];
+            }
+            line[len] = '\0';
+            len += (unsigned)rt_snprintf(line + len, sizeof(line) - len, "' ignored; known:");
+            for (unsigned i = 0; known[i] != NULL && len < sizeof(line); i++) {
+                len += (unsigned)rt_snprintf(line + len, sizeof(line) - len, " %s", known[i]);
+            }
+            rt_printf("%s\n", line);
+            unknown++;
+        }
+    }
+    return unknown;
+}

@@ -32,6 +32,8 @@ static void thread_b(void *arg)
 
 void rt_main(void)
 {
+    static const char *const known[] = {"switches", NULL};
+    (void)rt_bootargs_check(known);
     uint64_t switches = rt_bootarg_u64("switches", 20000);
     rounds = (switches + 1) / 2;
     (void)rt_sem_init(&ping, 0, 1);

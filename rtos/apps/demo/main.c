@@ -79,6 +79,8 @@ static void logger_entry(void *arg)
 
 void rt_main(void)
 {
+    static const char *const known[] = {"latmon", "period_us", NULL};
+    (void)rt_bootargs_check(known);
     (void)rt_msgq_init(&status_q, status_storage, sizeof(struct status), 4);
     (void)rt_thread_create(&logger, "logger", logger_entry, NULL, logger_stack, sizeof(logger_stack),
                            LOGGER_PRIO);

@@ -72,6 +72,8 @@ static void start_load(void)
 
 void rt_main(void)
 {
+    static const char *const known[] = {"period_us", "samples", "load", "report_ms", NULL};
+    (void)rt_bootargs_check(known);
     uint64_t period_us = rt_bootarg_u64("period_us", 1000);
     uint64_t samples = rt_bootarg_u64("samples", 10000);
     uint64_t load = rt_bootarg_u64("load", 0);

@@ -945,6 +945,8 @@ static void faulter_entry(void *arg)
 
 void rt_main(void)
 {
+    static const char *const known[] = {"only", "fault", NULL};
+    (void)rt_bootargs_check(known);
     char only[256] = "";
     char fault[16] = "";
     int filtered = rt_bootarg("only", only, sizeof(only));

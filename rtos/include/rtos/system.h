@@ -17,6 +17,9 @@ void rt_main(void);
 /* Value of key in the boot arguments (/chosen/bootargs, "k1=v1 k2=v2"), copied into buf;
  * returns 1 if found, 0 if not. */
 int rt_bootarg(const char *key, char *buf, unsigned size);
+/* Reports on the console every boot argument whose key is not in the NULL-terminated list `known`;
+ * returns how many there were. Applications call it once so that a typo never passes silently. */
+int rt_bootargs_check(const char *const *known);
 /* Unsigned decimal boot argument, or `dflt` if absent; reports a malformed value on the console. */
 uint64_t rt_bootarg_u64(const char *key, uint64_t dflt);
 
