@@ -13,19 +13,19 @@
 static int unit_failures;
 static int unit_checks;
 
-#define CHECK(cond)                                                                                   \
-    do {                                                                                              \
-        unit_checks++;                                                                                \
-        if (!(cond)) {                                                                                \
-            unit_failures++;                                                                          \
-            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);                  \
-        }                                                                                             \
+#define CHECK(cond)                                                                  \
+    do {                                                                             \
+        unit_checks++;                                                               \
+        if (!(cond)) {                                                               \
+            unit_failures++;                                                         \
+            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
+        }                                                                            \
     } while (0)
 
-#define UNIT_DONE(name)                                                                               \
-    do {                                                                                              \
-        printf("%s: %d checks, %d failed\n", name, unit_checks, unit_failures);                      \
-        return unit_failures != 0;                                                                    \
+#define UNIT_DONE(name)                                                         \
+    do {                                                                        \
+        printf("%s: %d checks, %d failed\n", name, unit_checks, unit_failures); \
+        return unit_failures != 0;                                              \
     } while (0)
 
 /* A thread object good enough for the pure modules. */

@@ -47,8 +47,8 @@ int main(void)
     k_rq_add_tail(&rq, &t[296]);
     k_rq_remove(&rq, &t[296]);
     CHECK(k_rq_best(&rq) == &t[298]);
-    CHECK((rq.bits[1] & 1u) != 0);      /* level 64 */
-    CHECK((rq.bits[0] >> 63) == 1u);    /* level 63 */
-    CHECK((rq.bits[1] & 2u) == 0);      /* level 65 gone */
+    CHECK((rq.bits[1] & 1u) != 0);   /* level 64 */
+    CHECK((rq.bits[0] >> 63) == 1u); /* level 63 */
+    CHECK((rq.bits[1] & 2u) == 0);   /* level 65 gone */
     UNIT_DONE("readyq");
 }
