@@ -1,0 +1,109 @@
+"""The rtos images under QEMU, through ./rtmux (docs/rtos-console.md is the contract checked here)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+import pytest
+
+pytestmark = pytest.mark.system
+
+# The latmus column format, widths included (printf "%11.3f|%11.3f|%11.3f|%8d|%6u|%11.3f|%11.3f").
+US11 = r" *-?\d+\.\d{3}"
+RTD_FORMAT = re.compile(
+    rf"^RTD\|(?P<min>{US11})\|(?P<avg>{US11})\|(?P<max>{US11})\|(?P<ovr> *\d+)\|(?P<msw> *\d+)"
+    rf"\|(?P<best>{US11})\|(?P<worst>{US11})$"
+)
+RTD_WIDTHS = (11, 11, 11, 8, 6, 11, 11)
+RTS_FORMAT = re.compile(
+    r"^RTS\|(?P<min> *-?\d+\.\d{3})\|(?P<avg> *-?\d+\.\d{3})\|(?P<max> *-?\d+\.\d{3})\| *\d+\| *\d+"
+    r"\| *\d{2}:\d{2}:\d{2}/\d{2}:\d{2}:\d{2}$"
+)
+CTX_FORMAT = re.compile(r"^CTX\| switches (\d+) total_ns (\d+) ns_per_switch (\d+\.\d{3})$")
+BOOT_LINE = re.compile(r"^rtos: rtmux rtos \S+ entered at EL[12]$", re.MULTILINE)
+
+
+def lines_with(prefix: str, text: str) -> list[str]:
+    return [line.rstrip() for line in text.splitlines() if line.startswith(prefix)]
+
+
+def rts_max(text: str) -> float:
+    (rts,) = lines_with("RTS|", text)
+    m = RTS_FORMAT.match(rts)
+    assert m, f"malformed RTS line {rts!r}"
+    return float(m["max"])
+
+
+def test_selftest_passes(run_rtmux) -> None:
+    r = run_rtmux("rtos", "selftest", "--icount", timeout=300)
+    assert r.returncode == 0, r.describe()
+    assert BOOT_LINE.search(r.stdout), r.describe()
+    summary = [line for line in r.stdout.splitlines() if re.fullmatch(r"\d+ passed, 0 failed", line.strip())]
+    assert summary and int(summary[-1].split()[0]) > 0, r.describe()
+    assert "rtos: system off" in r.stdout, r.describe()
+
+
+def test_latency_format(latency_runs: Callable[..., tuple]) -> None:
+    r, hist = latency_runs(3000, False)
+    assert r.returncode == 0, r.describe()
+    out = r.stdout
+    assert lines_with("RTT|", out) and lines_with("RTH|", out), r.describe()
+    rtd = lines_with("RTD|", out)
+    assert len(rtd) >= 3, r.describe()
+    for line in rtd:
+        assert RTD_FORMAT.match(line), f"RTD line not in latmus format: {line!r}{r.describe()}"
+        widths = tuple(len(field) for field in line.split("|")[1:])
+        assert widths == RTD_WIDTHS, f"RTD column widths {widths} != {RTD_WIDTHS}: {line!r}"
+    assert len(lines_with("RTS|", out)) == 1, r.describe()
+    rts_max(out)
+
+    text = hist.read_text()
+    counts = [line.split() for line in text.splitlines() if line.strip() and not line.startswith("#")]
+    assert all(len(c) == 2 for c in counts), text
+    assert sum(int(count) for _, count in counts) == 3000, text
+    assert re.search(r"^# sample count: 3000$", text, re.MULTILINE), text
+    assert re.search(r"^# sampling period: 1000 us$", text, re.MULTILINE), text
+    assert re.search(r"^# QEMU mode: icount", text, re.MULTILINE), text
+
+
+@pytest.mark.parametrize("load", [False, True], ids=["idle", "load"])
+def test_latency_bound_icount(latency_runs: Callable[..., tuple], load: bool) -> None:
+    """A generous regression bound in icount mode (the targets are checked by `make bench`)."""
+    r, _ = latency_runs(3000, load)
+    assert r.returncode == 0, r.describe()
+    assert rts_max(r.stdout) < 20.0, r.describe()
+
+
+def test_latency_is_deterministic_in_icount(latency_runs: Callable[..., tuple]) -> None:
+    first, _ = latency_runs(2000, True, "a")
+    second, _ = latency_runs(2000, True, "b")
+    assert first.returncode == 0, first.describe()
+    assert second.returncode == 0, second.describe()
+    assert lines_with("RTS|", first.stdout) == lines_with("RTS|", second.stdout), (
+        first.describe() + second.describe()
+    )
+
+
+def test_fault_is_reported_and_halts(run_rtmux) -> None:
+    r = run_rtmux(
+        "rtos", "run", "--app", "selftest", "--append", "only=prio_order fault=data", "--icount", timeout=120
+    )
+    assert r.returncode not in (None, 124), f"QEMU did not exit by itself{r.describe()}"
+    assert r.returncode != 0, f"a fatal error must fail the run{r.describe()}"
+    out = r.stdout
+    for needle in ("FATAL:", "ESR=0x", "FAR=0x", "ELR=0x", "thread=faulter", "system halted"):
+        assert needle in out, f"{needle!r} missing{r.describe()}"
+    assert "timed out" not in r.stderr, r.describe()
+
+
+def test_ctxsw_line(run_rtmux) -> None:
+    r = run_rtmux("rtos", "ctxsw", "--icount", "--switches", "2000", timeout=120)
+    assert r.returncode == 0, r.describe()
+    ctx = lines_with("CTX|", r.stdout)
+    assert len(ctx) == 1, r.describe()
+    m = CTX_FORMAT.match(ctx[0])
+    assert m, f"malformed CTX line {ctx[0]!r}{r.describe()}"
+    switches, total, per = int(m[1]), int(m[2]), float(m[3])
+    assert switches >= 2000 and total > 0, r.describe()
+    assert per == pytest.approx(total / switches, abs=0.001)

@@ -1,0 +1,181 @@
+"""The rtos commands end to end against a fake QEMU: checks, exit statuses, histogram, console on failure."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from rtmux import cli, latmus, rtos
+from rtmux.errors import EXIT_FAILED, EXIT_SETUP, EXIT_TIMEOUT
+
+
+def run_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    status = cli.main(args)
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def test_selftest_passes(fake_qemu: Callable[..., Path], consoles: SimpleNamespace, capsys) -> None:
+    argv = fake_qemu(consoles.selftest_ok)
+    status, out, err = run_cli(["rtos", "selftest", "--no-build", "--icount", "--only", "a,b"], capsys)
+    assert status == 0, err
+    assert "2 passed, 0 failed" in out and "selftest passed" in out
+    args = argv.read_text().splitlines()
+    assert args[args.index("-append") + 1] == "only=a,b"
+    assert "-icount" in args
+
+
+def test_selftest_failure_names_tests_and_prints_console(
+    fake_qemu: Callable[..., Path], consoles: SimpleNamespace, capsys
+) -> None:
+    fake_qemu(consoles.selftest_fail)
+    status, _, err = run_cli(["rtos", "selftest", "--no-build"], capsys)
+    assert status == EXIT_FAILED
+    assert "mutex_pi_chain" in err.splitlines()[-1]
+    assert "---- guest console" in err and "FAIL (owner prio 5" in err
+
+
+@pytest.mark.parametrize(
+    ("console", "status", "message"),
+    [
+        ("selftest: 1 tests\nrtos: system off\n", 0, "no summary line"),
+        ("0 passed, 0 failed\nrtos: system off\n", 0, "no test ran"),
+        ("2 passed, 0 failed\n", 0, "no `rtos: system off`"),
+        ("2 passed, 0 failed\nrtos: system off\n", 1, "exited with status 1"),
+    ],
+)
+def test_selftest_refuses(
+    fake_qemu: Callable[..., Path], capsys, console: str, status: int, message: str
+) -> None:
+    fake_qemu(console, status=status)
+    rc, _, err = run_cli(["rtos", "selftest", "--no-build"], capsys)
+    assert rc == EXIT_FAILED
+    assert message in err
+
+
+def test_selftest_timeout(fake_qemu: Callable[..., Path], capsys) -> None:
+    fake_qemu("selftest: 1 tests\nprio_order: OK\n", sleep_s=30)
+    rc, _, err = run_cli(["rtos", "selftest", "--no-build", "--timeout", "1"], capsys)
+    assert rc == EXIT_TIMEOUT
+    assert "timed out after 1 s" in err and "prio_order: OK" in err
+
+
+def test_run_reports_fatal(fake_qemu: Callable[..., Path], consoles: SimpleNamespace, capsys) -> None:
+    argv = fake_qemu(consoles.fault)
+    rc, out, err = run_cli(
+        ["rtos", "run", "--no-build", "--app", "selftest", "--append", "fault=data"], capsys
+    )
+    assert rc == EXIT_FAILED
+    assert "FATAL: ESR=0x96000045" in out
+    assert "fatal error" in err and "thread faulter" in err
+    assert "build/rtos/selftest.img" in argv.read_text() or "selftest.img" in argv.read_text()
+
+
+def test_run_ok(fake_qemu: Callable[..., Path], capsys) -> None:
+    fake_qemu("hello\nrtos: system off\n")
+    rc, out, _ = run_cli(["rtos", "run", "--no-build"], capsys)
+    assert rc == 0 and "hello" in out
+
+
+def test_latency(fake_qemu: Callable[..., Path], consoles: SimpleNamespace, capsys, tmp_path: Path) -> None:
+    argv = fake_qemu(consoles.latency(samples=3000))
+    hist = tmp_path / "h.dat"
+    rc, out, err = run_cli(
+        ["rtos", "latency", "--no-build", "--icount", "--duration", "3", "--histogram", str(hist)], capsys
+    )
+    assert rc == 0, err
+    args = argv.read_text().splitlines()
+    assert args[args.index("-append") + 1] == "period_us=1000 samples=3000 load=0"
+    assert "RTS|" in out and "RTD|" in out and "HSD|" not in out
+    header, counts = latmus.read_histogram_file(hist)
+    assert sum(counts.values()) == 3000 and header["sample count"] == "3000"
+    assert header["QEMU mode"].startswith("icount")
+    assert "-append 'period_us=1000 samples=3000 load=0'" in header["command"]
+
+
+def test_latency_sample_mismatch(fake_qemu: Callable[..., Path], consoles: SimpleNamespace, capsys) -> None:
+    fake_qemu(consoles.latency(samples=3000))
+    rc, _, err = run_cli(["rtos", "latency", "--no-build", "--samples", "2000", "--load"], capsys)
+    assert rc == EXIT_FAILED and "2000 were requested" in err
+
+
+def test_latency_malformed(fake_qemu: Callable[..., Path], consoles: SimpleNamespace, capsys) -> None:
+    fake_qemu(consoles.latency(samples=3000).replace("HSE|", "HSE|x"))
+    rc, _, err = run_cli(["rtos", "latency", "--no-build", "--samples", "3000"], capsys)
+    assert rc == EXIT_FAILED and "malformed output" in err.splitlines()[-1]
+    assert "---- guest console" in err
+
+
+def test_ctxsw(fake_qemu: Callable[..., Path], consoles: SimpleNamespace, capsys) -> None:
+    argv = fake_qemu(consoles.ctx_ok)
+    rc, out, err = run_cli(["rtos", "ctxsw", "--no-build"], capsys)
+    assert rc == 0, err
+    assert "192.000 ns per context switch" in out
+    assert "switches=20000" in argv.read_text()
+    rc, _, err = run_cli(["rtos", "ctxsw", "--no-build", "--switches", "30000"], capsys)
+    assert rc == EXIT_FAILED and "30000 were requested" in err
+
+
+def test_missing_image(fake_qemu: Callable[..., Path], tmp_path: Path, capsys) -> None:
+    fake_qemu("")
+    (tmp_path / "build" / "rtos" / "ctxsw.img").unlink()
+    rc, _, err = run_cli(["rtos", "ctxsw", "--no-build"], capsys)
+    assert rc == EXIT_SETUP and "ctxsw.img not found" in err and "make rtos" in err
+
+
+def test_missing_qemu(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))
+    rc, _, err = run_cli(["rtos", "selftest", "--no-build"], capsys)
+    assert rc == EXIT_SETUP and "qemu-system-aarch64 not found" in err and "make deps" in err
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["rtos", "latency", "--samples", "10", "--duration", "1"],
+        ["rtos", "latency", "--samples", "0"],
+        ["rtos", "latency", "--period-us", "-5"],
+        ["rtos", "selftest", "--timeout", "0"],
+        ["rtos", "selftest", "--only", "a b"],
+        ["rtos", "run", "--app", "nope"],
+        ["rtos"],
+    ],
+)
+def test_usage_errors(args: list[str], capsys) -> None:
+    with pytest.raises(SystemExit) as info:
+        cli.main(args)
+    assert info.value.code == 2
+
+
+def test_default_latency_timeout_scales() -> None:
+    assert rtos.default_latency_timeout(10000, 1000) == pytest.approx(220.0)
+    assert rtos.default_latency_timeout(100000, 1000) > rtos.default_latency_timeout(10000, 1000)
+    assert rtos.default_latency_timeout(10000, 1000, load=True) == pytest.approx(420.0)
+
+
+def test_format_bootargs() -> None:
+    assert rtos.format_bootargs({"period_us": 100, "load": True, "x": "a,b"}) == "period_us=100 load=1 x=a,b"
+    with pytest.raises(rtos.RtmuxError):
+        rtos.format_bootargs({"only": "a b"})
+
+
+def test_build_runs_make_rtos(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setattr(rtos.paths, "REPO_ROOT", tmp_path)
+    (tmp_path / "Makefile").write_text("rtos:\n\t@touch built\n")
+    rtos.build(True)
+    assert (tmp_path / "built").exists()
+    (tmp_path / "built").unlink()
+    rtos.build(False)
+    assert not (tmp_path / "built").exists()
+
+
+def test_build_failure_is_a_setup_error(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setattr(rtos.paths, "REPO_ROOT", tmp_path)
+    with pytest.raises(rtos.SetupError, match="no Makefile"):
+        rtos.build(True)
+    (tmp_path / "Makefile").write_text("rtos:\n\t@exit 3\n")
+    with pytest.raises(rtos.SetupError, match="--no-build"):
+        rtos.build(True)

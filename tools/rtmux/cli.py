@@ -1,0 +1,243 @@
+"""Command line of ./rtmux."""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from rtmux import __version__, bench, latmus, paths, qemu, rtos
+from rtmux.errors import EXIT_OK, EXIT_SETUP, RtmuxError
+
+EPILOG = """\
+exit status: 0 success; 1 the guest failed (test failure, fatal error, malformed output, QEMU error);
+2 usage error or something missing (QEMU, an image, a failed build); 124 QEMU timed out and was killed.
+Every QEMU run has a wall-clock timeout; on failure the whole guest console is printed to stderr.
+Images are rebuilt with `make -s rtos` first unless --no-build is given.
+"""
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be positive: {text!r}")
+    return value
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1: {text!r}")
+    return value
+
+
+def _test_names(text: str) -> str:
+    names = [name.strip() for name in text.split(",")]
+    if not all(names) or any(not name.replace("_", "").isalnum() for name in names):
+        raise argparse.ArgumentTypeError(f"expected test names separated by commas: {text!r}")
+    return ",".join(names)
+
+
+def _add_common(p: argparse.ArgumentParser, timeout: float | None) -> None:
+    p.add_argument(
+        "--icount",
+        action="store_true",
+        help=f"deterministic time: -icount {qemu.ICOUNT} (1 instruction = 1 ns of guest time)",
+    )
+    p.add_argument(
+        "--timeout",
+        type=_positive_float,
+        default=timeout,
+        metavar="S",
+        help="wall-clock limit in seconds; QEMU is killed after it"
+        + (f" (default {timeout:g})" if timeout is not None else " (default: scales with the run)"),
+    )
+    p.add_argument("--no-build", action="store_true", help="boot the existing image, skip `make -s rtos`")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="rtmux",
+        description="rtmux host tools: boot, test and measure the rtos under QEMU.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"rtmux {__version__}")
+    top = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p_rtos = top.add_parser(
+        "rtos",
+        help="the real-time executive alone on QEMU (one vCPU)",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    sub = p_rtos.add_subparsers(dest="rtos_command", required=True, metavar="SUBCOMMAND")
+
+    p = sub.add_parser("run", help="boot an image with the console on stdout (Ctrl-A x quits QEMU)")
+    p.add_argument("--app", choices=paths.RTOS_APPS, default="demo", help="which image (default demo)")
+    p.add_argument("--append", default="", metavar="ARGS", help='boot arguments, e.g. "only=prio_order"')
+    _add_common(p, rtos.RUN_TIMEOUT_S)
+    p.set_defaults(func=cmd_run)
+
+    p = sub.add_parser("selftest", help="run the on-target test suite; passes only on `N passed, 0 failed`")
+    p.add_argument("--only", type=_test_names, metavar="A,B", help="run only these tests")
+    _add_common(p, rtos.SELFTEST_TIMEOUT_S)
+    p.set_defaults(func=cmd_selftest)
+
+    p = sub.add_parser("latency", help="timer latency (latmus format) and its gnuplot histogram")
+    p.add_argument(
+        "--period-us",
+        type=_positive_int,
+        default=rtos.DEFAULT_PERIOD_US,
+        metavar="N",
+        help=f"sampling period in microseconds (default {rtos.DEFAULT_PERIOD_US})",
+    )
+    count = p.add_mutually_exclusive_group()
+    count.add_argument(
+        "--samples",
+        type=_positive_int,
+        metavar="N",
+        help=f"number of samples (default {rtos.DEFAULT_SAMPLES})",
+    )
+    count.add_argument(
+        "--duration",
+        type=_positive_float,
+        metavar="S",
+        help="guest seconds to sample; samples = S * 1e6 / period",
+    )
+    p.add_argument(
+        "--load", action="store_true", help="lower-priority FPU busy threads and a 20 kHz interrupt source"
+    )
+    p.add_argument(
+        "--histogram",
+        type=Path,
+        default=paths.BUILD_DIR / "latency-hist.dat",
+        metavar="FILE",
+        help="gnuplot histogram file (default build/latency-hist.dat)",
+    )
+    _add_common(p, None)
+    p.set_defaults(func=cmd_latency)
+
+    p = sub.add_parser("ctxsw", help="context-switch time (semaphore ping-pong)")
+    p.add_argument(
+        "--switches",
+        type=_positive_int,
+        default=rtos.DEFAULT_SWITCHES,
+        metavar="N",
+        help=f"context switches to time (default {rtos.DEFAULT_SWITCHES})",
+    )
+    _add_common(p, rtos.CTXSW_TIMEOUT_S)
+    p.set_defaults(func=cmd_ctxsw)
+
+    p = top.add_parser("bench", help="rtos benchmarks in icount mode, written into BENCHMARKS.md")
+    p.add_argument(
+        "--quick",
+        action="store_true",
+        help=f"{bench.SAMPLES_QUICK} latency samples per case instead of {bench.SAMPLES_FULL}",
+    )
+    p.add_argument("--no-build", action="store_true", help="skip `make -s rtos`")
+    p.add_argument(
+        "--output",
+        type=Path,
+        default=paths.BENCHMARKS_MD,
+        metavar="FILE",
+        help="Markdown file to update (default BENCHMARKS.md)",
+    )
+    p.set_defaults(func=cmd_bench)
+    return parser
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    rtos.build(not args.no_build)
+    rtos.run(args.app, args.append, icount=args.icount, timeout_s=args.timeout)
+    return EXIT_OK
+
+
+def cmd_selftest(args: argparse.Namespace) -> int:
+    rtos.build(not args.no_build)
+    passed, _ = rtos.selftest(args.only, icount=args.icount, timeout_s=args.timeout, echo=sys.stdout)
+    print(f"rtmux: selftest passed ({passed} tests)", flush=True)
+    return EXIT_OK
+
+
+def cmd_latency(args: argparse.Namespace) -> int:
+    if args.duration is not None:
+        try:
+            samples = latmus.samples_for_duration(args.duration, args.period_us)
+        except ValueError as exc:
+            raise RtmuxError(str(exc)) from exc
+    else:
+        samples = args.samples if args.samples is not None else rtos.DEFAULT_SAMPLES
+    timeout = (
+        args.timeout
+        if args.timeout is not None
+        else rtos.default_latency_timeout(samples, args.period_us, args.load)
+    )
+    rtos.build(not args.no_build)
+    run = rtos.latency(
+        period_us=args.period_us,
+        samples=samples,
+        load=args.load,
+        icount=args.icount,
+        timeout_s=timeout,
+        histogram_path=args.histogram,
+        on_line=rtos.latency_echo,
+    )
+    rts = run.report.summary
+    print(
+        f"rtmux: {samples} samples, min {rts.lat_min:.3f} avg {rts.lat_avg:.3f} max {rts.lat_max:.3f} us, "
+        f"{rts.overruns} overruns; histogram: {paths.display(run.histogram_path)}",
+        flush=True,
+    )
+    return EXIT_OK
+
+
+def cmd_ctxsw(args: argparse.Namespace) -> int:
+    rtos.build(not args.no_build)
+    ctx = rtos.ctxsw(switches=args.switches, icount=args.icount, timeout_s=args.timeout, echo=sys.stdout)
+    print(f"rtmux: {ctx.ns_per_switch:.3f} ns per context switch ({ctx.switches} switches)", flush=True)
+    return EXIT_OK
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    bench.run_bench(quick=args.quick, build=not args.no_build, output=args.output)
+    return EXIT_OK
+
+
+def _on_sigterm(signum: int, frame: object) -> None:
+    # Unwind normally so that every QEMU or make process we started is killed on the way out.
+    raise SystemExit(128 + signum)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            reconfigure(errors="backslashreplace")
+    args = build_parser().parse_args(argv)
+    signal.signal(signal.SIGTERM, _on_sigterm)
+    try:
+        return args.func(args)
+    except rtos.GuestFailure as exc:
+        sys.stdout.flush()
+        qemu.print_console(exc.result, sys.stderr)
+        print(f"rtmux: error: {exc}", file=sys.stderr)
+        return exc.exit_status
+    except RtmuxError as exc:
+        sys.stdout.flush()
+        print(f"rtmux: error: {exc}", file=sys.stderr)
+        return exc.exit_status
+    except KeyboardInterrupt:
+        print("rtmux: interrupted", file=sys.stderr)
+        return 130
+    except OSError as exc:
+        print(f"rtmux: error: {exc}", file=sys.stderr)
+        return EXIT_SETUP

@@ -1,0 +1,19 @@
+"""Exceptions and exit statuses shared by the rtmux commands."""
+
+# Exit statuses of ./rtmux (documented in `./rtmux --help`).
+EXIT_OK = 0
+EXIT_FAILED = 1  # the guest ran but failed: a test failed, output malformed, fatal error, QEMU error
+EXIT_SETUP = 2  # usage error, or something missing on the host (QEMU, an image, the build)
+EXIT_TIMEOUT = 124  # the guest did not finish within the wall-clock timeout (as coreutils `timeout`)
+
+
+class RtmuxError(Exception):
+    """An error reported to the user as one clear message, without a traceback."""
+
+    exit_status = EXIT_FAILED
+
+
+class SetupError(RtmuxError):
+    """Something the command needs is missing: a host tool, an image, a working build."""
+
+    exit_status = EXIT_SETUP

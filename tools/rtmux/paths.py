@@ -1,0 +1,25 @@
+"""Where things are in the repository. Every path is derived from this file's place in tools/rtmux/."""
+
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+BUILD_DIR = REPO_ROOT / "build"
+RTOS_BUILD_DIR = BUILD_DIR / "rtos"
+BENCH_DIR = BUILD_DIR / "bench"
+BENCHMARKS_MD = REPO_ROOT / "BENCHMARKS.md"
+
+# Applications linked with the rtos; `make rtos` builds build/rtos/<app>.img for each.
+RTOS_APPS = ("demo", "selftest", "latency", "ctxsw")
+
+
+def rtos_image(app: str) -> Path:
+    """The image `make rtos` builds for an rtos application."""
+    return RTOS_BUILD_DIR / f"{app}.img"
+
+
+def display(path: Path) -> str:
+    """A path as the user should see it: relative to the repository root when inside it."""
+    try:
+        return str(path.resolve().relative_to(REPO_ROOT))
+    except ValueError:
+        return str(path)

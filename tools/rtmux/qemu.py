@@ -1,0 +1,250 @@
+"""QEMU command lines and guest runs with a hard wall-clock timeout.
+
+Every guest run goes through `run_console`: it starts QEMU, captures its console (QEMU's stdout and
+stderr together), optionally echoes it live, kills QEMU when the timeout expires and always makes sure the
+process it started is gone before returning. The captured console is kept whole so a failure can print it.
+"""
+
+from __future__ import annotations
+
+import codecs
+import os
+import selectors
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TextIO
+
+from rtmux.errors import SetupError
+
+QEMU_BIN = "qemu-system-aarch64"
+MACHINE = "virt,virtualization=on,gic-version=3"
+CPU = "cortex-a72"
+MEMORY = "1G"
+# Deterministic time: one instruction is one nanosecond of guest time and runs repeat exactly.
+ICOUNT = "shift=0,align=off,sleep=off"
+
+MODE_ICOUNT = f"icount (-icount {ICOUNT}: 1 instruction = 1 ns of guest time, deterministic)"
+MODE_PLAIN = "plain TCG emulation (timing follows the host's load)"
+
+
+def mode_description(icount: bool) -> str:
+    """How time behaves in a run, as written into result files."""
+    return MODE_ICOUNT if icount else MODE_PLAIN
+
+
+def qemu_command(
+    image: Path | str,
+    append: str = "",
+    *,
+    icount: bool = False,
+    smp: int = 1,
+    qemu: str = QEMU_BIN,
+) -> list[str]:
+    """The QEMU command line that boots `image` (arm64 Image header) with boot arguments `append`."""
+    cmd = [
+        qemu,
+        "-M", MACHINE,
+        "-cpu", CPU,
+        "-smp", str(smp),
+        "-m", MEMORY,
+        "-nographic",
+        "-nic", "none",
+        "-kernel", str(image),
+    ]  # fmt: skip
+    if append:
+        cmd += ["-append", append]
+    if icount:
+        cmd += ["-icount", ICOUNT]
+    return cmd
+
+
+def find_qemu(qemu: str = QEMU_BIN) -> str:
+    """The full path of the QEMU binary, or a SetupError saying how to install it."""
+    path = shutil.which(qemu)
+    if path is None:
+        raise SetupError(
+            f"{qemu} not found on PATH; install it with `make deps` (Debian package qemu-system-arm)"
+        )
+    return path
+
+
+def qemu_version(qemu: str = QEMU_BIN) -> str:
+    """The first line of `qemu-system-aarch64 --version`."""
+    path = find_qemu(qemu)
+    try:
+        proc = subprocess.run(
+            [path, "--version"], stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=30
+        )
+    except subprocess.TimeoutExpired as exc:
+        raise SetupError(f"`{qemu} --version` did not answer within 30 s") from exc
+    lines = proc.stdout.splitlines()
+    if proc.returncode != 0 or not lines:
+        raise SetupError(f"`{qemu} --version` failed (exit status {proc.returncode}): {proc.stderr.strip()}")
+    return lines[0].strip()
+
+
+@dataclass
+class RunResult:
+    """What one guest run produced."""
+
+    command: list[str]
+    returncode: int | None  # None when QEMU was killed on timeout
+    timed_out: bool
+    console: str
+    elapsed_s: float
+    timeout_s: float
+
+    @property
+    def exited(self) -> bool:
+        """QEMU ended by itself (the guest powered off or QEMU failed), before the timeout."""
+        return not self.timed_out and self.returncode is not None
+
+    @property
+    def lines(self) -> list[str]:
+        return self.console.splitlines()
+
+    def command_line(self) -> str:
+        return shlex.join(self.command)
+
+
+LineCallback = Callable[[str], None]
+
+
+class _Console:
+    """Collects decoded console text, echoes it and hands out complete lines."""
+
+    def __init__(self, echo: TextIO | None, on_line: LineCallback | None) -> None:
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self._parts: list[str] = []
+        self._pending = ""
+        self._echo = echo
+        self._on_line = on_line
+
+    def feed(self, data: bytes, final: bool = False) -> None:
+        # The PL011 driver may end lines with CR LF; keep LF only.
+        text = self._decoder.decode(data, final).replace("\r", "")
+        if text:
+            self._parts.append(text)
+            if self._echo is not None:
+                self._echo.write(text)
+                self._echo.flush()
+            if self._on_line is not None:
+                self._pending += text
+                *complete, self._pending = self._pending.split("\n")
+                for line in complete:
+                    self._on_line(line)
+        if final and self._pending and self._on_line is not None:
+            line, self._pending = self._pending, ""
+            self._on_line(line)
+
+    @property
+    def text(self) -> str:
+        return "".join(self._parts)
+
+
+def run_console(
+    command: Sequence[str],
+    timeout_s: float,
+    *,
+    echo: TextIO | None = None,
+    on_line: LineCallback | None = None,
+    interactive: bool = False,
+) -> RunResult:
+    """Run `command` (normally QEMU) for at most `timeout_s` seconds of wall-clock time.
+
+    echo: stream to write the console to as it arrives (None: silent).
+    on_line: called with each complete console line (without the newline), e.g. to echo a filtered view.
+    interactive: when standard input is a terminal, hand it to QEMU (Ctrl-A x quits) and restore the
+    terminal's settings afterwards; otherwise QEMU's standard input is /dev/null.
+    """
+    if timeout_s <= 0:
+        raise ValueError("every guest run needs a positive timeout")
+    console = _Console(echo, on_line)
+    tty_fd: int | None = None
+    saved_tty: list | None = None
+    if interactive and sys.stdin is not None and sys.stdin.isatty():
+        import termios
+
+        tty_fd = sys.stdin.fileno()
+        saved_tty = termios.tcgetattr(tty_fd)
+    start = time.monotonic()
+    deadline = start + timeout_s
+    try:
+        proc = subprocess.Popen(
+            list(command),
+            stdin=None if tty_fd is not None else subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+        )
+    except OSError as exc:
+        raise SetupError(f"cannot start {command[0]}: {exc}") from exc
+    assert proc.stdout is not None
+    fd = proc.stdout.fileno()
+    timed_out = False
+    try:
+        with selectors.DefaultSelector() as sel:
+            sel.register(fd, selectors.EVENT_READ)
+            while True:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    timed_out = True
+                    break
+                if not sel.select(min(remaining, 1.0)):
+                    continue
+                data = os.read(fd, 65536)
+                if not data:
+                    break  # QEMU closed its output: it is exiting
+                console.feed(data)
+        if not timed_out:
+            try:
+                proc.wait(timeout=max(deadline - time.monotonic(), 0.5))
+            except subprocess.TimeoutExpired:
+                timed_out = True
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        # The process is gone, so the pipe is at EOF after what it still holds: keep all of it.
+        _drain(fd, console)
+        console.feed(b"", final=True)
+        proc.stdout.close()
+        if tty_fd is not None and saved_tty is not None:
+            import termios
+
+            termios.tcsetattr(tty_fd, termios.TCSADRAIN, saved_tty)
+    return RunResult(
+        command=list(command),
+        returncode=None if timed_out else proc.returncode,
+        timed_out=timed_out,
+        console=console.text,
+        elapsed_s=time.monotonic() - start,
+        timeout_s=timeout_s,
+    )
+
+
+def _drain(fd: int, console: _Console) -> None:
+    with selectors.DefaultSelector() as sel:
+        sel.register(fd, selectors.EVENT_READ)
+        while sel.select(1.0):
+            data = os.read(fd, 65536)
+            if not data:
+                return
+            console.feed(data)
+
+
+def print_console(result: RunResult, stream: TextIO | None = None) -> None:
+    """Write the whole captured console, framed, for a failure report."""
+    stream = stream if stream is not None else sys.stderr
+    lines = result.lines
+    stream.write(f"---- guest console ({len(lines)} lines) of: {result.command_line()} ----\n")
+    stream.write(result.console)
+    if result.console and not result.console.endswith("\n"):
+        stream.write("\n")
+    stream.write("---- end of guest console ----\n")
+    stream.flush()
