@@ -114,7 +114,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="guest seconds to sample; samples = S * 1e6 / period",
     )
     p.add_argument(
-        "--load", action="store_true", help="lower-priority FPU busy threads and a 20 kHz interrupt source"
+        "--load",
+        action="store_true",
+        help="lower-priority FPU busy threads and a ~21 kHz interrupt waking a worker thread",
     )
     p.add_argument(
         "--histogram",
