@@ -19,11 +19,11 @@ WARN := -Wall -Wextra -Werror -Wshadow -Wmissing-prototypes -Wstrict-prototypes 
 # state; threads' FP registers are switched by arch_switch). Applications may use FP.
 TCFLAGS := -std=c11 -ffreestanding -fno-common -fno-stack-protector -fno-pic -mcpu=cortex-a72 \
            -mstrict-align -mno-outline-atomics -O2 -g -fno-tree-loop-distribute-patterns $(WARN) \
-           -Irtos/include -Irtos/arch/arm64/include -Irtos/platform/qemu-virt -I$(B)/gen
+           -Irtos/include -Irtos/arch/arm64/include -Irtos/platform/qemu-virt -Ilib/include -I$(B)/gen
 KFLAGS  := $(TCFLAGS) -mgeneral-regs-only
 AFLAGS  := -g -Irtos/include -Irtos/arch/arm64/include -Irtos/platform/qemu-virt -I$(B)/gen
 
-KSRC := $(wildcard rtos/kernel/*.c rtos/lib/*.c rtos/drivers/*.c) \
+KSRC := $(wildcard rtos/kernel/*.c rtos/lib/*.c rtos/drivers/*.c lib/*.c) \
         $(filter-out rtos/arch/arm64/asm-offsets.c,$(wildcard rtos/arch/arm64/*.c))
 ASRC := $(wildcard rtos/arch/arm64/*.S)
 KOBJ := $(patsubst %.c,$(B)/%.o,$(KSRC)) $(patsubst %.S,$(B)/%.o,$(ASRC))
@@ -31,8 +31,9 @@ APPS := demo selftest latency ctxsw
 IMGS := $(foreach a,$(APPS),$(B)/$(a).img)
 OFFSETS := $(B)/gen/asm-offsets.h
 
-.PHONY: all rtos deps run test unit lint format format-check pytest-unit pytest-system bench clean
-all: rtos
+
+.PHONY: all rtos hyp deps run test unit lint format format-check pytest-unit pytest-system bench clean
+all: rtos hyp
 
 # ---------------------------------------------------------------- dependencies
 deps:
@@ -65,6 +66,53 @@ $(B)/librtos.a: $(KOBJ)
 	@echo "  AR      $@"
 	$(Q)$(CROSS)ar rcs $@ $^
 
+# ---------------------------------------------------------------- hypervisor
+H      := $(BUILD)/hyp
+HFLAGS := -std=c11 -ffreestanding -fno-common -fno-stack-protector -fno-pic -mcpu=cortex-a72 \
+          -mstrict-align -mno-outline-atomics -mgeneral-regs-only -O2 -g -fno-tree-loop-distribute-patterns \
+          $(WARN) -Ihyp/include -Ihyp/arch/arm64/include -Ihyp/platform/qemu-virt -Ilib/include -I$(H)/gen
+HSRC   := $(wildcard hyp/core/*.c hyp/platform/qemu-virt/*.c lib/*.c) \
+          $(filter-out hyp/arch/arm64/asm-offsets.c,$(wildcard hyp/arch/arm64/*.c))
+HASRC  := $(filter-out hyp/arch/arm64/payload.S,$(wildcard hyp/arch/arm64/*.S))
+HOBJ   := $(patsubst %.c,$(H)/%.o,$(HSRC)) $(patsubst %.S,$(H)/%.o,$(HASRC))
+HOFFSETS := $(H)/gen/asm-offsets.h
+
+hyp: $(H)/rtmux-selftest.img $(H)/rtmux-demo.img
+
+$(HOFFSETS): hyp/arch/arm64/asm-offsets.c $(wildcard hyp/include/hyp/*.h hyp/arch/arm64/include/arch/*.h)
+	@mkdir -p $(dir $@)
+	@echo "  GEN     $@"
+	$(Q)$(CC) $(HFLAGS) -S -o $(H)/gen/asm-offsets.s $<
+	@{ echo "/* Generated from hyp/arch/arm64/asm-offsets.c; do not edit. */"; \
+	   echo "#ifndef HYP_GEN_ASM_OFFSETS_H"; echo "#define HYP_GEN_ASM_OFFSETS_H"; \
+	   sed -n 's/.*->\([A-Z_0-9]*\) #\{0,1\}\([0-9-]*\).*/#define \1 \2/p' $(H)/gen/asm-offsets.s; \
+	   echo "#endif"; } > $@.tmp && mv $@.tmp $@
+
+$(H)/%.o: %.c $(HOFFSETS)
+	@mkdir -p $(dir $@)
+	@echo "  CC      $<"
+	$(Q)$(CC) $(HFLAGS) -MMD -MP -c -o $@ $<
+
+$(H)/%.o: %.S $(HOFFSETS)
+	@mkdir -p $(dir $@)
+	@echo "  AS      $<"
+	$(Q)$(CC) -g -Ihyp/include -Ihyp/arch/arm64/include -I$(H)/gen -MMD -MP -c -o $@ $<
+
+# The hypervisor with an rtos application as its payload: build/hyp/rtmux-APP.img.
+$(H)/payload-%.o: hyp/arch/arm64/payload.S $(B)/%.img
+	@mkdir -p $(dir $@)
+	@echo "  AS      $@"
+	$(Q)$(CC) -DPAYLOAD_RTOS='"$(B)/$*.img"' -c -o $@ $<
+
+$(H)/rtmux-%.elf: $(HOBJ) $(H)/payload-%.o hyp/arch/arm64/hyp.ld
+	@echo "  LD      $@"
+	$(Q)$(LD) -nostdlib -T hyp/arch/arm64/hyp.ld -Map $(H)/rtmux-$*.map -o $@ $(HOBJ) $(H)/payload-$*.o \
+	    $$($(CC) -print-libgcc-file-name) --no-warn-rwx-segments
+
+$(H)/rtmux-%.img: $(H)/rtmux-%.elf
+	@echo "  IMAGE   $@"
+	$(Q)$(OBJCOPY) -O binary $< $@
+
 # Each application under rtos/apps/NAME/ is linked with the whole kernel library into NAME.img.
 $(foreach a,$(APPS),$(eval $(B)/$(a).elf: $(patsubst %.c,$(B)/%.o,$(wildcard rtos/apps/$(a)/*.c)) \
     $(B)/librtos.a rtos/arch/arm64/rtos.ld))
@@ -78,7 +126,10 @@ $(B)/%.img: $(B)/%.elf
 	@echo "  IMAGE   $@"
 	$(Q)$(OBJCOPY) -O binary $< $@
 
--include $(shell find $(B) -name '*.d' 2>/dev/null)
+# Objects are never intermediate files to be deleted after a link.
+.SECONDARY:
+
+-include $(shell find $(B) $(H) -name '*.d' 2>/dev/null)
 
 # ---------------------------------------------------------------- run / test / bench
 run: deps rtos

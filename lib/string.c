@@ -2,13 +2,9 @@
  * The C library functions a freestanding compiler may emit calls to (GCC requires memcpy, memmove,
  * memset and memcmp even with -ffreestanding).
  */
-#include <stddef.h>
-#include <stdint.h>
+#include "lib/string.h"
 
-void *memcpy(void *dst, const void *src, size_t n);
-void *memmove(void *dst, const void *src, size_t n);
-void *memset(void *dst, int c, size_t n);
-int memcmp(const void *a, const void *b, size_t n);
+#include <stdint.h>
 
 void *memcpy(void *dst, const void *src, size_t n)
 {

@@ -1,0 +1,17 @@
+/*
+ * Compiled to assembly only; the Makefile turns the "->NAME value" markers into asm-offsets.h.
+ */
+#include <stddef.h>
+
+#include "hyp/hyp.h"
+
+#define DEFINE(sym, val) __asm__ volatile("\n.ascii \"->" #sym " %0\"" : : "i"(val))
+
+void asm_offsets(void);
+
+void asm_offsets(void)
+{
+    DEFINE(GUEST_X30, offsetof(struct guest_regs, x) + 30 * sizeof(uint64_t));
+    DEFINE(GUEST_SPSR, offsetof(struct guest_regs, spsr));
+    DEFINE(VCPU_SIZE, sizeof(struct vcpu));
+}

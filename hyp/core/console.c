@@ -1,0 +1,99 @@
+/*
+ * The physical PL011, owned by the hypervisor and shared by every CPU under one lock. Partitions write
+ * to their own emulated PL011 (vuart.c), which ends up here, one tagged line at a time.
+ */
+#include <stdarg.h>
+
+#include "board.h"
+#include "hyp/hyp.h"
+#include "lib/fmt.h"
+
+#define UARTDR      0x000u
+#define UARTFR      0x018u
+#define UARTFR_TXFF (1u << 5)
+#define UARTCR      0x030u
+#define UARTIMSC    0x038u
+
+static spinlock_t con_lock;
+
+static inline volatile uint32_t *uart(uintptr_t off)
+{
+    return (volatile uint32_t *)(BOARD_UART_BASE + off);
+}
+
+void con_init(void)
+{
+    *uart(UARTIMSC) = 0;
+    *uart(UARTCR) |= 0x301u; /* UARTEN | TXE | RXE */
+}
+
+void con_putc(char c)
+{
+    while (*uart(UARTFR) & UARTFR_TXFF) {
+    }
+    *uart(UARTDR) = (uint32_t)(unsigned char)c;
+}
+
+void con_write(const char *s, size_t n)
+{
+    spin_lock(&con_lock);
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] == '\n') {
+            con_putc('\r');
+        }
+        con_putc(s[i]);
+    }
+    spin_unlock(&con_lock);
+}
+
+int hyp_snprintf(char *buf, size_t size, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = fmt_vsnprintf(buf, size, fmt, ap);
+    va_end(ap);
+    return n;
+}
+
+int hyp_printf(const char *fmt, ...)
+{
+    char buf[256];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = fmt_vsnprintf(buf, sizeof(buf), fmt, ap);
+    va_end(ap);
+    con_write(buf, (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
+    return n;
+}
+
+void hyp_panic(const char *fmt, ...)
+{
+    char buf[256];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = fmt_vsnprintf(buf, sizeof(buf), fmt, ap);
+    va_end(ap);
+    con_write("rtmux: PANIC: ", 14);
+    con_write(buf, (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
+    con_write("\nrtmux: system off\n", 19);
+    psci_fw_system_off();
+}
+
+void spin_lock(spinlock_t *l)
+{
+    uint32_t tmp, one = 1;
+    __asm__ volatile("sevl\n"
+                     "1: wfe\n"
+                     "2: ldaxr %w0, [%1]\n"
+                     "cbnz %w0, 1b\n"
+                     "stxr %w0, %w2, [%1]\n"
+                     "cbnz %w0, 2b\n"
+                     : "=&r"(tmp)
+                     : "r"(&l->v), "r"(one)
+                     : "memory");
+}
+
+void spin_unlock(spinlock_t *l)
+{
+    __asm__ volatile("stlr wzr, [%0]" : : "r"(&l->v) : "memory");
+}

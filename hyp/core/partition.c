@@ -1,0 +1,115 @@
+/*
+ * Partitions: stage-2 set-up, loading from the pristine payload, entering at EL1, stopping, resetting.
+ */
+#include "arch/cpu.h"
+#include "hyp/hyp.h"
+#include "lib/string.h"
+
+/* 39-bit IPA, start at level 1 (SL0=1), WB walks, inner shareable, 4 KiB, 40-bit PA, RES1 bit 31. */
+#define VTCR_VALUE (25u | (1u << 6) | (1u << 8) | (1u << 10) | (3u << 12) | (2u << 16) | (1u << 31))
+
+static spinlock_t part_lock;
+
+static uint64_t ipa_to_pa(const struct partition *p, uint64_t ipa)
+{
+    return p->ram_pa + (ipa - p->ram_ipa);
+}
+
+static void load_images(struct partition *p)
+{
+    /* Everything the partition had is wiped first: a reset must not leak the old run's state. */
+    memset((void *)(uintptr_t)p->ram_pa, 0, p->ram_size);
+    memcpy((void *)(uintptr_t)ipa_to_pa(p, p->kernel_ipa), p->kernel, p->kernel_size);
+    if (p->initrd_size != 0) {
+        memcpy((void *)(uintptr_t)ipa_to_pa(p, p->initrd_ipa), p->initrd, p->initrd_size);
+    }
+    if (p->dtb_size != 0) {
+        memcpy((void *)(uintptr_t)ipa_to_pa(p, p->dtb_ipa), p->dtb, p->dtb_size);
+    }
+    __asm__ volatile("dsb sy\n\tic iallu\n\tdsb sy\n\tisb" : : : "memory");
+}
+
+void part_setup(struct partition *p)
+{
+    unsigned vmid = (unsigned)(p - hyp_part) + 1u;
+    p->s2_root = s2_new_root();
+    s2_map(p->s2_root, p->ram_ipa, p->ram_pa, p->ram_size, false);
+    for (unsigned i = 0; i < p->ndev; i++) {
+        s2_map(p->s2_root, p->dev[i].ipa, p->dev[i].pa, p->dev[i].size, true);
+    }
+    p->vttbr = (uint64_t)(uintptr_t)p->s2_root | ((uint64_t)vmid << 48);
+    vuart_reset(p);
+    load_images(p);
+    p->state = PART_RUNNING;
+    hyp_printf("rtmux: partition %s: CPUs 0x%lx, RAM IPA 0x%lx -> PA 0x%lx (%lu MiB), %u device ranges\n",
+               p->name, (unsigned long)p->cpu_mask, (unsigned long)p->ram_ipa, (unsigned long)p->ram_pa,
+               (unsigned long)(p->ram_size >> 20), p->ndev);
+}
+
+void part_enter(struct vcpu *v)
+{
+    struct partition *p = v->part;
+    uint64_t hcr = HCR_VM | HCR_RW | HCR_TSC | HCR_FB | HCR_BSU_IS;
+    if (p->kind == PART_LINUX) {
+        hcr |= HCR_IMO | HCR_FMO | HCR_AMO; /* interrupts through the virtual CPU interface */
+    }
+    /* The rtos takes physical interrupts at EL1 directly: IMO/FMO clear, no trap on its hot path. */
+    ARCH_WR(vtcr_el2, VTCR_VALUE);
+    ARCH_WR(vttbr_el2, p->vttbr);
+    ARCH_WR(hcr_el2, hcr);
+    ARCH_WR(cptr_el2, CPTR_EL2_RES1);
+    ARCH_WR(hstr_el2, 0);
+    ARCH_WR(cnthctl_el2, CNTHCTL_EL1PCTEN | CNTHCTL_EL1PCEN);
+    ARCH_WR(cntvoff_el2, 0);
+    ARCH_WR(vpidr_el2, ARCH_RD(midr_el1));
+    ARCH_WR(vmpidr_el2, ARCH_RD(mpidr_el1));
+    ARCH_WR(sctlr_el1, SCTLR_EL1_RES1);
+    ARCH_WR(cpacr_el1, 0);
+    ARCH_WR(vbar_el1, 0);
+    arch_isb();
+    __asm__ volatile("tlbi vmalls12e1\n\tdsb nsh\n\tisb" : : : "memory");
+    for (unsigned i = 0; i < 31; i++) {
+        v->guest.x[i] = 0;
+    }
+    v->guest.x[0] = p->dtb_size != 0 ? p->dtb_ipa : 0;
+    v->guest.elr = p->kernel_ipa;
+    v->guest.spsr = SPSR_EL1H_MASKED;
+    arch_guest_enter(&v->guest);
+}
+
+static bool any_running(void)
+{
+    for (unsigned i = 0; i < hyp_nparts; i++) {
+        if (hyp_part[i].state == PART_RUNNING) {
+            return true;
+        }
+    }
+    return false;
+}
+
+void part_stop(struct vcpu *v, const char *why)
+{
+    struct partition *p = v->part;
+    spin_lock(&part_lock);
+    p->state = PART_OFF;
+    hyp_printf("rtmux: partition %s stopped: %s\n", p->name, why);
+    bool last = !any_running();
+    spin_unlock(&part_lock);
+    if (last) {
+        hyp_printf("rtmux: no partition left running; system off\n");
+        psci_fw_system_off();
+    }
+    ARCH_WR(hcr_el2, HCR_RW); /* nothing of the partition's can reach this CPU any more */
+    for (;;) {
+        __asm__ volatile("wfi");
+    }
+}
+
+void part_reset(struct vcpu *v)
+{
+    struct partition *p = v->part;
+    hyp_printf("rtmux: partition %s: reset requested; restarting from its pristine images\n", p->name);
+    vuart_reset(p);
+    load_images(p);
+    part_enter(v);
+}

@@ -1,0 +1,167 @@
+/*
+ * GIC distributor as the partitions see it. The distributor is shared hardware, so every partition's
+ * accesses trap (it is never mapped at stage 2) and are filtered here: a partition reads and changes
+ * only the interrupts its configuration gives it; everything else reads as zero and ignores writes.
+ * Routing (IROUTER) of an owned SPI is forced to a CPU of the owning partition, so no partition can
+ * steer an interrupt onto another's core.
+ */
+#include "arch/cpu.h"
+#include "board.h"
+#include "hyp/hyp.h"
+
+#define GICD_CTLR        0x0000u
+#define GICD_TYPER       0x0004u
+#define GICD_IIDR        0x0008u
+#define GICD_TYPER2      0x000cu
+#define GICD_IGROUPR     0x0080u
+#define GICD_ISENABLER   0x0100u
+#define GICD_ICENABLER   0x0180u
+#define GICD_ISPENDR     0x0200u
+#define GICD_ICPENDR     0x0280u
+#define GICD_ISACTIVER   0x0300u
+#define GICD_ICACTIVER   0x0380u
+#define GICD_IPRIORITYR  0x0400u
+#define GICD_ICFGR       0x0c00u
+#define GICD_IGRPMODR    0x0d00u
+#define GICD_IROUTER     0x6000u
+#define GICD_IROUTER_END 0x7fe0u
+#define GICD_ID_START    0xffd0u
+#define GICD_CTLR_RWP    (1u << 31)
+
+static spinlock_t gicd_lock;
+
+static volatile uint32_t *gicd32(uint64_t off)
+{
+    return (volatile uint32_t *)(BOARD_GICD_BASE + off);
+}
+
+bool part_owns_irq(const struct partition *p, unsigned intid)
+{
+    return intid >= 32 && intid < HYP_MAX_INTID && (p->irqs[intid / 32] >> (intid % 32)) & 1u;
+}
+
+void gic_dist_init(void)
+{
+    /* Affinity routing, Group 1 non-secure enabled; every SPI starts disabled and in Group 1. */
+    uint32_t lines = ((*gicd32(GICD_TYPER) & 0x1fu) + 1u) * 32u;
+    *gicd32(GICD_CTLR) = 0;
+    while (*gicd32(GICD_CTLR) & GICD_CTLR_RWP) {
+    }
+    for (uint32_t i = 32; i < lines && i < HYP_MAX_INTID; i += 32) {
+        *gicd32(GICD_ICENABLER + i / 8u) = 0xffffffffu;
+        *gicd32(GICD_IGROUPR + i / 8u) = 0xffffffffu;
+    }
+    *gicd32(GICD_CTLR) = (1u << 4) | (1u << 1); /* ARE_NS | EnableGrp1NS */
+    while (*gicd32(GICD_CTLR) & GICD_CTLR_RWP) {
+    }
+}
+
+/* Bit mask of the owned interrupts among intid first..first+31. */
+static uint32_t owned_word(const struct partition *p, unsigned first)
+{
+    return first >= 32 && first < HYP_MAX_INTID ? p->irqs[first / 32] : 0;
+}
+
+static uint64_t first_cpu_affinity(const struct partition *p)
+{
+    for (unsigned c = 0; c < HYP_MAX_CPUS; c++) {
+        if (p->cpu_mask & (1ull << c)) {
+            return hyp_vcpu[c].mpidr;
+        }
+    }
+    return 0;
+}
+
+bool vgicd_access(struct vcpu *v, uint64_t off, bool write, uint64_t *val, unsigned size)
+{
+    const struct partition *p = v->part;
+    if (off < 0x10u || off >= GICD_ID_START) {
+        /* CTLR/TYPER/IIDR/TYPER2 and ID registers: readable, never writable by a partition. */
+        if (!write) {
+            *val = size == 8 ? *(volatile uint64_t *)(BOARD_GICD_BASE + off) : *gicd32(off & ~3ull);
+        }
+        return true;
+    }
+    spin_lock(&gicd_lock);
+    if (off >= GICD_IGROUPR && off < GICD_IPRIORITYR) {
+        /* One bit per interrupt; 32-bit accesses only. */
+        uint64_t base = off & ~0x7full;
+        unsigned first = (unsigned)((off - base) * 8u);
+        uint32_t mask = owned_word(p, first);
+        if (!write) {
+            *val = *gicd32(off) & mask;
+        } else if (base == GICD_IGROUPR) {
+            *gicd32(off) |= mask; /* owned interrupts stay Group 1 non-secure */
+        } else {
+            *gicd32(off) = (uint32_t)*val & mask; /* set/clear registers: zero bits do nothing */
+        }
+    } else if (off >= GICD_IPRIORITYR && off < GICD_IPRIORITYR + 0x400u) {
+        unsigned first = (unsigned)(off - GICD_IPRIORITYR);
+        for (unsigned i = 0; i < size; i++) {
+            volatile uint8_t *b = (volatile uint8_t *)(BOARD_GICD_BASE + off + i);
+            bool own = part_owns_irq(p, first + i);
+            if (write && own) {
+                *b = (uint8_t)(*val >> (8u * i));
+            } else if (!write) {
+                *val = (i == 0 ? 0 : *val) | ((uint64_t)(own ? *b : 0u) << (8u * i));
+            }
+        }
+    } else if (off >= GICD_ICFGR && off < GICD_ICFGR + 0x100u) {
+        unsigned first = (unsigned)((off - GICD_ICFGR) * 4u);
+        uint32_t mask = 0;
+        for (unsigned i = 0; i < 16; i++) {
+            mask |= part_owns_irq(p, first + i) ? 3u << (2u * i) : 0u;
+        }
+        if (write) {
+            *gicd32(off) = (*gicd32(off) & ~mask) | ((uint32_t)*val & mask);
+        } else {
+            *val = *gicd32(off) & mask;
+        }
+    } else if (off >= GICD_IGRPMODR && off < GICD_IGRPMODR + 0x80u) {
+        if (!write) {
+            *val = 0; /* owned interrupts are Group 1 non-secure; the modifier stays 0 */
+        }
+    } else if (off >= GICD_IROUTER && off < GICD_IROUTER_END) {
+        unsigned intid = (unsigned)((off - GICD_IROUTER) / 8u);
+        volatile uint64_t *r = (volatile uint64_t *)(BOARD_GICD_BASE + (off & ~7ull));
+        if (!part_owns_irq(p, intid)) {
+            if (!write) {
+                *val = 0;
+            }
+        } else if (write) {
+            *r = first_cpu_affinity(p);
+        } else {
+            *val = *r;
+        }
+    } else if (!write) {
+        *val = 0;
+    }
+    spin_unlock(&gicd_lock);
+    return true;
+}
+
+bool vgicr_access(struct vcpu *v, uint64_t ipa, bool write, uint64_t *val, unsigned size)
+{
+    /* Redistributor frames of the partition's own CPUs are mapped at stage 2 and never trap; a trap
+     * here is an access to another CPU's redistributor. Reads of TYPER let a partition scan the frames
+     * to find its own (Linux does); everything else is refused. */
+    uint64_t frame_off = (ipa - BOARD_GICR_BASE) % BOARD_GICR_STRIDE;
+    (void)v;
+    if (!write && (frame_off == 0x8 || frame_off == 0xc)) {
+        uint64_t typer = *(volatile uint64_t *)(ipa & ~7ull);
+        *val = size == 8 ? typer : (frame_off == 0x8 ? typer & 0xffffffffu : typer >> 32);
+        return true;
+    }
+    return false;
+}
+
+void vgic_handle_irq(struct vcpu *v)
+{
+    /* No partition takes its interrupts through EL2 yet; acknowledge and drop, with a note. */
+    uint64_t iar = ARCH_READ_SYSREG(ICC_IAR1_EL1) & 0xffffffu;
+    if (iar >= 1020) {
+        return;
+    }
+    ARCH_WRITE_SYSREG(ICC_EOIR1_EL1, iar);
+    hyp_printf("rtmux: CPU %u: interrupt %lu taken at EL2 and dropped\n", v->cpu, (unsigned long)iar);
+}

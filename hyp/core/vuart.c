@@ -1,0 +1,150 @@
+/*
+ * Emulated PL011 at the board's UART address, one per partition: enough of the register set for
+ * Linux's amba-pl011 driver (including earlycon and AMBA identification) and the rtos driver. Output
+ * is collected per line and written to the physical UART prefixed with the partition's tag, so lines
+ * of different partitions never mix.
+ */
+#include "hyp/hyp.h"
+
+#define UARTDR        0x000u
+#define UARTRSR       0x004u
+#define UARTFR        0x018u
+#define UARTILPR      0x020u
+#define UARTIBRD      0x024u
+#define UARTFBRD      0x028u
+#define UARTLCR_H     0x02cu
+#define UARTCR        0x030u
+#define UARTIFLS      0x034u
+#define UARTIMSC      0x038u
+#define UARTRIS       0x03cu
+#define UARTMIS       0x040u
+#define UARTICR       0x044u
+#define UARTDMACR     0x048u
+#define UARTPERIPHID0 0xfe0u
+
+#define FR_RXFE (1u << 4)
+#define FR_TXFE (1u << 7)
+#define INT_RX  (1u << 4)
+#define INT_TX  (1u << 5)
+
+/* PrimeCell PL011 r1p5 identification: PeriphID0-3 then PCellID0-3. */
+static const uint8_t pl011_id[8] = {0x11, 0x10, 0x34, 0x00, 0x0d, 0xf0, 0x05, 0xb1};
+
+void vuart_reset(struct partition *p)
+{
+    struct vuart *u = &p->uart;
+    u->cr = 0x300; /* TXE | RXE, as after reset */
+    u->imsc = 0;
+    u->ris = INT_TX; /* the transmitter is always ready: output is never throttled */
+    u->lcrh = 0;
+    u->ibrd = 0;
+    u->fbrd = 0;
+    u->ifls = 0x12;
+    u->dmacr = 0;
+    u->rx_head = 0;
+    u->rx_count = 0;
+    u->line_len = 0;
+}
+
+static void flush_line(struct partition *p)
+{
+    struct vuart *u = &p->uart;
+    char out[sizeof(u->line) + 24];
+    unsigned n = (unsigned)hyp_snprintf(out, sizeof(out), "[%s] ", p->tag);
+    for (unsigned i = 0; i < u->line_len && n + 2 < sizeof(out); i++) {
+        out[n++] = u->line[i];
+    }
+    out[n++] = '\n';
+    con_write(out, n);
+    u->line_len = 0;
+}
+
+static void put(struct partition *p, char c)
+{
+    struct vuart *u = &p->uart;
+    if (c == '\r') {
+        return; /* con_write adds CR before LF */
+    }
+    if (c == '\n') {
+        flush_line(p);
+        return;
+    }
+    u->line[u->line_len++] = c;
+    if (u->line_len == sizeof(u->line)) {
+        flush_line(p);
+    }
+}
+
+bool vuart_access(struct vcpu *v, uint64_t off, bool write, uint64_t *val, unsigned size)
+{
+    struct vuart *u = &v->part->uart;
+    (void)size;
+    if (off >= UARTPERIPHID0 && off < UARTPERIPHID0 + 32u) {
+        if (!write) {
+            *val = pl011_id[(off - UARTPERIPHID0) / 4u];
+        }
+        return true;
+    }
+    uint32_t w = (uint32_t)*val;
+    switch (off) {
+    case UARTDR:
+        if (write) {
+            put(v->part, (char)(w & 0xffu));
+        } else if (u->rx_count > 0) {
+            *val = u->rx[u->rx_head];
+            u->rx_head = (u->rx_head + 1u) % sizeof(u->rx);
+            u->rx_count--;
+        } else {
+            *val = 0;
+        }
+        break;
+    case UARTRSR:
+        *val = 0;
+        break;
+    case UARTFR:
+        if (!write) {
+            *val = FR_TXFE | (u->rx_count == 0 ? FR_RXFE : 0u);
+        }
+        break;
+    case UARTILPR:
+        *val = 0;
+        break;
+    case UARTIBRD:
+        write ? (void)(u->ibrd = w) : (void)(*val = u->ibrd);
+        break;
+    case UARTFBRD:
+        write ? (void)(u->fbrd = w) : (void)(*val = u->fbrd);
+        break;
+    case UARTLCR_H:
+        write ? (void)(u->lcrh = w) : (void)(*val = u->lcrh);
+        break;
+    case UARTCR:
+        write ? (void)(u->cr = w) : (void)(*val = u->cr);
+        break;
+    case UARTIFLS:
+        write ? (void)(u->ifls = w) : (void)(*val = u->ifls);
+        break;
+    case UARTIMSC:
+        write ? (void)(u->imsc = w) : (void)(*val = u->imsc);
+        break;
+    case UARTRIS:
+        *val = write ? *val : (u->ris | (u->rx_count > 0 ? INT_RX : 0u));
+        break;
+    case UARTMIS:
+        if (!write) {
+            *val = (u->ris | (u->rx_count > 0 ? INT_RX : 0u)) & u->imsc;
+        }
+        break;
+    case UARTICR:
+        break; /* TX stays ready; RX clears when the FIFO drains */
+    case UARTDMACR:
+        write ? (void)(u->dmacr = w) : (void)(*val = u->dmacr);
+        break;
+    default:
+        if (!write) {
+            *val = 0;
+        }
+        break;
+    }
+    return true;
+}

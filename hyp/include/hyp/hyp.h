@@ -1,0 +1,122 @@
+/*
+ * Hypervisor core types. Static partitioning: every partition owns whole CPUs, a RAM range, devices
+ * and interrupts, fixed at boot.
+ */
+#ifndef HYP_HYP_H
+#define HYP_HYP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "arch/regs.h"
+
+#define HYP_MAX_CPUS       8u
+#define HYP_MAX_PARTITIONS 4u
+#define HYP_MAX_DEVICES    8u
+#define HYP_MAX_INTID      1020u
+
+enum part_kind { PART_RTOS = 1, PART_LINUX = 2 };
+enum part_state { PART_OFF = 0, PART_RUNNING, PART_FAULTED };
+
+struct mmio_range {
+    uint64_t ipa, pa, size;
+};
+
+/* Emulated PL011 (core/vuart.c). */
+struct vuart {
+    uint32_t cr, imsc, ris, lcrh, ibrd, fbrd, ifls, dmacr;
+    uint8_t rx[64];
+    unsigned rx_head, rx_count;
+    char line[160]; /* output collected until a newline, then written with the partition's tag */
+    unsigned line_len;
+};
+
+struct partition {
+    const char *name;
+    const char *tag;
+    enum part_kind kind;
+    uint64_t cpu_mask;
+    uint64_t ram_ipa, ram_pa, ram_size;
+    struct mmio_range dev[HYP_MAX_DEVICES];
+    unsigned ndev;
+    uint32_t irqs[HYP_MAX_INTID / 32 + 1]; /* bitmap of interrupt IDs >= 32 the partition owns */
+    const uint8_t *kernel;                 /* pristine images in the hypervisor's payload */
+    uint64_t kernel_size, kernel_ipa;
+    const uint8_t *initrd;
+    uint64_t initrd_size, initrd_ipa;
+    const uint8_t *dtb;
+    uint64_t dtb_size, dtb_ipa;
+    /* runtime */
+    uint64_t *s2_root;
+    uint64_t vttbr;
+    volatile int state;
+    struct vuart uart;
+    unsigned fault_reports; /* rate limit for logged faults */
+};
+
+/* One physical CPU's hypervisor state; TPIDR_EL2 points here. guest first: vectors.S saves into it. */
+struct vcpu {
+    struct guest_regs guest;
+    struct partition *part;
+    unsigned cpu;
+    uint64_t mpidr;
+};
+
+extern struct vcpu hyp_vcpu[HYP_MAX_CPUS];
+extern struct partition hyp_part[HYP_MAX_PARTITIONS];
+extern unsigned hyp_nparts;
+
+/* core/main.c */
+void hyp_main(unsigned cpu, uint64_t dtb) __attribute__((noreturn));
+void hyp_secondary(unsigned cpu) __attribute__((noreturn));
+
+/* core/partition.c */
+void part_setup(struct partition *p);
+void part_enter(struct vcpu *v) __attribute__((noreturn));
+void part_stop(struct vcpu *v, const char *why) __attribute__((noreturn));
+/* Restarts the partition on this CPU from its pristine images (PSCI SYSTEM_RESET). */
+void part_reset(struct vcpu *v) __attribute__((noreturn));
+bool part_owns_irq(const struct partition *p, unsigned intid);
+
+/* core/console.c: the physical UART, shared by all CPUs */
+void con_init(void);
+void con_putc(char c);
+void con_write(const char *s, size_t n);
+int hyp_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+int hyp_snprintf(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void hyp_panic(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+
+/* core/vuart.c */
+void vuart_reset(struct partition *p);
+bool vuart_access(struct vcpu *v, uint64_t off, bool write, uint64_t *val, unsigned size);
+
+/* core/vgicd.c */
+bool vgicd_access(struct vcpu *v, uint64_t off, bool write, uint64_t *val, unsigned size);
+bool vgicr_access(struct vcpu *v, uint64_t ipa, bool write, uint64_t *val, unsigned size);
+/* Physical GIC set-up done once by the boot CPU, and the interrupt path of trapping CPUs. */
+void gic_dist_init(void);
+void vgic_handle_irq(struct vcpu *v);
+
+/* arch: stage 2 (arch/arm64/mmu.c) */
+void mmu_el2_init(void);
+uint64_t *s2_new_root(void);
+void s2_map(uint64_t *root, uint64_t ipa, uint64_t pa, uint64_t size, bool device);
+
+/* arch: PSCI (arch/arm64/psci.c) */
+int64_t psci_fw_cpu_on(uint64_t mpidr, uint64_t entry, uint64_t ctx);
+void psci_fw_system_off(void) __attribute__((noreturn));
+void psci_guest_call(struct vcpu *v);
+
+/* arch: guest entry (arch/arm64/vectors.S) */
+void arch_guest_enter(struct guest_regs *regs) __attribute__((noreturn));
+void arch_secondary_start(void);
+
+/* arch: spinlock */
+typedef struct {
+    volatile uint32_t v;
+} spinlock_t;
+void spin_lock(spinlock_t *l);
+void spin_unlock(spinlock_t *l);
+
+#endif /* HYP_HYP_H */
