@@ -156,7 +156,7 @@ pytest-system: deps rtos
 	$(PYTHON) -m pytest -q -m system tests/system
 
 # One pytest session at the end gives CI its recognisable summary line.
-test: deps lint unit rtos
+test: deps lint unit rtos hyp
 	$(PYTHON) -m pytest tests/unit/python tests/system
 
 bench: deps rtos
