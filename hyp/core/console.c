@@ -13,6 +13,14 @@
 #define UARTFR_TXFF (1u << 5)
 #define UARTCR      0x030u
 #define UARTIMSC    0x038u
+#define UARTICR     0x044u
+#define UARTFR_RXFE (1u << 4)
+#define UART_RXIM   (1u << 4)
+#define UART_RTIM   (1u << 6)
+#define CON_ESCAPE  0x14 /* Ctrl-T: QEMU -nographic keeps Ctrl-A for itself */
+
+struct partition *con_focus;
+static bool escape_pending;
 
 static spinlock_t con_lock;
 
@@ -44,6 +52,44 @@ void con_write(const char *s, size_t n)
         con_putc(s[i]);
     }
     spin_unlock(&con_lock);
+}
+
+void con_rx_enable(uint64_t cpu_affinity)
+{
+    *uart(UARTIMSC) = UART_RXIM | UART_RTIM;
+    volatile uint8_t *prio = (volatile uint8_t *)(BOARD_GICD_BASE + 0x400u + BOARD_UART_INTID);
+    *prio = 0x80u;
+    *(volatile uint64_t *)(BOARD_GICD_BASE + 0x6000u + BOARD_UART_INTID * 8u) = cpu_affinity;
+    *(volatile uint32_t *)(BOARD_GICD_BASE + 0x100u + (BOARD_UART_INTID / 32u) * 4u) =
+        1u << (BOARD_UART_INTID % 32u);
+}
+
+void con_rx_irq(void)
+{
+    while (!(*uart(UARTFR) & UARTFR_RXFE)) {
+        char c = (char)(*uart(UARTDR) & 0xffu);
+        if (escape_pending) {
+            escape_pending = false;
+            if (c >= '1' && c < (char)('1' + hyp_nparts)) {
+                con_focus = &hyp_part[c - '1'];
+                hyp_printf("\nrtmux: console input now goes to %s\n", con_focus->name);
+                continue;
+            }
+            if (c != CON_ESCAPE) {
+                hyp_printf("\nrtmux: Ctrl-T then 1..%u chooses the partition that gets input; Ctrl-T Ctrl-T "
+                           "sends Ctrl-T\n",
+                           hyp_nparts);
+                continue;
+            }
+        } else if (c == CON_ESCAPE) {
+            escape_pending = true;
+            continue;
+        }
+        if (con_focus != NULL && con_focus->state == PART_RUNNING) {
+            vuart_rx(con_focus, c);
+        }
+    }
+    *uart(UARTICR) = UART_RXIM | UART_RTIM;
 }
 
 int hyp_snprintf(char *buf, size_t size, const char *fmt, ...)

@@ -26,6 +26,9 @@ static void cpu_init(unsigned cpu)
             v->part = &hyp_part[i];
         }
     }
+    if (v->part != NULL && v->part->kind == PART_LINUX) {
+        vgic_cpu_init(v);
+    }
 }
 
 static void __attribute__((noreturn)) enter(unsigned cpu)
@@ -52,6 +55,16 @@ void hyp_main(unsigned cpu, uint64_t dtb)
     gic_dist_init();
     for (unsigned i = 0; i < hyp_nparts; i++) {
         part_setup(&hyp_part[i]);
+    }
+    /* Console input goes to Linux by default and is taken on Linux's CPU, never on the rtos's. */
+    con_focus = &hyp_part[0];
+    for (unsigned i = 0; i < hyp_nparts; i++) {
+        if (hyp_part[i].kind == PART_LINUX) {
+            con_focus = &hyp_part[i];
+            con_rx_enable((uint64_t)__builtin_ctzll(hyp_part[i].cpu_mask));
+            hyp_printf("rtmux: console input goes to %s; Ctrl-T then 1..%u switches partitions\n",
+                       hyp_part[i].name, hyp_nparts);
+        }
     }
     cpu_init(cpu);
     for (unsigned c = 1; c < HYP_MAX_CPUS; c++) {

@@ -27,6 +27,7 @@
 #define GICD_IROUTER_END 0x7fe0u
 #define GICD_ID_START    0xffd0u
 #define GICD_CTLR_RWP    (1u << 31)
+#define GICD_TYPER_LPIS  (1u << 17)
 
 static spinlock_t gicd_lock;
 
@@ -79,6 +80,9 @@ bool vgicd_access(struct vcpu *v, uint64_t off, bool write, uint64_t *val, unsig
         /* CTLR/TYPER/IIDR/TYPER2 and ID registers: readable, never writable by a partition. */
         if (!write) {
             *val = size == 8 ? *(volatile uint64_t *)(BOARD_GICD_BASE + off) : *gicd32(off & ~3ull);
+            if (off == GICD_TYPER) {
+                *val &= ~GICD_TYPER_LPIS; /* no LPIs (no ITS) in a partition */
+            }
         }
         return true;
     }
@@ -140,28 +144,80 @@ bool vgicd_access(struct vcpu *v, uint64_t off, bool write, uint64_t *val, unsig
     return true;
 }
 
+#define GICR_CTLR         0x0000u
+#define GICR_TYPER        0x0008u
+#define GICR_WAKER        0x0014u
+#define GICR_PIDR2        0xffe8u
+#define GICR_SGI          0x10000u
+#define GICR_WAKER_PS     (1u << 1)
+#define GICR_WAKER_CA     (1u << 2)
+#define HYP_RESERVED_PPIS (1u << 25) /* the vGIC maintenance interrupt: never the guest's */
+
 bool vgicr_access(struct vcpu *v, uint64_t ipa, bool write, uint64_t *val, unsigned size)
 {
-    /* Redistributor frames of the partition's own CPUs are mapped at stage 2 and never trap; a trap
-     * here is an access to another CPU's redistributor. Reads of TYPER let a partition scan the frames
-     * to find its own (Linux does); everything else is refused. */
-    uint64_t frame_off = (ipa - BOARD_GICR_BASE) % BOARD_GICR_STRIDE;
-    (void)v;
-    if (!write && (frame_off == 0x8 || frame_off == 0xc)) {
-        uint64_t typer = *(volatile uint64_t *)(ipa & ~7ull);
-        *val = size == 8 ? typer : (frame_off == 0x8 ? typer & 0xffffffffu : typer >> 32);
+    uint64_t frame = (ipa - BOARD_GICR_BASE) / BOARD_GICR_STRIDE;
+    uint64_t off = (ipa - BOARD_GICR_BASE) % BOARD_GICR_STRIDE;
+    uint64_t base = BOARD_GICR_BASE + frame * BOARD_GICR_STRIDE;
+    volatile uint32_t *r32 = (volatile uint32_t *)(base + (off & ~3ull));
+    bool own = (v->part->cpu_mask >> frame) & 1u;
+    if (!write) {
+        *val = 0;
+    }
+    /* Any CPU's frame: identification, so the guest can scan for its own (TYPER affinity, Last). */
+    if (off == GICR_TYPER || off == GICR_TYPER + 4 || off == GICR_PIDR2) {
+        if (!write) {
+            uint64_t typer = *(volatile uint64_t *)(base + GICR_TYPER);
+            *val = off == GICR_PIDR2   ? *r32
+                   : size == 8         ? typer
+                   : off == GICR_TYPER ? typer & 0xffffffffu
+                                       : typer >> 32;
+        }
         return true;
     }
-    return false;
-}
-
-void vgic_handle_irq(struct vcpu *v)
-{
-    /* No partition takes its interrupts through EL2 yet; acknowledge and drop, with a note. */
-    uint64_t iar = ARCH_READ_SYSREG(ICC_IAR1_EL1) & 0xffffffu;
-    if (iar >= 1020) {
-        return;
+    if (!own) {
+        return true; /* another partition's redistributor: reads as zero, writes ignored */
     }
-    ARCH_WRITE_SYSREG(ICC_EOIR1_EL1, iar);
-    hyp_printf("rtmux: CPU %u: interrupt %lu taken at EL2 and dropped\n", v->cpu, (unsigned long)iar);
+    if (off < GICR_SGI) {
+        if (off == GICR_WAKER) {
+            /* The guest sleeps and wakes a virtual view; the physical redistributor stays awake. */
+            if (write) {
+                v->gicr_waker = (uint32_t)*val & GICR_WAKER_PS;
+            } else {
+                *val = v->gicr_waker | ((v->gicr_waker & GICR_WAKER_PS) ? GICR_WAKER_CA : 0u);
+            }
+        } else if (!write && (off == GICR_CTLR || off >= 0xffd0u)) {
+            *val = *r32;
+        }
+        return true; /* LPI tables and the rest: RAZ/WI */
+    }
+    uint64_t soff = off - GICR_SGI;
+    if (soff >= 0x100u && soff < 0x400u && (soff & 0x7fu) == 0) {
+        /* ISENABLER0 .. ICACTIVER0: one bit per SGI/PPI. */
+        if (write) {
+            *r32 = (uint32_t)*val & ~HYP_RESERVED_PPIS;
+        } else {
+            *val = *r32 & ~HYP_RESERVED_PPIS;
+        }
+    } else if (soff >= 0x400u && soff < 0x420u) {
+        for (unsigned i = 0; i < size; i++) {
+            unsigned intid = (unsigned)(soff - 0x400u) + i;
+            volatile uint8_t *b = (volatile uint8_t *)(base + off + i);
+            if (write && !((HYP_RESERVED_PPIS >> intid) & 1u)) {
+                *b = (uint8_t)(*val >> (8u * i));
+            } else if (!write) {
+                *val |= (uint64_t)*b << (8u * i);
+            }
+        }
+    } else if (soff == 0xc04u) {
+        /* ICFGR1 (PPIs); ICFGR0 (SGIs) is read-only. */
+        uint32_t keep = 3u << (2u * (25u - 16u));
+        if (write) {
+            *r32 = (*r32 & keep) | ((uint32_t)*val & ~keep);
+        } else {
+            *val = *r32;
+        }
+    } else if (!write && (soff == 0x80u || soff == 0xc00u)) {
+        *val = *r32; /* IGROUPR0 (all Group 1), ICFGR0 */
+    }
+    return true;
 }

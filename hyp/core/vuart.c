@@ -26,6 +26,7 @@
 #define FR_TXFE (1u << 7)
 #define INT_RX  (1u << 4)
 #define INT_TX  (1u << 5)
+#define INT_RT  (1u << 6)
 
 /* PrimeCell PL011 r1p5 identification: PeriphID0-3 then PCellID0-3. */
 static const uint8_t pl011_id[8] = {0x11, 0x10, 0x34, 0x00, 0x0d, 0xf0, 0x05, 0xb1};
@@ -72,6 +73,26 @@ static void put(struct partition *p, char c)
     u->line[u->line_len++] = c;
     if (u->line_len == sizeof(u->line)) {
         flush_line(p);
+    }
+}
+
+/* Interrupt status: TX always ready; RX and RX-timeout while characters wait. */
+static uint32_t raw_status(const struct vuart *u)
+{
+    return u->ris | (u->rx_count > 0 ? INT_RX | INT_RT : 0u);
+}
+
+bool vuart_irq_line(const struct partition *p)
+{
+    return (raw_status(&p->uart) & p->uart.imsc) != 0;
+}
+
+void vuart_rx(struct partition *p, char c)
+{
+    struct vuart *u = &p->uart;
+    if (u->rx_count < sizeof(u->rx)) {
+        u->rx[(u->rx_head + u->rx_count) % sizeof(u->rx)] = (uint8_t)c;
+        u->rx_count++;
     }
 }
 
@@ -128,11 +149,13 @@ bool vuart_access(struct vcpu *v, uint64_t off, bool write, uint64_t *val, unsig
         write ? (void)(u->imsc = w) : (void)(*val = u->imsc);
         break;
     case UARTRIS:
-        *val = write ? *val : (u->ris | (u->rx_count > 0 ? INT_RX : 0u));
+        if (!write) {
+            *val = raw_status(u);
+        }
         break;
     case UARTMIS:
         if (!write) {
-            *val = (u->ris | (u->rx_count > 0 ? INT_RX : 0u)) & u->imsc;
+            *val = raw_status(u) & u->imsc;
         }
         break;
     case UARTICR:

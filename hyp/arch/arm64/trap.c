@@ -64,6 +64,10 @@ static void data_abort(struct vcpu *v, uint64_t esr)
         bool write = (esr >> 6) & 1;
         uint64_t val = write ? (reg == 31 ? 0 : v->guest.x[reg]) : 0;
         if (emulate(v, ipa, write, &val, size)) {
+            if (v->part->kind == PART_LINUX && ipa >= BOARD_UART_BASE &&
+                ipa < BOARD_UART_BASE + BOARD_UART_SIZE) {
+                vgic_update_uart(v);
+            }
             if (!write && reg != 31) {
                 bool sign = (esr >> 21) & 1;
                 if (sign && size < 8) {
@@ -97,6 +101,11 @@ void hyp_guest_sync(void)
     case EC_HVC64:
         psci_guest_call(v); /* ELR already points past the HVC */
         return;
+    case EC_SYSREG:
+        if (vgic_sysreg_trap(v, esr)) {
+            return;
+        }
+        break;
     case EC_SMC64:
         v->guest.elr += 4; /* a trapped SMC returns to itself */
         psci_guest_call(v);
@@ -108,13 +117,13 @@ void hyp_guest_sync(void)
         inject_abort(v, esr, far);
         return;
     }
-    default: {
-        char why[96];
-        (void)hyp_snprintf(why, sizeof(why), "unexpected trap ESR 0x%lx at PC 0x%lx", (unsigned long)esr,
-                           (unsigned long)v->guest.elr);
-        part_stop(v, why);
+    default:
+        break;
     }
-    }
+    char why[96];
+    (void)hyp_snprintf(why, sizeof(why), "unexpected trap ESR 0x%lx at PC 0x%lx", (unsigned long)esr,
+                       (unsigned long)v->guest.elr);
+    part_stop(v, why);
 }
 
 void hyp_guest_irq(void)

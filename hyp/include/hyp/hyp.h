@@ -61,6 +61,10 @@ struct vcpu {
     struct partition *part;
     unsigned cpu;
     uint64_t mpidr;
+    /* virtual GIC state of a trapping (Linux) CPU */
+    unsigned nlr;                                /* list registers implemented */
+    uint32_t sw_pending[HYP_MAX_INTID / 32 + 1]; /* virtual interrupts waiting for a free list register */
+    uint32_t gicr_waker;                         /* the guest's view of GICR_WAKER */
 };
 
 extern struct vcpu hyp_vcpu[HYP_MAX_CPUS];
@@ -96,7 +100,20 @@ bool vgicd_access(struct vcpu *v, uint64_t off, bool write, uint64_t *val, unsig
 bool vgicr_access(struct vcpu *v, uint64_t ipa, bool write, uint64_t *val, unsigned size);
 /* Physical GIC set-up done once by the boot CPU, and the interrupt path of trapping CPUs. */
 void gic_dist_init(void);
+/* core/vgic.c: the virtual CPU interface of partitions that take interrupts through EL2 (Linux). */
+void vgic_cpu_init(struct vcpu *v);
 void vgic_handle_irq(struct vcpu *v);
+void vgic_inject(struct vcpu *v, unsigned vintid, unsigned pintid, bool eoi_notify);
+bool vgic_sysreg_trap(struct vcpu *v, uint64_t esr);
+/* Re-evaluates the emulated UART's interrupt line and injects it if it is asserted. */
+void vgic_update_uart(struct vcpu *v);
+bool vuart_irq_line(const struct partition *p);
+void vuart_rx(struct partition *p, char c);
+/* core/console.c: input from the physical UART (interrupt on the console CPU). */
+void con_rx_irq(void);
+/* Routes physical UART input to the CPU with that affinity (one that traps interrupts to EL2). */
+void con_rx_enable(uint64_t cpu_affinity);
+extern struct partition *con_focus;
 
 /* arch: stage 2 (arch/arm64/mmu.c) */
 void mmu_el2_init(void);
