@@ -104,6 +104,16 @@ $(H)/payload-%.o: hyp/arch/arm64/payload.S $(B)/%.img
 	@echo "  AS      $@"
 	$(Q)$(CC) -DPAYLOAD_RTOS='"$(B)/$*.img"' -c -o $@ $<
 
+# The whole system: demo rtos + Linux (kernel, initramfs and DTB are produced by ./rtmux, which passes
+# their paths here).
+$(H)/payload-system.o: hyp/arch/arm64/payload.S $(B)/demo.img $(LINUX_KERNEL) $(LINUX_INITRD) $(LINUX_DTB)
+	@test -n "$(LINUX_KERNEL)" -a -n "$(LINUX_INITRD)" -a -n "$(LINUX_DTB)" || \
+	    { echo "rtmux-system.img needs LINUX_KERNEL, LINUX_INITRD and LINUX_DTB: build it with ./rtmux run"; exit 1; }
+	@mkdir -p $(dir $@)
+	@echo "  AS      $@"
+	$(Q)$(CC) -DPAYLOAD_RTOS='"$(B)/demo.img"' -DPAYLOAD_LINUX_KERNEL='"$(LINUX_KERNEL)"' \
+	    -DPAYLOAD_LINUX_INITRD='"$(LINUX_INITRD)"' -DPAYLOAD_LINUX_DTB='"$(LINUX_DTB)"' -c -o $@ $<
+
 $(H)/rtmux-%.elf: $(HOBJ) $(H)/payload-%.o hyp/arch/arm64/hyp.ld
 	@echo "  LD      $@"
 	$(Q)$(LD) -nostdlib -T hyp/arch/arm64/hyp.ld -Map $(H)/rtmux-$*.map -o $@ $(HOBJ) $(H)/payload-$*.o \

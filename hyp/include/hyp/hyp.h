@@ -26,7 +26,7 @@ struct mmio_range {
 /* Emulated PL011 (core/vuart.c). */
 struct vuart {
     uint32_t cr, imsc, ris, lcrh, ibrd, fbrd, ifls, dmacr;
-    uint8_t rx[64];
+    uint8_t rx[4096]; /* input typed or pasted faster than the guest reads: never dropped below 4 KiB */
     unsigned rx_head, rx_count;
     char line[160]; /* output collected until a newline, then written with the partition's tag */
     unsigned line_len;
