@@ -104,15 +104,18 @@ $(H)/payload-%.o: hyp/arch/arm64/payload.S $(B)/%.img
 	@echo "  AS      $@"
 	$(Q)$(CC) -DPAYLOAD_RTOS='"$(B)/$*.img"' -c -o $@ $<
 
-# The whole system: demo rtos + Linux (kernel, initramfs and DTB are produced by ./rtmux, which passes
-# their paths here).
-$(H)/payload-system.o: hyp/arch/arm64/payload.S $(B)/demo.img $(LINUX_KERNEL) $(LINUX_INITRD) $(LINUX_DTB)
-	@test -n "$(LINUX_KERNEL)" -a -n "$(LINUX_INITRD)" -a -n "$(LINUX_DTB)" || \
-	    { echo "rtmux-system.img needs LINUX_KERNEL, LINUX_INITRD and LINUX_DTB: build it with ./rtmux run"; exit 1; }
+# The whole system: an rtos app + Linux. ./rtmux run produces the kernel, initramfs and both DTBs and
+# passes their paths here; SYSTEM names the result (build/hyp/rtmux-$(SYSTEM).img).
+RTOS_APP ?= demo
+$(H)/payload-$(SYSTEM).o: hyp/arch/arm64/payload.S $(B)/$(RTOS_APP).img $(RTOS_DTB) $(LINUX_KERNEL) \
+                          $(LINUX_INITRD) $(LINUX_DTB)
+	@test -n "$(SYSTEM)" -a -n "$(RTOS_DTB)" -a -n "$(LINUX_KERNEL)" -a -n "$(LINUX_INITRD)" -a -n "$(LINUX_DTB)" || \
+	    { echo "a system image needs SYSTEM, RTOS_DTB and LINUX_*: build it with ./rtmux run"; exit 1; }
 	@mkdir -p $(dir $@)
 	@echo "  AS      $@"
-	$(Q)$(CC) -DPAYLOAD_RTOS='"$(B)/demo.img"' -DPAYLOAD_LINUX_KERNEL='"$(LINUX_KERNEL)"' \
-	    -DPAYLOAD_LINUX_INITRD='"$(LINUX_INITRD)"' -DPAYLOAD_LINUX_DTB='"$(LINUX_DTB)"' -c -o $@ $<
+	$(Q)$(CC) -DPAYLOAD_RTOS='"$(B)/$(RTOS_APP).img"' -DPAYLOAD_RTOS_DTB='"$(RTOS_DTB)"' \
+	    -DPAYLOAD_LINUX_KERNEL='"$(LINUX_KERNEL)"' -DPAYLOAD_LINUX_INITRD='"$(LINUX_INITRD)"' \
+	    -DPAYLOAD_LINUX_DTB='"$(LINUX_DTB)"' -c -o $@ $<
 
 $(H)/rtmux-%.elf: $(HOBJ) $(H)/payload-%.o hyp/arch/arm64/hyp.ld
 	@echo "  LD      $@"

@@ -1,6 +1,6 @@
 /*
- * Images bundled into the hypervisor image, by path (set by the Makefile): PAYLOAD_RTOS always, and
- * PAYLOAD_LINUX_KERNEL/INITRD/DTB when the system has a Linux partition.
+ * Images bundled into the hypervisor image, by path (set by the Makefile): PAYLOAD_RTOS always, its DTB
+ * (boot arguments) optionally, and PAYLOAD_LINUX_KERNEL/INITRD/DTB when the system has a Linux partition.
  */
     .section .rodata.payload, "a"
     .balign 4096
@@ -8,6 +8,14 @@
 payload_rtos:
     .incbin PAYLOAD_RTOS
 payload_rtos_end:
+
+#ifdef PAYLOAD_RTOS_DTB
+    .balign 4096
+    .globl payload_rtos_dtb, payload_rtos_dtb_end
+payload_rtos_dtb:
+    .incbin PAYLOAD_RTOS_DTB
+payload_rtos_dtb_end:
+#endif
 
 #ifdef PAYLOAD_LINUX_KERNEL
     .balign 4096

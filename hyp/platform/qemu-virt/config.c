@@ -8,7 +8,8 @@
 #include <stddef.h>
 
 extern const uint8_t payload_rtos[], payload_rtos_end[];
-/* Weak: absent (address 0) in images without a Linux partition. */
+/* Weak: absent (address 0) in images without them. */
+extern const uint8_t payload_rtos_dtb[] __attribute__((weak)), payload_rtos_dtb_end[] __attribute__((weak));
 extern const uint8_t payload_linux_kernel[] __attribute__((weak)),
     payload_linux_kernel_end[] __attribute__((weak));
 extern const uint8_t payload_linux_initrd[] __attribute__((weak)),
@@ -53,6 +54,12 @@ unsigned config_load(struct partition *parts, unsigned max)
     p->kernel = payload_rtos;
     p->kernel_size = (uint64_t)(payload_rtos_end - payload_rtos);
     p->kernel_ipa = RTOS_IPA + image_text_offset(p->kernel);
+    if (payload_rtos_dtb != NULL) {
+        /* Below the image (text_offset 512 KiB), where the rtos keeps nothing. */
+        p->dtb = payload_rtos_dtb;
+        p->dtb_size = (uint64_t)(payload_rtos_dtb_end - payload_rtos_dtb);
+        p->dtb_ipa = RTOS_IPA;
+    }
     if (payload_linux_kernel == NULL || max < 2) {
         return 1;
     }
