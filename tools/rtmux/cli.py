@@ -8,7 +8,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from rtmux import __version__, bench, latmus, paths, qemu, rtos
+from rtmux import __version__, bench, latmus, linux, paths, qemu, rtos
 from rtmux.errors import EXIT_OK, EXIT_SETUP, RtmuxError
 
 EPILOG = """\
@@ -154,6 +154,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="Markdown file to update (default BENCHMARKS.md)",
     )
     p.set_defaults(func=cmd_bench)
+    _add_linux(top)
     return parser
 
 
@@ -211,6 +212,72 @@ def cmd_ctxsw(args: argparse.Namespace) -> int:
 
 def cmd_bench(args: argparse.Namespace) -> int:
     bench.run_bench(quick=args.quick, build=not args.no_build, output=args.output)
+    return EXIT_OK
+
+
+def _add_linux(top: argparse._SubParsersAction) -> None:
+    p_linux = top.add_parser(
+        "linux",
+        help="Debian's arm64 kernel (standard or PREEMPT_RT) bare on QEMU with the rtmux initramfs",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    sub = p_linux.add_subparsers(dest="linux_command", required=True, metavar="SUBCOMMAND")
+    refresh = {"action": "store_true", "help": "ask apt for the current package versions again"}
+    kernel = {"choices": ("std", "rt"), "default": "std", "help": "std or PREEMPT_RT (rt); default std"}
+
+    p = sub.add_parser("run", help="boot; with --linux-cmd run CMD in the guest and exit with its status")
+    p.add_argument("--kernel", **kernel)
+    p.add_argument(
+        "--smp", type=_positive_int, default=linux.DEFAULT_SMP, metavar="N", help="vCPUs (default 1)"
+    )
+    p.add_argument("--memory", default=linux.DEFAULT_MEMORY, metavar="SIZE", help="guest RAM (default 1G)")
+    p.add_argument("--icount", action="store_true", help=f"deterministic time: -icount {qemu.ICOUNT}")
+    p.add_argument(
+        "--timeout",
+        type=_positive_float,
+        metavar="S",
+        help=f"wall-clock limit (default {linux.CMD_TIMEOUT_S:g} s with --linux-cmd, "
+        f"{linux.INTERACTIVE_TIMEOUT_S:g} s without)",
+    )
+    p.add_argument("--linux-cmd", metavar="CMD", help="shell command to run once the guest is ready")
+    p.add_argument("--append", default="", metavar="ARGS", help="extra kernel command line arguments")
+    p.add_argument("--refresh", **refresh)
+    p.set_defaults(func=cmd_linux_run)
+
+    p = sub.add_parser("initramfs", help="build build/linux/initramfs-<kernel>.cpio.gz (if inputs changed)")
+    p.add_argument("--kernel", **kernel)
+    p.add_argument("--list", action="store_true", help="list the archive's contents")
+    p.add_argument("--refresh", **refresh)
+    p.set_defaults(func=cmd_linux_initramfs)
+
+    p = sub.add_parser("fetch", help="download and unpack the Debian packages into cache/debian/")
+    p.add_argument("--refresh", **refresh)
+    p.set_defaults(func=cmd_linux_fetch)
+
+
+def cmd_linux_run(args: argparse.Namespace) -> int:
+    return linux.run(
+        args.kernel,
+        smp=args.smp,
+        memory=args.memory,
+        icount=args.icount,
+        append=args.append,
+        linux_cmd=args.linux_cmd,
+        timeout_s=args.timeout,
+        refresh=args.refresh,
+    )
+
+
+def cmd_linux_initramfs(args: argparse.Namespace) -> int:
+    for line in linux.initramfs_report(args.kernel, refresh=args.refresh, listing=args.list):
+        print(line)
+    return EXIT_OK
+
+
+def cmd_linux_fetch(args: argparse.Namespace) -> int:
+    for line in linux.fetch(args.refresh):
+        print(line)
     return EXIT_OK
 
 

@@ -7,6 +7,10 @@ BUILD_DIR = REPO_ROOT / "build"
 RTOS_BUILD_DIR = BUILD_DIR / "rtos"
 BENCH_DIR = BUILD_DIR / "bench"
 BENCHMARKS_MD = REPO_ROOT / "BENCHMARKS.md"
+LINUX_BUILD_DIR = BUILD_DIR / "linux"
+# Downloaded Debian arm64 packages and their unpacked trees (never committed, reused across builds).
+DEBIAN_CACHE = REPO_ROOT / "cache" / "debian"
+GUEST_DIR = REPO_ROOT / "guest"
 
 # Applications linked with the rtos; `make rtos` builds build/rtos/<app>.img for each.
 RTOS_APPS = ("demo", "selftest", "latency", "ctxsw")

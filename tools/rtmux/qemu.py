@@ -3,6 +3,7 @@
 Every guest run goes through `run_console`: it starts QEMU, captures its console (QEMU's stdout and
 stderr together), optionally echoes it live, kills QEMU when the timeout expires and always makes sure the
 process it started is gone before returning. The captured console is kept whole so a failure can print it.
+A `respond` callback may type into the console (QEMU's standard input) and end the run early.
 """
 
 from __future__ import annotations
@@ -99,6 +100,7 @@ class RunResult:
     console: str
     elapsed_s: float
     timeout_s: float
+    stopped: bool = False  # ended by a Reply's stop_after_s (QEMU was killed, not timed out)
 
     @property
     def exited(self) -> bool:
@@ -116,6 +118,17 @@ class RunResult:
 LineCallback = Callable[[str], None]
 
 
+@dataclass(frozen=True)
+class Reply:
+    """What a `respond` callback asks of run_console after seeing new console text."""
+
+    send: bytes = b""  # written to QEMU's standard input (the guest's console input)
+    stop_after_s: float | None = None  # end the run this many seconds from now unless QEMU exits first
+
+
+Responder = Callable[[str], Reply | None]
+
+
 class _Console:
     """Collects decoded console text, echoes it and hands out complete lines."""
 
@@ -126,7 +139,8 @@ class _Console:
         self._echo = echo
         self._on_line = on_line
 
-    def feed(self, data: bytes, final: bool = False) -> None:
+    def feed(self, data: bytes, final: bool = False) -> str:
+        """Add raw console bytes; returns the new text (decoded, carriage returns removed)."""
         # The PL011 driver may end lines with CR LF; keep LF only.
         text = self._decoder.decode(data, final).replace("\r", "")
         if text:
@@ -142,6 +156,7 @@ class _Console:
         if final and self._pending and self._on_line is not None:
             line, self._pending = self._pending, ""
             self._on_line(line)
+        return text
 
     @property
     def text(self) -> str:
@@ -155,6 +170,7 @@ def run_console(
     echo: TextIO | None = None,
     on_line: LineCallback | None = None,
     interactive: bool = False,
+    respond: Responder | None = None,
 ) -> RunResult:
     """Run `command` (normally QEMU) for at most `timeout_s` seconds of wall-clock time.
 
@@ -162,23 +178,32 @@ def run_console(
     on_line: called with each complete console line (without the newline), e.g. to echo a filtered view.
     interactive: when standard input is a terminal, hand it to QEMU (Ctrl-A x quits) and restore the
     terminal's settings afterwards; otherwise QEMU's standard input is /dev/null.
+    respond: called with each piece of new console text (carriage returns removed); its Reply's bytes
+    are written to QEMU's standard input (a pipe then, and `interactive` is ignored), and its
+    stop_after_s ends the run early, which is not a timeout (RunResult.stopped).
     """
     if timeout_s <= 0:
         raise ValueError("every guest run needs a positive timeout")
     console = _Console(echo, on_line)
     tty_fd: int | None = None
     saved_tty: list | None = None
-    if interactive and sys.stdin is not None and sys.stdin.isatty():
+    if respond is None and interactive and sys.stdin is not None and sys.stdin.isatty():
         import termios
 
         tty_fd = sys.stdin.fileno()
         saved_tty = termios.tcgetattr(tty_fd)
     start = time.monotonic()
     deadline = start + timeout_s
+    stop_at: float | None = None
+    stopped = False
+    if respond is not None:
+        stdin = subprocess.PIPE
+    else:
+        stdin = None if tty_fd is not None else subprocess.DEVNULL
     try:
         proc = subprocess.Popen(
             list(command),
-            stdin=None if tty_fd is not None else subprocess.DEVNULL,
+            stdin=stdin,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
         )
@@ -191,21 +216,37 @@ def run_console(
         with selectors.DefaultSelector() as sel:
             sel.register(fd, selectors.EVENT_READ)
             while True:
-                remaining = deadline - time.monotonic()
+                now = time.monotonic()
+                if stop_at is not None and now >= stop_at:
+                    stopped = True
+                    break
+                remaining = deadline - now
                 if remaining <= 0:
                     timed_out = True
                     break
-                if not sel.select(min(remaining, 1.0)):
+                wait = min(remaining, 1.0) if stop_at is None else min(remaining, stop_at - now, 1.0)
+                if not sel.select(max(wait, 0.0)):
                     continue
                 data = os.read(fd, 65536)
                 if not data:
                     break  # QEMU closed its output: it is exiting
-                console.feed(data)
-        if not timed_out:
+                text = console.feed(data)
+                if respond is not None and text:
+                    reply = respond(text)
+                    if reply is not None:
+                        if reply.send:
+                            _send(proc, reply.send)
+                        if reply.stop_after_s is not None and stop_at is None:
+                            stop_at = time.monotonic() + max(reply.stop_after_s, 0.0)
+        if not timed_out and not stopped:
+            end = deadline if stop_at is None else min(deadline, stop_at)
             try:
-                proc.wait(timeout=max(deadline - time.monotonic(), 0.5))
+                proc.wait(timeout=max(end - time.monotonic(), 0.5))
             except subprocess.TimeoutExpired:
-                timed_out = True
+                if stop_at is not None and time.monotonic() >= stop_at - 0.01:
+                    stopped = True
+                else:
+                    timed_out = True
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -214,6 +255,8 @@ def run_console(
         _drain(fd, console)
         console.feed(b"", final=True)
         proc.stdout.close()
+        if proc.stdin is not None:
+            proc.stdin.close()
         if tty_fd is not None and saved_tty is not None:
             import termios
 
@@ -225,7 +268,19 @@ def run_console(
         console=console.text,
         elapsed_s=time.monotonic() - start,
         timeout_s=timeout_s,
+        stopped=stopped,
     )
+
+
+def _send(proc: subprocess.Popen[bytes], data: bytes) -> None:
+    """Type `data` into QEMU's standard input; a QEMU that has gone away is noticed by the read loop."""
+    if proc.stdin is None:
+        return
+    try:
+        proc.stdin.write(data)
+        proc.stdin.flush()
+    except (BrokenPipeError, ValueError):
+        pass
 
 
 def _drain(fd: int, console: _Console) -> None:

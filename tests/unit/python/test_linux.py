@@ -1,0 +1,198 @@
+"""The bare-Linux runner: QEMU command line, end marker, and driving a (fake) guest shell."""
+
+from __future__ import annotations
+
+import io
+import json
+import stat
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from rtmux import linux, qemu
+from rtmux.errors import EXIT_TIMEOUT, RtmuxError
+from rtmux.rtos import GuestFailure
+
+
+def test_qemu_argv() -> None:
+    cmd = linux.qemu_argv("k/vmlinuz", "b/initramfs.cpio.gz", smp=2, append="loglevel=4")
+    assert cmd == [
+        "qemu-system-aarch64",
+        "-M", "virt,virtualization=on,gic-version=3",
+        "-cpu", "cortex-a72",
+        "-smp", "2",
+        "-m", "1G",
+        "-nographic",
+        "-no-reboot",
+        "-nic", "none",
+        "-netdev", "user,id=n0",
+        "-device", "virtio-net-device,netdev=n0",
+        "-kernel", "k/vmlinuz",
+        "-initrd", "b/initramfs.cpio.gz",
+        "-append", "console=ttyAMA0 panic=-1 loglevel=4",
+    ]  # fmt: skip
+
+
+def test_qemu_argv_icount_memory_and_errors() -> None:
+    cmd = linux.qemu_argv("k", "i", icount=True, memory="512M", network=False)
+    assert cmd[-2:] == ["-icount", "shift=0,align=off,sleep=off"]
+    assert cmd[cmd.index("-m") + 1] == "512M" and "-netdev" not in cmd
+    with pytest.raises(RtmuxError, match="memory size"):
+        linux.qemu_argv("k", "i", memory="1 GB")
+    with pytest.raises(RtmuxError, match="CPU"):
+        linux.qemu_argv("k", "i", smp=0)
+
+
+def test_marker_is_not_in_the_echo_of_the_typed_line() -> None:
+    typed = linux.marker_command("false; echo x", "1a2b3c4d")
+    assert typed.startswith("(\nfalse; echo x\n); printf ") and typed.endswith("\n")
+    assert linux.parse_marker(typed, "1a2b3c4d") is None  # the echo never reads as a marker
+
+
+def test_parse_marker_and_output() -> None:
+    console = (
+        "[    2.3] Run /init as init process\n"
+        "rtmux-linux: ready: kernel 6.1.0-9-arm64, 1 CPU(s), eth0 10.0.2.15/24\n"
+        "rtmux-linux:~# (\n> uname -r\n> ); printf 'RTMUX_%s_%s=%d\\n' EXIT cafe0001 \"$?\"\n"
+        "6.1.0-9-arm64\nsecond line\n"
+        "RTMUX_EXIT_cafe0001=42\n"
+        "rtmux-linux:~# poweroff -f\n"
+    )
+    assert linux.parse_marker(console, "cafe0001") == 42
+    assert linux.parse_marker(console, "cafe0002") is None
+    assert linux.command_output(console, "cafe0001") == "6.1.0-9-arm64\nsecond line\n"
+    assert linux.command_output(console, "cafe0002") is None
+    # A marker split by nothing but interleaved kernel text elsewhere is still found.
+    assert linux.parse_marker("[ 9.1] x\nRTMUX_EXIT_ab=0[ 9.2] y", "ab") == 0
+
+
+def test_ready_and_prompt_patterns_match_the_init_script() -> None:
+    init = (Path(__file__).resolve().parents[3] / "guest" / "initramfs" / "init").read_text()
+    assert 'echo "rtmux-linux: ready: ' in init
+    assert "PS1='\\h:\\w# '" in init and "rtmux-linux" in linux.PROMPT_RE.pattern
+    assert linux.READY_RE.search("rtmux-linux: ready: kernel 6.1.0-9-arm64, 2 CPU(s), no network")
+    assert not linux.PROMPT_RE.search("rtmux-linux: ready: kernel 6.1.0-9-arm64, 2 CPU(s), no network\n")
+    assert linux.PROMPT_RE.search("rtmux-linux:~# ")
+
+
+# A stand-in for QEMU + Linux: prints a boot log and a prompt, then plays a shell that answers the
+# typed marker line with the configured status, and powers off (or not) on `poweroff -f`.
+FAKE_GUEST = """\
+import re, sys, time
+status, exits, ready = {status}, {exits}, {ready}
+out = sys.stdout
+out.write("[    0.0] Booting Linux\\n")
+if ready:
+    out.write("rtmux-linux: ready: kernel 6.1.0-9-arm64, 1 CPU(s), no network\\n\\nrtmux-linux:~# ")
+out.flush()
+if not ready:
+    time.sleep(60)
+for line in sys.stdin:
+    out.write(line)  # the console echo
+    m = re.search(r"EXIT ([0-9a-f]+) ", line)
+    if m:
+        out.write("hello from the guest\\n")
+        out.write("RTMUX_EXIT_%s=%d\\nrtmux-linux:~# " % (m.group(1), status))
+    if line.startswith("poweroff -f"):
+        out.write("[    5.0] reboot: Power down\\n")
+        out.flush()
+        if exits:
+            sys.exit(0)
+        time.sleep(60)
+    out.flush()
+"""
+
+
+def fake_guest(tmp_path: Path, status: int = 0, exits: bool = True, ready: bool = True) -> list[str]:
+    script = tmp_path / "fake-guest"
+    script.write_text(f"#!{sys.executable}\n" + FAKE_GUEST.format(status=status, exits=exits, ready=ready))
+    script.chmod(script.stat().st_mode | stat.S_IXUSR)
+    return [str(script)]
+
+
+def test_run_command_reports_status_and_output(tmp_path: Path) -> None:
+    echo = io.StringIO()
+    run = linux.run_command(fake_guest(tmp_path, status=3), "uname -r", timeout_s=30, echo=echo)
+    assert run.status == 3 and linux.check_command(run, "guest") == 3
+    assert run.output == "hello from the guest\n"
+    assert run.ready_s is not None and run.result.exited and not run.result.stopped
+    assert "uname -r" in echo.getvalue() and "Power down" in run.result.console
+
+
+def test_run_command_stops_a_guest_that_does_not_power_off(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(linux, "POWEROFF_GRACE_S", 0.5)
+    run = linux.run_command(fake_guest(tmp_path, exits=False), "true", timeout_s=30)
+    assert run.status == 0 and run.result.stopped and not run.result.timed_out
+    assert run.result.elapsed_s < 20
+
+
+def test_run_command_timeout_before_ready(tmp_path: Path) -> None:
+    run = linux.run_command(fake_guest(tmp_path, ready=False), "true", timeout_s=1.5)
+    assert run.status is None and run.ready_s is None and run.result.timed_out
+    with pytest.raises(GuestFailure, match="ready line") as info:
+        linux.check_command(run, "guest")
+    assert info.value.exit_status == EXIT_TIMEOUT
+    assert "Booting Linux" in info.value.result.console
+
+
+def test_run_console_respond_sends_input() -> None:
+    code = "import sys; print('ask', flush=True); print('got', sys.stdin.readline().strip(), flush=True)"
+
+    def respond(text: str) -> qemu.Reply | None:
+        return qemu.Reply(send=b"answer\n") if "ask" in text else None
+
+    result = qemu.run_console([sys.executable, "-c", code], 30, respond=respond)
+    assert result.exited and "got answer" in result.console
+
+
+def test_fetch_needs_no_apt_when_cached(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from rtmux import debian, paths
+
+    monkeypatch.setattr(paths, "DEBIAN_CACHE", tmp_path / "cache")
+    roots = tmp_path / "cache" / "roots"
+    for role in ("kernel-std", "libc6"):
+        (roots / role).mkdir(parents=True)
+        (roots / f"{role}.json").write_text(json.dumps({"name": f"{role}-pkg", "version": "1.0"}))
+
+    def no_apt(*args: object, **kwargs: object) -> None:
+        raise AssertionError("apt must not be asked when everything is cached")
+
+    monkeypatch.setattr(debian, "resolve", no_apt)
+    got = debian.ensure(["kernel-std", "libc6"])
+    assert got["libc6"].package == debian.Package("libc6-pkg", "1.0")
+    assert got["kernel-std"].root == roots / "kernel-std"
+
+
+def test_debian_kernel_names() -> None:
+    from rtmux import debian
+
+    dep = "linux-image-6.1.0-56-rt-arm64 (= 6.1.192-2)"
+    assert debian.kernel_image_dependency(dep) == "linux-image-6.1.0-56-rt-arm64"
+    assert debian.unsigned_name("linux-image-6.1.0-56-rt-arm64") == "linux-image-6.1.0-56-rt-arm64-unsigned"
+    assert debian.release_of("linux-image-6.1.0-56-rt-arm64-unsigned") == "6.1.0-56-rt-arm64"
+    fields = debian.parse_control(
+        textwrap.dedent(
+            """\
+            Package: linux-image-arm64
+            Version: 6.1.192-2
+            Depends: linux-image-6.1.0-56-arm64 (= 6.1.192-2)
+            Description: Linux for 64-bit ARMv8 machines (meta-package)
+             continued
+            """
+        )
+    )
+    assert fields["Version"] == "6.1.192-2" and fields["Description"].endswith("\ncontinued")
+
+
+def test_debian_not_root_prints_the_commands(monkeypatch: pytest.MonkeyPatch) -> None:
+    from rtmux import debian
+
+    answers = {"--print-foreign-architectures": "\n", "--print-architecture": "amd64\n"}
+    monkeypatch.setattr(debian, "_run", lambda argv, *a, **k: answers[argv[1]])
+    monkeypatch.setattr(debian, "_is_root", lambda: False)
+    with pytest.raises(debian.SetupError, match=r"dpkg --add-architecture arm64 && apt-get update"):
+        debian.ensure_arch()
