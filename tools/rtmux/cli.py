@@ -155,6 +155,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(func=cmd_bench)
     _add_linux(top)
+    _add_check(top)
     return parser
 
 
@@ -278,6 +279,34 @@ def cmd_linux_initramfs(args: argparse.Namespace) -> int:
 def cmd_linux_fetch(args: argparse.Namespace) -> int:
     for line in linux.fetch(args.refresh):
         print(line)
+    return EXIT_OK
+
+
+def _add_check(top: argparse._SubParsersAction) -> None:
+    from rtmux import config
+
+    p = top.add_parser("check", help="validate a system configuration and print where everything goes")
+    p.add_argument(
+        "config",
+        nargs="?",
+        type=Path,
+        default=config.DEFAULT_CONFIG,
+        metavar="CONFIG",
+        help=f"TOML file (default {paths.display(config.DEFAULT_CONFIG)})",
+    )
+    p.set_defaults(func=cmd_check)
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    from rtmux import config
+
+    try:
+        print(config.describe(config.load(args.config)), flush=True)
+    except config.ConfigError as exc:
+        for message in exc.errors:
+            print(message, file=sys.stderr)
+        print(f"rtmux: {exc.path}: {len(exc.errors)} error(s); nothing was built", file=sys.stderr)
+        return exc.exit_status
     return EXIT_OK
 
 

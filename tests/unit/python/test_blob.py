@@ -1,0 +1,165 @@
+"""The configuration blob (tools/rtmux/blob.py): exact layout and round trip."""
+
+from __future__ import annotations
+
+import struct
+import zlib
+
+import pytest
+
+from rtmux import blob, config
+from rtmux.board import MIB
+
+TWO_TRANSPORTS = """
+[[partition]]
+name = "rtos"
+kind = "rtos"
+cpus = [0]
+memory = "16M"
+image = "build/rtos/demo.img"
+
+[[partition]]
+name = "linux"
+kind = "linux"
+cpus = [1]
+memory = "512M"
+kernel = "debian:std"
+
+[[partition.device]]
+board = "virtio-mmio.0"
+
+[[partition.device]]
+board = "virtio-mmio.1"
+
+[[partition.device]]
+board = "rtc"
+"""
+
+
+@pytest.fixture(scope="module")
+def cfg() -> config.SystemConfig:
+    return config.load(config.DEFAULT_CONFIG)
+
+
+def payloads() -> dict[str, blob.Payload]:
+    return {
+        "rtos": blob.Payload(
+            kernel=blob.ImageSlot(0x10_0000, 0x6B60, 0x4008_0000),
+            entry_ipa=0x4008_0000,
+            dtb=blob.ImageSlot(0x20_0000, 0x800, 0x40E0_0000),
+        ),
+        "linux": blob.Payload(
+            kernel=blob.ImageSlot(0x30_0000, 32 * MIB, 0x4900_0000),
+            entry_ipa=0x4900_0000,
+            dtb=blob.ImageSlot(0x230_0000, 0x1000, 0x68E0_0000),
+            initrd=blob.ImageSlot(0x240_0000, 2 * MIB, 0x68C0_0000),
+        ),
+    }
+
+
+def test_layout_sizes() -> None:
+    assert blob.HEADER.size == 128
+    assert blob.PART_SIZE == 512
+
+
+def test_round_trip(cfg: config.SystemConfig) -> None:
+    b = blob.from_config(cfg, payloads())
+    data = blob.pack(b)
+    assert len(data) == 128 + 2 * 512
+    assert blob.unpack(data) == b
+    assert blob.pack(blob.unpack(data)) == data
+
+
+def test_header_fields_at_documented_offsets(cfg: config.SystemConfig) -> None:
+    data = blob.pack(blob.from_config(cfg, payloads()))
+    assert data[0:4] == b"RMXC"
+    assert struct.unpack_from("<HHIII", data, 4) == (
+        1,
+        0,
+        128,
+        len(data),
+        zlib.crc32(data[:16] + bytes(4) + data[20:]),
+    )
+    flags, count, psize, poff, cpus = struct.unpack_from("<5I", data, 20)
+    assert (flags, count, psize, poff, cpus) == (1, 2, 512, 128, 2)
+    assert struct.unpack_from("<4Q", data, 40) == (0x4000_0000, 1 << 30, 0x4000_0000, 128 * MIB)
+    assert struct.unpack_from("<BBHI", data, 72) == (0x14, 1, 0, 0)  # Ctrl-T, focus on partition 1 (linux)
+    assert data[80:96] == b"qemu-virt".ljust(16, b"\0")
+    assert data[96:128] == bytes(32)
+
+
+def test_partition_fields_at_documented_offsets(cfg: config.SystemConfig) -> None:
+    data = blob.pack(blob.from_config(cfg, payloads()))
+    rtos, linux = 128, 128 + 512
+    assert data[rtos : rtos + 16] == b"rtos".ljust(16, b"\0")
+    assert data[rtos + 16 : rtos + 32] == b"rtos".ljust(16, b"\0")
+    assert struct.unpack_from("<IIQQQQQQ", data, rtos + 32) == (
+        1,  # kind rtos
+        0,
+        0b01,
+        0x4000_0000,  # RAM IPA: where the rtos is linked
+        0x4800_0000,  # RAM PA
+        16 * MIB,
+        0x4008_0000,  # entry
+        0x40E0_0000,  # DTB
+    )
+    assert struct.unpack_from("<IIII", data, rtos + 88) == (0, 1, 0, 0)  # boot CPU 0, 1 device, 0 irqs
+    assert struct.unpack_from("<3Q", data, rtos + 104) == (0x10_0000, 0x6B60, 0x4008_0000)
+    assert struct.unpack_from("<3Q", data, rtos + 128) == (0, 0, 0)  # no initramfs
+    assert struct.unpack_from("<3Q", data, rtos + 152) == (0x20_0000, 0x800, 0x40E0_0000)
+    assert struct.unpack_from("<3Q", data, rtos + 176) == (0x080A_0000, 0x080A_0000, 0x2_0000)  # its GICR
+    assert data[rtos + 200 : rtos + 512] == bytes(312)
+
+    assert struct.unpack_from("<I", data, linux + 32) == (2,)
+    assert struct.unpack_from("<QQQQ", data, linux + 40) == (0b10, 0x4900_0000, 0x4900_0000, 512 * MIB)
+    assert struct.unpack_from("<IIII", data, linux + 88) == (1, 1, 1, 0)
+    assert struct.unpack_from("<3Q", data, linux + 128) == (0x240_0000, 2 * MIB, 0x68C0_0000)
+    assert struct.unpack_from("<3Q", data, linux + 176) == (0x0A00_3000, 0x0A00_3000, 0x1000)  # whole page
+    assert struct.unpack_from("<2I", data, linux + 368) == (79, 0)
+
+
+def test_devices_are_pages_merged() -> None:
+    cfg = config.loads(TWO_TRANSPORTS)
+    records = blob.device_pages(cfg.partition("linux"))
+    # transports 0 and 1 share the page 0x0a00_0000; the RTC has its own
+    assert records == (
+        blob.DeviceRecord(0x0901_0000, 0x0901_0000, 0x1000),
+        blob.DeviceRecord(0x0A00_0000, 0x0A00_0000, 0x1000),
+    )
+    assert cfg.partition("linux").interrupts == (34, 48, 49)
+
+
+def test_without_payloads_images_are_absent(cfg: config.SystemConfig) -> None:
+    b = blob.unpack(blob.pack(blob.from_config(cfg)))
+    assert all(slot == blob.ImageSlot() for p in b.partitions for slot in p.images)
+
+
+def test_payload_outside_ram_is_refused(cfg: config.SystemConfig) -> None:
+    bad = payloads()
+    bad["rtos"] = blob.Payload(
+        blob.ImageSlot(0, 16, 0x4800_0000), 0x4800_0000, blob.ImageSlot(0, 16, 0x40E0_0000)
+    )
+    with pytest.raises(blob.BlobError, match="outside its RAM"):
+        blob.from_config(cfg, bad)
+
+
+@pytest.mark.parametrize(
+    ("offset", "value", "message"),
+    [
+        (0, b"XMXC", "bad magic"),
+        (4, struct.pack("<H", 2), "revision 2.0"),
+        (200, b"\x01", "CRC mismatch"),
+        (12, struct.pack("<I", 10_000), "inconsistent sizes"),
+    ],
+)
+def test_unpack_refuses(cfg: config.SystemConfig, offset: int, value: bytes, message: str) -> None:
+    data = bytearray(blob.pack(blob.from_config(cfg)))
+    data[offset : offset + len(value)] = value
+    with pytest.raises(blob.BlobError, match=message):
+        blob.unpack(bytes(data))
+
+
+def test_newer_minor_revision_is_read(cfg: config.SystemConfig) -> None:
+    b = blob.from_config(cfg)
+    newer = blob.Blob(**{**b.__dict__, "version_minor": 3})
+    assert blob.unpack(blob.pack(newer)).version_minor == 3

@@ -1,0 +1,316 @@
+"""System configurations: parsing, every class of error, placement (tools/rtmux/config.py)."""
+
+from __future__ import annotations
+
+import struct
+from pathlib import Path
+
+import pytest
+
+from rtmux import config, paths
+from rtmux.board import MIB
+
+CONFIGS = Path(__file__).parent / "configs"
+BAD_CONFIGS = sorted(CONFIGS.glob("bad-*.toml"))
+
+
+def fake_image(path: Path, text_offset: int = 0x80000, image_size: int = 0x20000, size: int = 4096) -> Path:
+    """A file with an arm64 Image header (what `make rtos` and Debian's vmlinuz carry)."""
+    header = struct.pack("<IIQQQQQQ4sI", 0, 0, text_offset, image_size, 2, 0, 0, 0, b"ARM\x64", 0)
+    path.write_bytes(header + bytes(size - len(header)))
+    return path
+
+
+@pytest.fixture
+def images(tmp_path: Path) -> dict[str, Path]:
+    return {
+        "rtos": fake_image(tmp_path / "rtos.img"),
+        "kernel": fake_image(tmp_path / "Image", text_offset=0, image_size=40 * MIB),
+        "initramfs": _write(tmp_path / "initramfs.cpio.gz", 3 * MIB),
+    }
+
+
+def _write(path: Path, size: int) -> Path:
+    path.write_bytes(bytes(size))
+    return path
+
+
+def system(images: dict[str, Path], rtos_extra: str = "", linux_extra: str = "", top: str = "") -> str:
+    """A valid two-partition configuration with the fake images, plus extra lines."""
+    return f"""{top}
+[[partition]]
+name = "rtos"
+kind = "rtos"
+cpus = [0]
+memory = "16M"
+image = "{images["rtos"]}"
+{rtos_extra}
+
+[[partition]]
+name = "linux"
+kind = "linux"
+cpus = [1]
+memory = "512M"
+kernel = "{images["kernel"]}"
+initramfs = "{images["initramfs"]}"
+{linux_extra}
+"""
+
+
+def errors_of(text: str) -> list[str]:
+    with pytest.raises(config.ConfigError) as info:
+        config.loads(text, "x.toml")
+    return info.value.errors
+
+
+# ---------------------------------------------------------------------------------------- valid files
+def test_default_config_places_everything() -> None:
+    cfg = config.load(config.DEFAULT_CONFIG)
+    rtos, linux = cfg.partition("rtos"), cfg.partition("linux")
+    assert cfg.hypervisor.base == 0x4000_0000 and cfg.hypervisor.end == 0x4800_0000
+    assert (rtos.kind, rtos.cpus, rtos.tag) == ("rtos", (0,), "rtos")
+    assert (rtos.ram.ipa, rtos.ram.pa, rtos.ram.size) == (0x4000_0000, 0x4800_0000, 16 * MIB)
+    assert (linux.kind, linux.cpus, linux.tag) == ("linux", (1,), "linux")
+    assert (linux.ram.ipa, linux.ram.pa, linux.ram.size) == (0x4900_0000, 0x4900_0000, 512 * MIB)
+    assert linux.interrupts == (79,)  # virtio-mmio transport 31: SPI 47
+    net = next(d for d in linux.devices if d.name == "net")
+    assert net.board_device == "virtio-mmio.31" and net.mmio[0].base == 0x0A00_3E00
+    assert "bus=virtio-mmio-bus.31" in " ".join(cfg.qemu_args())
+    assert cfg.console.tags and cfg.console.focus == "linux" and cfg.console.escape_byte == 0x14
+    assert "console=ttyAMA0" in linux.bootargs and rtos.bootargs == "latmon=1 period_us=1000"
+
+
+def test_rtos_gets_its_redistributor_frames(images: dict[str, Path]) -> None:
+    cfg = config.loads(system(images))
+    gicr = [d for d in cfg.partition("rtos").devices if d.implicit]
+    assert [(d.name, d.mmio[0].base, d.mmio[0].size) for d in gicr] == [("gicr.cpu0", 0x080A_0000, 0x2_0000)]
+    assert not any(d.implicit for d in cfg.partition("linux").devices)
+
+
+def test_placement_fills_around_a_fixed_partition(images: dict[str, Path]) -> None:
+    text = system(images).replace('memory = "16M"', 'memory = { size = "16M", base = "0x7000_0000" }')
+    cfg = config.loads(text)
+    assert cfg.partition("rtos").ram.pa == 0x7000_0000
+    assert cfg.partition("linux").ram.pa == 0x4800_0000  # first free 2 MiB-aligned address
+
+
+def test_partition_that_does_not_fit_is_refused(images: dict[str, Path]) -> None:
+    text = system(images).replace('memory = "512M"', 'memory = "1000M"')
+    assert errors_of(text) == [
+        "x.toml: partition 'linux': memory 1000 MiB is more than the board's RAM above the hypervisor "
+        "(896 MiB)"
+    ]
+
+
+def test_payload_layout(images: dict[str, Path]) -> None:
+    cfg = config.loads(system(images))
+    linux = cfg.partition("linux")
+    layout = config.layout_for(linux)
+    assert layout is not None
+    top = linux.ram.pa + linux.ram.size
+    assert layout.entry_ipa == linux.ram.ipa  # text_offset 0
+    assert layout.kernel_end == linux.ram.ipa + 40 * MIB
+    assert layout.dtb_ipa == top - 2 * MIB
+    assert layout.initrd_ipa == top - 2 * MIB - 3 * MIB and layout.initrd_size == 3 * MIB
+    rtos = config.layout_for(cfg.partition("rtos"))
+    assert rtos is not None and rtos.entry_ipa == 0x4008_0000 and rtos.dtb_ipa == 0x40E0_0000
+
+
+def test_payload_too_big_for_memory(images: dict[str, Path]) -> None:
+    text = system(images).replace('memory = "512M"', 'memory = "44M"')
+    assert errors_of(text) == [
+        "x.toml: partition 'linux': memory.size 44 MiB is too small for the linux image of 40 MiB + "
+        "initramfs of 3 MiB + 2 MiB DTB slot (needs at least 46 MiB)"
+    ]
+
+
+def test_missing_build_product_is_only_a_note(images: dict[str, Path]) -> None:
+    text = system(images).replace(str(images["rtos"]), "build/rtos/demo.img")
+    demo = paths.REPO_ROOT / "build/rtos/demo.img"
+    cfg = config.loads(text)
+    image = cfg.partition("rtos").image("image")
+    assert image is not None and image.build == "make rtos"
+    if not demo.exists():
+        assert any("`make rtos` builds it" in n for n in cfg.notes)
+
+
+@pytest.mark.parametrize(
+    ("text", "size"),
+    [("16M", 16 * MIB), ("512K", 512 * 1024), ("1G", 1 << 30), ("2 MiB", 2 * MIB), ("0x100_0000", 16 * MIB)],
+)
+def test_parse_size(text: str, size: int) -> None:
+    assert config.parse_size(text) == size
+
+
+@pytest.mark.parametrize("text", ["16X", "", "-1M", "M", "1.5G"])
+def test_parse_size_refuses(text: str) -> None:
+    with pytest.raises(ValueError):
+        config.parse_size(text)
+
+
+def test_parse_address() -> None:
+    assert config.parse_address("0x4800_0000") == 0x4800_0000
+    assert config.parse_address(0x4800_0000) == 0x4800_0000
+    with pytest.raises(ValueError):
+        config.parse_address("0xZZ")
+    with pytest.raises(TypeError):
+        config.parse_address(True)
+
+
+# ------------------------------------------------------------------------------- errors, one class each
+@pytest.mark.parametrize("path", BAD_CONFIGS, ids=lambda p: p.stem)
+def test_bad_config_files(path: Path) -> None:
+    """Each tests/unit/python/configs/bad-*.toml lists, in `# expect:` lines, exactly the errors it gives."""
+    expected = [
+        line.split("# expect: ", 1)[1] for line in path.read_text().splitlines() if "# expect: " in line
+    ]
+    assert expected, f"{path.name} has no '# expect:' line"
+    with pytest.raises(config.ConfigError) as info:
+        config.load(path)
+    where = paths.display(path)
+    assert info.value.errors == [f"{where}: {e}" for e in expected]
+
+
+def test_unknown_keys_everywhere(images: dict[str, Path]) -> None:
+    text = system(
+        images,
+        rtos_extra='memory_size = "1M"',
+        linux_extra='[[partition.device]]\nboard = "virtio-mmio.31"\ninterupts = [79]',
+        top='[console]\nescpe = "ctrl-t"\n[bord]\ncpus = 2',
+    )
+    assert errors_of(text) == [
+        "x.toml: unknown key 'bord' (did you mean 'board'?)",
+        "x.toml: partition 'rtos': unknown key 'memory_size' (did you mean 'memory'?)",
+        "x.toml: partition 'linux': device 'virtio-mmio.31': unknown key 'interupts' "
+        "(did you mean 'interrupts'?)",
+        "x.toml: [console]: unknown key 'escpe' (did you mean 'escape'?)",
+    ]
+
+
+def test_key_of_the_other_kind(images: dict[str, Path]) -> None:
+    assert errors_of(system(images, rtos_extra='kernel = "x"')) == [
+        "x.toml: partition 'rtos': key 'kernel' does not apply to kind 'rtos' (it boots from: image)"
+    ]
+
+
+def test_wrong_types(images: dict[str, Path]) -> None:
+    text = system(images).replace('memory = "16M"', "memory = true").replace("cpus = [1]", "cpus = [1.0]")
+    assert errors_of(text) == [
+        "x.toml: partition 'rtos': memory must be a size (a string such as \"16M\", or an integer), not true "
+        "(boolean)",
+        "x.toml: partition 'linux': cpus must be an integer or an array of integers, not [...] (array)",
+    ]
+
+
+def test_all_errors_are_reported_at_once(images: dict[str, Path]) -> None:
+    text = system(images, top="[board]\ncpus = 1").replace('memory = "16M"', 'memory = "3M"')
+    errors = errors_of(text)
+    assert errors == [
+        "x.toml: partition 'rtos': memory '3M' (3 MiB) is not a non-zero multiple of 2 MiB",
+        "x.toml: partition 'linux': cpus: CPU 1 is beyond the board (qemu-virt has CPUs 0..0)",
+    ]
+
+
+def test_memory_base_alignment(images: dict[str, Path]) -> None:
+    text = system(images).replace('memory = "16M"', 'memory = { size = "16M", base = "0x4810_0000" }')
+    assert errors_of(text) == ["x.toml: partition 'rtos': memory.base 0x4810_0000 is not 2 MiB aligned"]
+
+
+def test_interrupt_that_is_not_an_spi(images: dict[str, Path]) -> None:
+    text = system(images, linux_extra='[[partition.device]]\nboard = "virtio-mmio.31"\ninterrupts = [27, 79]')
+    assert errors_of(text) == [
+        "x.toml: partition 'linux': device 'virtio-mmio.31': interrupts: INTID 27 (PPI 11) is not an SPI of "
+        "qemu-virt: only INTIDs 32..287 can be assigned (SGIs and PPIs belong to each CPU)"
+    ]
+
+
+def test_interrupt_of_a_device_not_assigned(images: dict[str, Path]) -> None:
+    text = system(images, linux_extra='[[partition.device]]\nboard = "virtio-mmio.31"\ninterrupts = [48]')
+    assert errors_of(text) == [
+        "x.toml: partition 'linux': device 'virtio-mmio.31': interrupts: INTID 48 (SPI 16) belongs to "
+        "virtio-mmio.0, which this device does not cover"
+    ]
+
+
+def test_mmio_of_a_hidden_device(images: dict[str, Path]) -> None:
+    text = system(
+        images, linux_extra='[[partition.device]]\nname = "x"\nmmio = { base = 0x9020000, size = 0x18 }'
+    )
+    assert errors_of(text) == [
+        "x.toml: partition 'linux': device 'x': mmio 0x0902_0000..0x0902_0018 is fw-cfg, which cannot be "
+        "assigned: it is QEMU's firmware interface (DMA to any physical address)"
+    ]
+
+
+def test_unknown_board_device(images: dict[str, Path]) -> None:
+    text = system(images, linux_extra='[[partition.device]]\nboard = "virtio-mmio.32"')
+    assert errors_of(text) == [
+        "x.toml: partition 'linux': device 'virtio-mmio.32': board 'virtio-mmio.32' is not a device of "
+        "qemu-virt (it has transports virtio-mmio.0..virtio-mmio.31)"
+    ]
+
+
+def test_qemu_device_must_be_pinned_to_its_transport(images: dict[str, Path]) -> None:
+    dev = (
+        '[[partition.device]]\nboard = "virtio-mmio.31"\n'
+        'qemu = "-netdev user,id=n -device virtio-net-device,netdev=n"'
+    )
+    assert errors_of(system(images, linux_extra=dev)) == [
+        "x.toml: partition 'linux': device 'virtio-mmio.31': qemu: -device virtio-net-device needs "
+        "bus=virtio-mmio-bus.31; without it QEMU puts the device on the highest free transport, "
+        "whichever that is"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("escape", "message"),
+    [
+        ("ctrl-a", "escape 'ctrl-a' cannot be used: QEMU -nographic uses Ctrl-A as its own escape"),
+        ("alt-x", "escape 'alt-x' is not a control key (write it as ctrl-t or ^T)"),
+    ],
+)
+def test_console_escape(images: dict[str, Path], escape: str, message: str) -> None:
+    assert errors_of(system(images, top=f'[console]\nescape = "{escape}"')) == [
+        f"x.toml: [console]: {message}"
+    ]
+
+
+def test_console_escape_caret_form(images: dict[str, Path]) -> None:
+    cfg = config.loads(system(images, top='[console]\nescape = "^B"\ntags = false\nfocus = "rtos"'))
+    assert (cfg.console.escape, cfg.console.escape_byte, cfg.console.tags, cfg.console.focus) == (
+        "ctrl-b",
+        2,
+        False,
+        "rtos",
+    )
+
+
+def test_missing_required_fields() -> None:
+    assert errors_of('[[partition]]\nkind = "linux"') == [
+        "x.toml: partition #1: name is missing",
+        "x.toml: partition #1: cpus is missing (e.g. cpus = [1])",
+        'x.toml: partition #1: memory is missing (e.g. memory = "16M" or memory = { size = "16M" })',
+        "x.toml: partition #1: kernel is missing (the file to boot, e.g. debian:std)",
+    ]
+
+
+def test_toml_syntax_error() -> None:
+    with pytest.raises(config.ConfigError) as info:
+        config.loads("[board\n", "x.toml")
+    assert info.value.errors[0].startswith("x.toml: TOML syntax error: ")
+
+
+def test_not_an_arm64_image(tmp_path: Path, images: dict[str, Path]) -> None:
+    images["rtos"] = _write(tmp_path / "junk.img", 4096)
+    assert errors_of(system(images)) == [
+        f"x.toml: partition 'rtos': image '{images['rtos']}' is not an arm64 Image (no 'ARM\\x64' magic at "
+        "offset 0x38)"
+    ]
+
+
+def test_describe_lists_the_placement() -> None:
+    text = config.describe(config.load(config.DEFAULT_CONFIG))
+    assert "partition 'rtos': kind rtos, CPU 0, tag 'rtos'" in text
+    assert "RAM       0x4800_0000..0x4900_0000 (16 MiB), seen at IPA 0x4000_0000..0x4100_0000" in text
+    assert "device    net (board virtio-mmio.31): 0x0a00_3e00..0x0a00_4000, INTID 79 (SPI 47)" in text
+    assert "free RAM: 0x6900_0000..0x8000_0000 (368 MiB)" in text

@@ -1,0 +1,167 @@
+"""Partition device trees (tools/rtmux/dtgen.py, fdt.py), checked by decompiling them with dtc.
+
+The board DTB is QEMU virt's own (tests/unit/python/data/, compiled here with dtc), so these tests need
+no QEMU; tests/system/test_config.py checks the same against a fresh `dumpdtb`.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from rtmux import config, dtgen, fdt
+from rtmux.board import MIB
+
+BOARD_DTS = Path(__file__).parent / "data" / "qemu-virt-smp2-1G.dts"
+
+
+def dtc(*args: str, data: bytes) -> bytes:
+    if shutil.which("dtc") is None:
+        pytest.fail("dtc not found: install device-tree-compiler (`make deps`)")
+    proc = subprocess.run(["dtc", "-q", *args, "-"], input=data, capture_output=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr.decode()
+    return proc.stdout
+
+
+def decompile(dtb: bytes) -> str:
+    return dtc("-I", "dtb", "-O", "dts", data=dtb).decode()
+
+
+@pytest.fixture(scope="module")
+def board_dtb() -> bytes:
+    return dtc("-I", "dts", "-O", "dtb", data=BOARD_DTS.read_bytes())
+
+
+@pytest.fixture(scope="module")
+def cfg() -> config.SystemConfig:
+    return config.load(config.DEFAULT_CONFIG)
+
+
+def node_block(dts: str, name: str) -> str:
+    """The text of one top-level node `name { ... };` of a decompiled tree."""
+    m = re.search(rf"^\t{re.escape(name)} {{\n(.*?)^\t}};", dts, re.MULTILINE | re.DOTALL)
+    assert m, f"no node {name} in:\n{dts}"
+    return m.group(1)
+
+
+def top_level_nodes(dts: str) -> list[str]:
+    return re.findall(r"^\t([^\t\s][^\s]*) \{$", dts, re.MULTILINE)
+
+
+def test_fdt_round_trip(board_dtb: bytes) -> None:
+    tree = fdt.parse(board_dtb)
+    again = fdt.serialize(tree)
+    assert fdt.parse(again) == tree
+    assert decompile(again) == decompile(board_dtb)
+
+
+def test_fdt_refuses_garbage() -> None:
+    with pytest.raises(fdt.FdtError, match="bad magic"):
+        fdt.parse(bytes(64))
+
+
+def test_linux_dtb(board_dtb: bytes, cfg: config.SystemConfig) -> None:
+    linux = cfg.partition("linux")
+    dtb = dtgen.generate(board_dtb, cfg.board, linux, initrd=(0x68C0_0000, 0x68DF_F0F4))
+    dts = decompile(dtb)
+    assert top_level_nodes(dts) == [
+        "memory@49000000",
+        "psci",
+        "virtio_mmio@a003e00",
+        "pl011@9000000",
+        "intc@8000000",
+        "cpus",
+        "timer",
+        "apb-pclk",
+        "chosen",
+    ]
+    assert "reg = <0x00 0x49000000 0x00 0x20000000>;" in node_block(dts, "memory@49000000")
+    assert 'method = "hvc";' in node_block(dts, "psci")
+    assert "interrupts = <0x00 0x2f 0x01>;" in node_block(dts, "virtio_mmio@a003e00")
+    gic = node_block(dts, "intc@8000000")
+    assert "its@" not in gic
+    # distributor, then only CPU 1's redistributor frames
+    assert "reg = <0x00 0x8000000 0x00 0x10000 0x00 0x80c0000 0x00 0x20000>;" in gic
+    assert "#redistributor-regions = <0x01>;" in gic
+    cpus = node_block(dts, "cpus")
+    assert "cpu@1 {" in cpus and "cpu@0" not in cpus and "cpu-map" not in cpus
+    chosen = node_block(dts, "chosen")
+    assert 'bootargs = "console=ttyAMA0 earlycon=pl011,mmio32,0x9000000";' in chosen
+    assert 'stdout-path = "/pl011@9000000";' in chosen
+    assert "linux,initrd-start = <0x00 0x68c00000>;" in chosen
+    assert "linux,initrd-end = <0x00 0x68dff0f4>;" in chosen
+    assert "rng-seed" not in dts and "kaslr-seed" not in dts
+    assert fdt.parse(dtb).boot_cpuid_phys == 1
+
+
+def test_rtos_dtb(board_dtb: bytes, cfg: config.SystemConfig) -> None:
+    dts = decompile(dtgen.generate(board_dtb, cfg.board, cfg.partition("rtos")))
+    assert "reg = <0x00 0x40000000 0x00 0x1000000>;" in node_block(dts, "memory@40000000")  # its IPA
+    assert "cpu@0 {" in node_block(dts, "cpus") and "cpu@1" not in dts
+    assert "virtio_mmio" not in dts
+    assert "0x80a0000 0x00 0x20000" in node_block(dts, "intc@8000000")
+    chosen = node_block(dts, "chosen")
+    assert 'bootargs = "latmon=1 period_us=1000";' in chosen and "initrd" not in chosen
+
+
+def test_bootargs_override_and_vbus_hook(board_dtb: bytes, cfg: config.SystemConfig) -> None:
+    def add_vbus(root: fdt.Node) -> None:
+        root.children.append(dtgen.virtio_mmio_node(0x0A00_0000, 0x200, 48))
+
+    dtb = dtgen.generate(board_dtb, cfg.board, cfg.partition("linux"), bootargs="quiet", extra_nodes=add_vbus)
+    dts = decompile(dtb)
+    vbus = node_block(dts, "virtio_mmio@a000000")
+    assert "interrupts = <0x00 0x10 0x01>;" in vbus and "reg = <0x00 0xa000000 0x00 0x200>;" in vbus
+    assert 'bootargs = "quiet";' in node_block(dts, "chosen")
+
+
+def test_assigned_rtc_keeps_its_clock(board_dtb: bytes) -> None:
+    text = config.DEFAULT_CONFIG.read_text() + '\n[[partition.device]]\nboard = "rtc"\n'
+    cfg = config.loads(text)
+    dts = decompile(dtgen.generate(board_dtb, cfg.board, cfg.partition("linux")))
+    assert "pl031@9010000" in top_level_nodes(dts) and "apb-pclk" in top_level_nodes(dts)
+    assert "pl061" not in dts and "gpio-keys" not in dts
+
+
+def test_separate_cpus_give_separate_redistributor_regions(board_dtb: bytes) -> None:
+    text = (
+        config.DEFAULT_CONFIG.read_text()
+        .replace("cpus = 2", "cpus = 4")
+        .replace("cpus = [1]", "cpus = [1, 3]")
+    )
+    cfg = config.loads(text)
+    gic = fdt.parse(dtgen.generate(board_dtb, cfg.board, cfg.partition("linux"))).root.find("/intc@8000000")
+    regs = gic.get_cells("reg")
+    pairs = [
+        ((regs[i] << 32) | regs[i + 1], (regs[i + 2] << 32) | regs[i + 3]) for i in range(0, len(regs), 4)
+    ]
+    assert pairs == [(0x0800_0000, 0x1_0000), (0x080C_0000, 0x2_0000), (0x0810_0000, 0x2_0000)]
+    assert gic.get_cells("#redistributor-regions") == [2]
+
+
+def test_cpu_runs() -> None:
+    assert dtgen._cpu_runs([3, 0, 1, 5, 6]) == [(0, 2), (3, 1), (5, 2)]
+
+
+def test_initrd_outside_ram_is_refused(board_dtb: bytes, cfg: config.SystemConfig) -> None:
+    with pytest.raises(ValueError, match="outside"):
+        dtgen.generate(board_dtb, cfg.board, cfg.partition("linux"), initrd=(0x4000_0000, 0x4000_0000 + MIB))
+
+
+def test_board_dtb_command(cfg: config.SystemConfig) -> None:
+    cmd = dtgen.board_dtb_command(cfg.board, Path("out/x.dtb"), "qemu")
+    assert cmd[:9] == [
+        "qemu",
+        "-M",
+        "virt,virtualization=on,gic-version=3,dumpdtb=out/x.dtb",
+        "-cpu",
+        "cortex-a72",
+        "-smp",
+        "2",
+        "-m",
+        "1G",
+    ]

@@ -1,0 +1,305 @@
+"""The boards rtmux knows, each described by one struct: memory map, interrupts, devices.
+
+QEMU `virt` (7.2, `-M virt,virtualization=on,gic-version=3`), checked against `-machine dumpdtb` and the
+monitor's `info qtree` (see docs/configuration.md). Interrupt numbers are GIC INTIDs throughout: SGIs
+0-15, PPIs 16-31 (PPI n = INTID 16 + n), SPIs from 32 (SPI n = INTID 32 + n); device trees write SPIs
+as `<0 n flags>` and PPIs as `<1 n flags>`.
+
+A device is *assignable* when the hypervisor can hand it to one partition whole (stage-2 mapping of its
+MMIO, its SPIs routed to that partition). Everything else is either owned by the hypervisor (GIC, PL011:
+each partition gets a virtual one) or hidden from every partition.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from rtmux import qemu
+
+KIB = 1 << 10
+MIB = 1 << 20
+GIB = 1 << 30
+PAGE_SIZE = 4 * KIB  # stage-2 granule: devices are mapped by whole pages
+
+SPI_BASE = 32  # INTID of SPI 0
+PPI_BASE = 16  # INTID of PPI 0
+
+
+def spi(n: int) -> int:
+    """INTID of SPI n."""
+    return SPI_BASE + n
+
+
+def ppi(n: int) -> int:
+    """INTID of PPI n."""
+    return PPI_BASE + n
+
+
+def hexa(value: int) -> str:
+    """An address as the docs and messages write it: 0x4000_0000 (groups of four digits)."""
+    if value < 0:
+        return "-" + hexa(-value)
+    return f"0x{value:09_x}"  # at least 8 digits: 0x0900_0000
+
+
+def size_text(size: int) -> str:
+    """A size in the largest binary unit that divides it: 16 MiB, 512 KiB, 4097 bytes."""
+    for unit, name in ((GIB, "GiB"), (MIB, "MiB"), (KIB, "KiB")):
+        if size and size % unit == 0:
+            return f"{size // unit} {name}"
+    return f"{size} bytes"
+
+
+def intid_text(intid: int) -> str:
+    """INTID 79 (SPI 47)."""
+    if intid >= SPI_BASE:
+        return f"INTID {intid} (SPI {intid - SPI_BASE})"
+    if intid >= PPI_BASE:
+        return f"INTID {intid} (PPI {intid - PPI_BASE})"
+    return f"INTID {intid} (SGI {intid})"
+
+
+@dataclass(frozen=True, order=True)
+class Region:
+    """A physical address range [base, base + size)."""
+
+    base: int
+    size: int
+
+    @property
+    def end(self) -> int:
+        return self.base + self.size
+
+    def contains(self, other: Region) -> bool:
+        return self.base <= other.base and other.end <= self.end
+
+    def overlaps(self, other: Region) -> bool:
+        return self.base < other.end and other.base < self.end
+
+    def __str__(self) -> str:
+        return f"{hexa(self.base)}..{hexa(self.end)}"
+
+
+@dataclass(frozen=True)
+class Device:
+    """One device of the board."""
+
+    name: str  # how configurations refer to it: "virtio-mmio.31", "rtc", ...
+    compatible: str  # first `compatible` string of its device-tree node
+    regions: tuple[Region, ...]
+    interrupts: tuple[int, ...] = ()  # INTIDs
+    edge: bool = False  # its interrupts are edge-triggered (else level)
+    assignable: bool = False
+    why_not: str = ""  # for a device that is not assignable: the reason, shown in errors
+
+    @property
+    def node_name(self) -> str:
+        """The device-tree node name of its first region, e.g. virtio_mmio@a003e00."""
+        return f"{self.compatible_node}@{self.regions[0].base:x}"
+
+    @property
+    def compatible_node(self) -> str:
+        return _NODE_NAMES.get(self.compatible, self.name)
+
+
+# Node base names in QEMU's generated device tree, by compatible string.
+_NODE_NAMES = {
+    "virtio,mmio": "virtio_mmio",
+    "arm,pl011": "pl011",
+    "arm,pl031": "pl031",
+    "arm,pl061": "pl061",
+    "qemu,fw-cfg-mmio": "fw-cfg",
+    "pci-host-ecam-generic": "pcie",
+    "arm,gic-v3": "intc",
+    "arm,gic-v3-its": "its",
+    "cfi-flash": "flash",
+    "qemu,platform": "platform-bus",
+}
+
+
+@dataclass(frozen=True)
+class TimerPpis:
+    """Generic-timer interrupt INTIDs (PPIs, one per CPU)."""
+
+    secure_phys: int
+    el1_phys: int
+    el1_virt: int
+    el2_phys: int
+
+
+@dataclass(frozen=True)
+class Board:
+    """Everything the tools need to know about one board, for one memory size and CPU count."""
+
+    name: str
+    cpus: int
+    ram: Region
+    gicd: Region
+    gicr: Region  # the redistributor region: `gicr_stride` bytes per CPU, CPU n at gicr.base + n * stride
+    gicr_stride: int
+    spi_count: int  # SPIs the distributor implements (INTIDs 32 .. 32 + spi_count - 1)
+    timer: TimerPpis
+    gic_maintenance: int  # INTID of the GIC maintenance interrupt (PPI)
+    pmu: int  # INTID of the PMU overflow interrupt (PPI)
+    uart: Device  # the console UART, owned by the hypervisor, virtual in every partition
+    devices: tuple[Device, ...]  # every device except the GIC and the UART
+    # QEMU: the options that make this board (the same ones go to `-machine dumpdtb`)
+    qemu_machine: str = ""
+    qemu_cpu: str = ""
+
+    def qemu_args(self) -> list[str]:
+        """QEMU's machine options for this board: -M, -cpu, -smp, -m."""
+        return [
+            "-M",
+            self.qemu_machine,
+            "-cpu",
+            self.qemu_cpu,
+            "-smp",
+            str(self.cpus),
+            "-m",
+            _qemu_size(self.ram.size),
+        ]
+
+    def gicr_frame(self, cpu: int) -> Region:
+        """The redistributor frames (RD_base, SGI_base) of one CPU."""
+        return Region(self.gicr.base + cpu * self.gicr_stride, self.gicr_stride)
+
+    def device(self, name: str) -> Device | None:
+        for dev in (self.uart, *self.devices):
+            if dev.name == name:
+                return dev
+        return None
+
+    def device_at(self, region: Region) -> Device | None:
+        """The device whose MMIO (any of its regions) overlaps `region`, GIC included."""
+        for dev in self.all_devices():
+            if any(r.overlaps(region) for r in dev.regions):
+                return dev
+        return None
+
+    def device_of_interrupt(self, intid: int) -> Device | None:
+        for dev in (self.uart, *self.devices):
+            if intid in dev.interrupts:
+                return dev
+        return None
+
+    def all_devices(self) -> tuple[Device, ...]:
+        """The devices with the GIC (distributor, redistributors, ITS shown as one device each)."""
+        gic = Device("gic", "arm,gic-v3", (self.gicd, self.gicr), why_not="it is owned by the hypervisor")
+        return (gic, self.uart, *self.devices)
+
+    def assignable_names(self) -> list[str]:
+        return [d.name for d in self.devices if d.assignable]
+
+
+VIRTIO_MMIO_BASE = 0x0A00_0000
+VIRTIO_MMIO_SIZE = 0x200
+VIRTIO_MMIO_COUNT = 32
+VIRTIO_MMIO_FIRST_SPI = 16
+
+
+def virtio_mmio_name(index: int) -> str:
+    return f"virtio-mmio.{index}"
+
+
+def qemu_virt(cpus: int = 2, memory: int = 1 * GIB) -> Board:
+    """QEMU virt with `-smp cpus -m memory`: RAM starts at 0x4000_0000.
+
+    `-device virtio-*-device` fills the transports from the highest address down (the first such option
+    gets transport 31 at 0x0a00_3e00, SPI 47); `bus=virtio-mmio-bus.N` pins one to transport N.
+    """
+    virtio = tuple(
+        Device(
+            virtio_mmio_name(i),
+            "virtio,mmio",
+            (Region(VIRTIO_MMIO_BASE + i * VIRTIO_MMIO_SIZE, VIRTIO_MMIO_SIZE),),
+            (spi(VIRTIO_MMIO_FIRST_SPI + i),),
+            edge=True,
+            assignable=True,
+        )
+        for i in range(VIRTIO_MMIO_COUNT)
+    )
+    devices = (
+        Device("flash", "cfi-flash", (Region(0, 0x0800_0000),), why_not="it holds the firmware"),
+        Device(
+            "its",
+            "arm,gic-v3-its",
+            (Region(0x0808_0000, 0x2_0000),),
+            why_not="the GIC ITS is not virtualised (no MSIs in partitions)",
+        ),
+        Device("rtc", "arm,pl031", (Region(0x0901_0000, 0x1000),), (spi(2),), assignable=True),
+        Device(
+            "fw-cfg",
+            "qemu,fw-cfg-mmio",
+            (Region(0x0902_0000, 0x18),),
+            why_not="it is QEMU's firmware interface (DMA to any physical address)",
+        ),
+        Device("gpio", "arm,pl061", (Region(0x0903_0000, 0x1000),), (spi(7),), assignable=True),
+        Device(
+            "platform-bus",
+            "qemu,platform",
+            (Region(0x0C00_0000, 0x0200_0000),),
+            why_not="it is QEMU's dynamic sysbus window (empty)",
+        ),
+        *virtio,
+        Device(
+            "pcie",
+            "pci-host-ecam-generic",
+            (
+                Region(0x1000_0000, 0x2EFF_0000),  # 32-bit MMIO window
+                Region(0x3EFF_0000, 0x1_0000),  # PIO window
+                Region(0x40_1000_0000, 0x1000_0000),  # ECAM (high)
+                Region(0x80_0000_0000, 0x80_0000_0000),  # 64-bit MMIO window
+            ),
+            (spi(3), spi(4), spi(5), spi(6)),
+            why_not="the PCIe host needs MSIs through the ITS, which is not virtualised",
+        ),
+    )
+    uart = Device(
+        "pl011",
+        "arm,pl011",
+        (Region(0x0900_0000, 0x1000),),
+        (spi(1),),
+        why_not="it is owned by the hypervisor (every partition sees a virtual PL011 at this address)",
+    )
+    return Board(
+        name="qemu-virt",
+        cpus=cpus,
+        ram=Region(0x4000_0000, memory),
+        gicd=Region(0x0800_0000, 0x1_0000),
+        gicr=Region(0x080A_0000, 0xF6_0000),
+        gicr_stride=0x2_0000,
+        spi_count=256,
+        timer=TimerPpis(secure_phys=ppi(13), el1_phys=ppi(14), el1_virt=ppi(11), el2_phys=ppi(10)),
+        gic_maintenance=ppi(9),
+        pmu=ppi(7),
+        uart=uart,
+        devices=devices,
+        qemu_machine=qemu.MACHINE,
+        qemu_cpu=qemu.CPU,
+    )
+
+
+# Limits of QEMU virt (7.2): -smp up to 123 CPUs with GICv3 (the redistributor region above holds 123
+# frames), RAM in the low region up to 255 GiB.
+QEMU_VIRT_MAX_CPUS = 123
+QEMU_VIRT_MAX_RAM = 255 * GIB
+
+BOARDS = ("qemu-virt",)
+
+
+def _qemu_size(size: int) -> str:
+    for unit, suffix in ((GIB, "G"), (MIB, "M"), (KIB, "K")):
+        if size % unit == 0:
+            return f"{size // unit}{suffix}"
+    return str(size)
+
+
+_VIRTIO_NAME = re.compile(r"virtio-mmio\.(\d+)$")
+
+
+def virtio_index(name: str) -> int | None:
+    """31 for "virtio-mmio.31", None for another name."""
+    m = _VIRTIO_NAME.match(name)
+    return int(m.group(1)) if m else None
