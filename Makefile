@@ -71,13 +71,15 @@ H      := $(BUILD)/hyp
 HFLAGS := -std=c11 -ffreestanding -fno-common -fno-stack-protector -fno-pic -mcpu=cortex-a72 \
           -mstrict-align -mno-outline-atomics -mgeneral-regs-only -O2 -g -fno-tree-loop-distribute-patterns \
           $(WARN) -Ihyp/include -Ihyp/arch/arm64/include -Ihyp/platform/qemu-virt -Ilib/include -I$(H)/gen
-HSRC   := $(wildcard hyp/core/*.c hyp/platform/qemu-virt/*.c lib/*.c) \
+HSRC   := $(wildcard hyp/core/*.c lib/*.c) \
           $(filter-out hyp/arch/arm64/asm-offsets.c,$(wildcard hyp/arch/arm64/*.c))
-HASRC  := $(filter-out hyp/arch/arm64/payload.S,$(wildcard hyp/arch/arm64/*.S))
+HASRC  := $(wildcard hyp/arch/arm64/*.S)
 HOBJ   := $(patsubst %.c,$(H)/%.o,$(HSRC)) $(patsubst %.S,$(H)/%.o,$(HASRC))
 HOFFSETS := $(H)/gen/asm-offsets.h
 
-hyp: $(H)/rtmux-selftest.img $(H)/rtmux-demo.img
+# build/hyp/rtmux.img is the hypervisor alone; ./rtmux appends the configuration blob and the partitions'
+# images to make a bootable system image (tools/rtmux/bundle.py).
+hyp: $(H)/rtmux.img
 
 $(HOFFSETS): hyp/arch/arm64/asm-offsets.c $(wildcard hyp/include/hyp/*.h hyp/arch/arm64/include/arch/*.h)
 	@mkdir -p $(dir $@)
@@ -98,31 +100,12 @@ $(H)/%.o: %.S $(HOFFSETS)
 	@echo "  AS      $<"
 	$(Q)$(CC) -g -Ihyp/include -Ihyp/arch/arm64/include -I$(H)/gen -MMD -MP -c -o $@ $<
 
-# The hypervisor with an rtos application as its payload: build/hyp/rtmux-APP.img.
-$(H)/payload-%.o: hyp/arch/arm64/payload.S $(B)/%.img
-	@mkdir -p $(dir $@)
-	@echo "  AS      $@"
-	$(Q)$(CC) -DPAYLOAD_RTOS='"$(B)/$*.img"' -c -o $@ $<
-
-# The whole system: an rtos app + Linux. ./rtmux run produces the kernel, initramfs and both DTBs and
-# passes their paths here; SYSTEM names the result (build/hyp/rtmux-$(SYSTEM).img).
-RTOS_APP ?= demo
-$(H)/payload-$(SYSTEM).o: hyp/arch/arm64/payload.S $(B)/$(RTOS_APP).img $(RTOS_DTB) $(LINUX_KERNEL) \
-                          $(LINUX_INITRD) $(LINUX_DTB)
-	@test -n "$(SYSTEM)" -a -n "$(RTOS_DTB)" -a -n "$(LINUX_KERNEL)" -a -n "$(LINUX_INITRD)" -a -n "$(LINUX_DTB)" || \
-	    { echo "a system image needs SYSTEM, RTOS_DTB and LINUX_*: build it with ./rtmux run"; exit 1; }
-	@mkdir -p $(dir $@)
-	@echo "  AS      $@"
-	$(Q)$(CC) -DPAYLOAD_RTOS='"$(B)/$(RTOS_APP).img"' -DPAYLOAD_RTOS_DTB='"$(RTOS_DTB)"' \
-	    -DPAYLOAD_LINUX_KERNEL='"$(LINUX_KERNEL)"' -DPAYLOAD_LINUX_INITRD='"$(LINUX_INITRD)"' \
-	    -DPAYLOAD_LINUX_DTB='"$(LINUX_DTB)"' -c -o $@ $<
-
-$(H)/rtmux-%.elf: $(HOBJ) $(H)/payload-%.o hyp/arch/arm64/hyp.ld
+$(H)/rtmux.elf: $(HOBJ) hyp/arch/arm64/hyp.ld
 	@echo "  LD      $@"
-	$(Q)$(LD) -nostdlib -T hyp/arch/arm64/hyp.ld -Map $(H)/rtmux-$*.map -o $@ $(HOBJ) $(H)/payload-$*.o \
+	$(Q)$(LD) -nostdlib -T hyp/arch/arm64/hyp.ld -Map $(H)/rtmux.map -o $@ $(HOBJ) \
 	    $$($(CC) -print-libgcc-file-name) --no-warn-rwx-segments
 
-$(H)/rtmux-%.img: $(H)/rtmux-%.elf
+$(H)/rtmux.img: $(H)/rtmux.elf
 	@echo "  IMAGE   $@"
 	$(Q)$(OBJCOPY) -O binary $< $@
 

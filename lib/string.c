@@ -52,3 +52,12 @@ int memcmp(const void *a, const void *b, size_t n)
     }
     return 0;
 }
+
+size_t strlen(const char *s)
+{
+    size_t n = 0;
+    while (s[n] != '\0') {
+        n++;
+    }
+    return n;
+}

@@ -5,8 +5,10 @@
 #include <stdarg.h>
 
 #include "board.h"
+#include "hyp/config.h"
 #include "hyp/hyp.h"
 #include "lib/fmt.h"
+#include "lib/string.h"
 
 #define UARTDR      0x000u
 #define UARTFR      0x018u
@@ -17,7 +19,6 @@
 #define UARTFR_RXFE (1u << 4)
 #define UART_RXIM   (1u << 4)
 #define UART_RTIM   (1u << 6)
-#define CON_ESCAPE  0x14 /* Ctrl-T: QEMU -nographic keeps Ctrl-A for itself */
 
 struct partition *con_focus;
 static bool escape_pending;
@@ -42,15 +43,47 @@ void con_putc(char c)
     *uart(UARTDR) = (uint32_t)(unsigned char)c;
 }
 
-void con_write(const char *s, size_t n)
+/* Partition whose output line is open on the console (printed without its newline yet), or NULL. */
+static const struct partition *open_owner;
+
+static void emit(const char *s, size_t n)
 {
-    spin_lock(&con_lock);
     for (size_t i = 0; i < n; i++) {
         if (s[i] == '\n') {
             con_putc('\r');
         }
         con_putc(s[i]);
     }
+}
+
+void con_write(const char *s, size_t n)
+{
+    spin_lock(&con_lock);
+    if (open_owner != NULL) {
+        emit("\n", 1);
+        open_owner = NULL;
+    }
+    emit(s, n);
+    spin_unlock(&con_lock);
+}
+
+void con_partition_out(const struct partition *p, const char *s, size_t n, bool complete)
+{
+    spin_lock(&con_lock);
+    if (open_owner != NULL && open_owner != p) {
+        emit("\n", 1); /* another partition's unfinished line (a prompt): end it on screen */
+        open_owner = NULL;
+    }
+    if (open_owner != p && config_console_tags) {
+        emit("[", 1);
+        emit(p->tag, strlen(p->tag));
+        emit("] ", 2);
+    }
+    emit(s, n);
+    if (complete) {
+        emit("\n", 1);
+    }
+    open_owner = complete ? NULL : p;
     spin_unlock(&con_lock);
 }
 
@@ -75,13 +108,13 @@ void con_rx_irq(void)
                 hyp_printf("\nrtmux: console input now goes to %s\n", con_focus->name);
                 continue;
             }
-            if (c != CON_ESCAPE) {
-                hyp_printf("\nrtmux: Ctrl-T then 1..%u chooses the partition that gets input; Ctrl-T Ctrl-T "
-                           "sends Ctrl-T\n",
+            if (c != (char)config_console_escape) {
+                hyp_printf("\nrtmux: escape then 1..%u chooses the partition that gets input; escape twice "
+                           "sends the escape character\n",
                            hyp_nparts);
                 continue;
             }
-        } else if (c == CON_ESCAPE) {
+        } else if (c == (char)config_console_escape) {
             escape_pending = true;
             continue;
         }

@@ -56,14 +56,14 @@ void hyp_main(unsigned cpu, uint64_t dtb)
     for (unsigned i = 0; i < hyp_nparts; i++) {
         part_setup(&hyp_part[i]);
     }
-    /* Console input goes to Linux by default and is taken on Linux's CPU, never on the rtos's. */
-    con_focus = &hyp_part[0];
+    /* Console input is taken on a Linux CPU (interrupts trap to EL2 there), never on the rtos's. */
+    con_focus = &hyp_part[config_console_focus];
     for (unsigned i = 0; i < hyp_nparts; i++) {
         if (hyp_part[i].kind == PART_LINUX) {
-            con_focus = &hyp_part[i];
             con_rx_enable((uint64_t)__builtin_ctzll(hyp_part[i].cpu_mask));
-            hyp_printf("rtmux: console input goes to %s; Ctrl-T then 1..%u switches partitions\n",
-                       hyp_part[i].name, hyp_nparts);
+            hyp_printf("rtmux: console input goes to %s; escape (0x%02x) then 1..%u switches partitions\n",
+                       con_focus->name, config_console_escape, hyp_nparts);
+            break;
         }
     }
     cpu_init(cpu);

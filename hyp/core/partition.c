@@ -72,7 +72,7 @@ void part_enter(struct vcpu *v)
         v->guest.x[i] = 0;
     }
     v->guest.x[0] = p->dtb_size != 0 ? p->dtb_ipa : 0;
-    v->guest.elr = p->kernel_ipa;
+    v->guest.elr = p->entry_ipa;
     v->guest.spsr = SPSR_EL1H_MASKED;
     arch_guest_enter(&v->guest);
 }

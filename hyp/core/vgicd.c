@@ -151,7 +151,7 @@ bool vgicd_access(struct vcpu *v, uint64_t off, bool write, uint64_t *val, unsig
 #define GICR_SGI          0x10000u
 #define GICR_WAKER_PS     (1u << 1)
 #define GICR_WAKER_CA     (1u << 2)
-#define HYP_RESERVED_PPIS (1u << 25) /* the vGIC maintenance interrupt: never the guest's */
+#define HYP_RESERVED_PPIS ((1u << 25) | (1u << 26)) /* vGIC maintenance, EL2 timer: never the guest's */
 
 bool vgicr_access(struct vcpu *v, uint64_t ipa, bool write, uint64_t *val, unsigned size)
 {
@@ -202,7 +202,7 @@ bool vgicr_access(struct vcpu *v, uint64_t ipa, bool write, uint64_t *val, unsig
         for (unsigned i = 0; i < size; i++) {
             unsigned intid = (unsigned)(soff - 0x400u) + i;
             volatile uint8_t *b = (volatile uint8_t *)(base + off + i);
-            if (write && !((HYP_RESERVED_PPIS >> intid) & 1u)) {
+            if (write && !((HYP_RESERVED_PPIS >> intid) & 1u)) { /* intid < 32 here */
                 *b = (uint8_t)(*val >> (8u * i));
             } else if (!write) {
                 *val |= (uint64_t)*b << (8u * i);
@@ -210,7 +210,7 @@ bool vgicr_access(struct vcpu *v, uint64_t ipa, bool write, uint64_t *val, unsig
         }
     } else if (soff == 0xc04u) {
         /* ICFGR1 (PPIs); ICFGR0 (SGIs) is read-only. */
-        uint32_t keep = 3u << (2u * (25u - 16u));
+        uint32_t keep = (3u << (2u * (25u - 16u))) | (3u << (2u * (26u - 16u)));
         if (write) {
             *r32 = (*r32 & keep) | ((uint32_t)*val & ~keep);
         } else {

@@ -4,6 +4,7 @@
  * is collected per line and written to the physical UART prefixed with the partition's tag, so lines
  * of different partitions never mix.
  */
+#include "hyp/config.h"
 #include "hyp/hyp.h"
 
 #define UARTDR        0x000u
@@ -47,17 +48,18 @@ void vuart_reset(struct partition *p)
     u->line_len = 0;
 }
 
-static void flush_line(struct partition *p)
+static void flush_line(struct partition *p, bool complete)
 {
     struct vuart *u = &p->uart;
-    char out[sizeof(u->line) + 24];
-    unsigned n = (unsigned)hyp_snprintf(out, sizeof(out), "[%s] ", p->tag);
-    for (unsigned i = 0; i < u->line_len && n + 2 < sizeof(out); i++) {
-        out[n++] = u->line[i];
+    if (u->line_len > 0 || complete) {
+        con_partition_out(p, u->line, u->line_len, complete);
     }
-    out[n++] = '\n';
-    con_write(out, n);
     u->line_len = 0;
+}
+
+void vuart_flush_partial(struct partition *p)
+{
+    flush_line(p, false);
 }
 
 static void put(struct partition *p, char c)
@@ -67,12 +69,15 @@ static void put(struct partition *p, char c)
         return; /* con_write adds CR before LF */
     }
     if (c == '\n') {
-        flush_line(p);
+        flush_line(p, true);
         return;
     }
     u->line[u->line_len++] = c;
     if (u->line_len == sizeof(u->line)) {
-        flush_line(p);
+        flush_line(p, false);
+    } else if (p->kind == PART_LINUX) {
+        /* A prompt has no newline: show whatever is pending after a short silence (vgic.c). */
+        vgic_flush_timer_arm();
     }
 }
 

@@ -156,6 +156,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_bench)
     _add_linux(top)
     _add_check(top)
+    _add_run(top)
     return parser
 
 
@@ -308,6 +309,57 @@ def cmd_check(args: argparse.Namespace) -> int:
         print(f"rtmux: {exc.path}: {len(exc.errors)} error(s); nothing was built", file=sys.stderr)
         return exc.exit_status
     return EXIT_OK
+
+
+def _add_run(top: argparse._SubParsersAction) -> None:
+    from rtmux import system
+
+    p = top.add_parser(
+        "run",
+        help="build and boot the whole system (hypervisor, rtos, Linux) of a configuration",
+        description="Build the system image of CONFIG and boot it under QEMU. Without --linux-cmd the "
+        "console is interactive (Ctrl-T then a partition number switches input, Ctrl-A x quits QEMU); "
+        "with --linux-cmd, wait for Linux's shell, run CMD, power Linux off and exit with CMD's status.",
+    )
+    p.add_argument("--config", type=Path, default=system.DEFAULT_CONFIG, help="TOML system configuration")
+    p.add_argument(
+        "--icount", action="store_true", help="deterministic time (-icount shift=0,align=off,sleep=off)"
+    )
+    p.add_argument("--timeout", type=float, default=None, help="wall-clock limit in seconds")
+    p.add_argument("--linux-cmd", default=None, metavar="CMD", help="shell command to run in Linux")
+    p.add_argument(
+        "--rtos-app", default=None, help="rtos application image to boot instead of the configured one"
+    )
+    p.add_argument(
+        "--bootargs",
+        action="append",
+        default=[],
+        metavar="PART=ARGS",
+        help="replace a partition's boot arguments (repeatable), e.g. rtos='samples=0 load=1'",
+    )
+    p.add_argument("--no-build", action="store_true", help="do not run make first")
+    p.set_defaults(func=cmd_system_run)
+
+
+def cmd_system_run(args: argparse.Namespace) -> int:
+    from rtmux import system
+
+    bootargs = {}
+    for item in args.bootargs:
+        name, sep, value = item.partition("=")
+        if not sep or not name:
+            print(f"rtmux: --bootargs {item!r}: expected PARTITION=ARGS", file=sys.stderr)
+            return EXIT_SETUP
+        bootargs[name] = value
+    return system.run(
+        args.config,
+        icount=args.icount,
+        timeout_s=args.timeout,
+        linux_cmd=args.linux_cmd,
+        rtos_image=paths.rtos_image(args.rtos_app) if args.rtos_app else None,
+        bootargs=bootargs,
+        no_build=args.no_build,
+    )
 
 
 def _on_sigterm(signum: int, frame: object) -> None:

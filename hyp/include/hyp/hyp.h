@@ -47,6 +47,7 @@ struct partition {
     uint64_t initrd_size, initrd_ipa;
     const uint8_t *dtb;
     uint64_t dtb_size, dtb_ipa;
+    uint64_t entry_ipa; /* PC at entry (EL1h, MMU off, x0 = dtb_ipa) */
     /* runtime */
     uint64_t *s2_root;
     uint64_t vttbr;
@@ -87,6 +88,9 @@ bool part_owns_irq(const struct partition *p, unsigned intid);
 void con_init(void);
 void con_putc(char c);
 void con_write(const char *s, size_t n);
+/* A partition's output: tagged at the start of each console line; complete = ends with a newline. An
+ * incomplete line (a shell prompt) stays open until the same partition continues it or another writes. */
+void con_partition_out(const struct partition *p, const char *s, size_t n, bool complete);
 int hyp_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int hyp_snprintf(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void hyp_panic(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
@@ -109,6 +113,10 @@ bool vgic_sysreg_trap(struct vcpu *v, uint64_t esr);
 void vgic_update_uart(struct vcpu *v);
 bool vuart_irq_line(const struct partition *p);
 void vuart_rx(struct partition *p, char c);
+/* Writes out the partition's unfinished output line (see con_partition_out). */
+void vuart_flush_partial(struct partition *p);
+/* Arms the EL2 timer of this (trapping) CPU to flush its partition's unfinished line after a silence. */
+void vgic_flush_timer_arm(void);
 /* core/console.c: input from the physical UART (interrupt on the console CPU). */
 void con_rx_irq(void);
 /* Routes physical UART input to the CPU with that affinity (one that traps interrupts to EL2). */
