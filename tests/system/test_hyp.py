@@ -1,52 +1,39 @@
-"""The hypervisor with the rtos in its partition (build/hyp/rtmux-APP.img: the rtos app is the payload).
+"""The hypervisor with the rtos alone in its partition (tests/system/configs/rtos-only.toml).
 
-These images use the hypervisor's built-in configuration (rtos alone on CPU 0); they check the partition
-mechanics the rtos depends on: stage-2 isolation of its RAM, direct interrupt delivery, the virtual
-PL011 with tags and PSCI SYSTEM_OFF stopping the partition.
+These check the partition mechanics the rtos depends on: stage-2 placement of its RAM, direct interrupt
+delivery, the virtual PL011 with tags, boot arguments through its DTB, and PSCI SYSTEM_OFF stopping the
+partition (and the machine, once no partition is left).
 """
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from rtmux import qemu
+from rtmux import qemu, system
 
 pytestmark = pytest.mark.system
 
 ROOT = Path(__file__).resolve().parents[2]
+CONFIG = ROOT / "tests" / "system" / "configs" / "rtos-only.toml"
 RTS = re.compile(r"RTS\|\s*(-?\d+\.\d{3})\|\s*(-?\d+\.\d{3})\|\s*(-?\d+\.\d{3})\|")
 
 
-@pytest.fixture(scope="module")
-def hyp_images(rtos_images: Path) -> Path:
-    if os.environ.get("RTMUX_NO_BUILD") != "1":
-        proc = subprocess.run(
-            ["make", "-s", "hyp", "build/hyp/rtmux-latency.img"],
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            timeout=600,
-        )
-        assert proc.returncode == 0, f"make hyp failed:\n{proc.stdout}\n{proc.stderr}"
-    return ROOT / "build" / "hyp"
-
-
-def boot(image: Path, smp: int, timeout_s: float = 120) -> qemu.RunResult:
-    cmd = qemu.qemu_command(image, icount=True, smp=smp)
-    return qemu.run_console(cmd, timeout_s)
+def boot(app: str, bootargs: str, timeout_s: float = 120) -> qemu.RunResult:
+    built = system.build(
+        CONFIG, rtos_image=ROOT / "build" / "rtos" / f"{app}.img", bootargs={"rtos": bootargs}, icount=True
+    )
+    return qemu.run_console(built.argv, timeout_s)
 
 
 def describe(r: qemu.RunResult) -> str:
     return f"\n$ {r.command_line()}\nexit: {r.returncode} timed out: {r.timed_out}\n{r.console}"
 
 
-def test_rtos_selftest_in_partition(hyp_images: Path) -> None:
-    r = boot(hyp_images / "rtmux-selftest.img", smp=2)
+def test_rtos_selftest_in_partition(rtos_images: Path) -> None:
+    r = boot("selftest", "")
     assert r.exited and r.returncode == 0, describe(r)
     out = r.console
     # The rtos ran as a guest (entered at EL1, below the hypervisor) and every one of its lines is tagged.
@@ -54,6 +41,7 @@ def test_rtos_selftest_in_partition(hyp_images: Path) -> None:
     summary = re.search(r"^\[rtos\] (\d+) passed, (\d+) failed$", out, re.MULTILINE)
     assert summary and int(summary[1]) > 0 and summary[2] == "0", describe(r)
     assert "rtmux: partition rtos stopped: powered off (PSCI)" in out, describe(r)
+    assert "rtmux: no partition left running; system off" in out, describe(r)
     untagged = [
         line
         for line in r.lines
@@ -62,12 +50,15 @@ def test_rtos_selftest_in_partition(hyp_images: Path) -> None:
     assert not untagged, f"untagged console lines {untagged}{describe(r)}"
 
 
-def test_partition_latency_equals_bare_metal(hyp_images: Path, rtos_images: Path) -> None:
+def test_partition_latency_equals_bare_metal(rtos_images: Path) -> None:
     """Direct delivery: the rtos's timer interrupt never traps to EL2, so its latency is unchanged."""
-    part = boot(hyp_images / "rtmux-latency.img", smp=2)
-    bare = boot(rtos_images / "latency.img", smp=1)
+    part = boot("latency", "samples=3000 load=1")
+    bare = qemu.run_console(
+        qemu.qemu_command(rtos_images / "latency.img", "samples=3000 load=1", icount=True), 300
+    )
     for r in (part, bare):
         assert r.exited and r.returncode == 0, describe(r)
+    assert "[rtos] rtos: bootargs: samples=3000 load=1" in part.console, describe(part)
     m_part, m_bare = RTS.search(part.console), RTS.search(bare.console)
     assert m_part and m_bare, describe(part) + describe(bare)
     part_max, bare_max = float(m_part[3]), float(m_bare[3])
