@@ -97,32 +97,44 @@ void con_rx_enable(uint64_t cpu_affinity)
         1u << (BOARD_UART_INTID % 32u);
 }
 
+static void rx_char(char c)
+{
+    if (escape_pending) {
+        escape_pending = false;
+        if (c >= '1' && c < (char)('1' + hyp_nparts)) {
+            con_focus = &hyp_part[c - '1'];
+            hyp_printf("\nrtmux: console input now goes to %s\n", con_focus->name);
+            return;
+        }
+        if (c != (char)config_console_escape) {
+            hyp_printf("\nrtmux: escape then 1..%u chooses the partition that gets input; escape twice "
+                       "sends the escape character\n",
+                       hyp_nparts);
+            return;
+        }
+    } else if (c == (char)config_console_escape) {
+        escape_pending = true;
+        return;
+    }
+    if (con_focus != NULL && con_focus->state == PART_RUNNING) {
+        vuart_rx(con_focus, c);
+    }
+}
+
 void con_rx_irq(void)
 {
-    while (!(*uart(UARTFR) & UARTFR_RXFE)) {
-        char c = (char)(*uart(UARTDR) & 0xffu);
-        if (escape_pending) {
-            escape_pending = false;
-            if (c >= '1' && c < (char)('1' + hyp_nparts)) {
-                con_focus = &hyp_part[c - '1'];
-                hyp_printf("\nrtmux: console input now goes to %s\n", con_focus->name);
-                continue;
-            }
-            if (c != (char)config_console_escape) {
-                hyp_printf("\nrtmux: escape then 1..%u chooses the partition that gets input; escape twice "
-                           "sends the escape character\n",
-                           hyp_nparts);
-                continue;
-            }
-        } else if (c == (char)config_console_escape) {
-            escape_pending = true;
-            continue;
+    /* Clear the interrupt before draining, then look again: QEMU's PL011 (like a FIFO with trigger
+     * level 1) signals only when the FIFO goes from empty to non-empty, so a character that arrived
+     * between the last read and a late clear would otherwise sit unnoticed. */
+    for (;;) {
+        *uart(UARTICR) = UART_RXIM | UART_RTIM;
+        if (*uart(UARTFR) & UARTFR_RXFE) {
+            return;
         }
-        if (con_focus != NULL && con_focus->state == PART_RUNNING) {
-            vuart_rx(con_focus, c);
+        while (!(*uart(UARTFR) & UARTFR_RXFE)) {
+            rx_char((char)(*uart(UARTDR) & 0xffu));
         }
     }
-    *uart(UARTICR) = UART_RXIM | UART_RTIM;
 }
 
 int hyp_snprintf(char *buf, size_t size, const char *fmt, ...)

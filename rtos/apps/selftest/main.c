@@ -1,6 +1,6 @@
 /*
  * On-target test suite. Each test prints "name: OK" or "name: FAIL (reason)", the run ends with
- * "N passed, M failed" (format: docs/rtos-console.md). Boot arguments: only=a,b  fault=data.
+ * "N passed, M failed" (format: docs/rtos-console.md). Boot arguments: only=a,b  fault=data  start_ms=N.
  *
  * The controller is the main thread (priority 128). Helper threads come from a small pool and must
  * all have ended when a test returns; the runner checks that.
@@ -945,7 +945,7 @@ static void faulter_entry(void *arg)
 
 void rt_main(void)
 {
-    static const char *const known[] = {"only", "fault", NULL};
+    static const char *const known[] = {"only", "fault", "start_ms", NULL};
     (void)rt_bootargs_check(known);
     char only[256] = "";
     char fault[16] = "";
@@ -954,6 +954,11 @@ void rt_main(void)
     unsigned selected = 0, passed = 0, failed = 0;
     for (unsigned i = 0; i < NTESTS; i++) {
         selected += !filtered || listed(only, tests[i].name);
+    }
+    uint64_t start_ms = rt_bootarg_u64("start_ms", 0);
+    if (start_ms != 0) {
+        /* Lets a partner partition reach a chosen state (e.g. Linux under load) before the tests. */
+        (void)rt_sleep(RT_MSEC(start_ms));
     }
     rt_printf("selftest: %u tests\n", selected);
     for (unsigned i = 0; i < NTESTS; i++) {

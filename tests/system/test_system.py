@@ -1,0 +1,160 @@
+"""The whole default system (configs/qemu-virt.toml): hypervisor, rtos demo on CPU 0, Debian Linux on CPU 1.
+
+One scripted boot exercises, in order: Linux's view of its CPUs and memory, a clean dmesg, the network,
+/dev/mem attacks on the rtos's RAM and on the GIC, console focus switching, `reboot` (Linux restarts from
+its pristine images) and `poweroff` (Linux stops); the rtos's latency stream and its code checksum are
+checked across all of it. A second boot runs the rtos selftest while Linux boots and runs hackbench.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from rtmux import qemu, system
+
+pytestmark = pytest.mark.system
+
+ROOT = Path(__file__).resolve().parents[2]
+CONFIG = ROOT / "configs" / "qemu-virt.toml"
+PROMPT = r"rtmux-linux:~# "
+RTD = re.compile(r"^\[rtos\] RTD\|(.*)$", re.MULTILINE)
+
+
+@dataclass
+class Script:
+    """A run_console responder: wait for each pattern in turn (searched after the previous match), then
+    type its text; stop the run shortly after the last pattern."""
+
+    steps: list[tuple[str, str]]
+    text: str = ""
+    pos: int = 0
+    done: int = 0
+    log: list[str] = field(default_factory=list)
+
+    def __call__(self, chunk: str) -> qemu.Reply | None:
+        self.text += chunk
+        reply = None
+        while self.done < len(self.steps):
+            pattern, send = self.steps[self.done]
+            m = re.compile(pattern, re.MULTILINE).search(self.text, self.pos)
+            if m is None:
+                break
+            self.pos = m.end()
+            self.done += 1
+            self.log.append(pattern)
+            last = self.done == len(self.steps)
+            reply = qemu.Reply(send=send.encode(), stop_after_s=1.0 if last else None)
+            if send:
+                break  # one input at a time: the next pattern must come from what it causes
+        return reply
+
+
+def describe(r: qemu.RunResult, script: Script) -> str:
+    return (
+        f"\n$ {r.command_line()}\nexit: {r.returncode} timed out: {r.timed_out}; "
+        f"script reached step {script.done} of {len(script.steps)}\n{r.console}"
+    )
+
+
+def value(console: str, name: str) -> str:
+    m = re.search(rf"^\[linux\] {name}=(\S+)$", console, re.MULTILINE)
+    assert m, f"{name}= not found"
+    return m[1]
+
+
+@pytest.fixture(scope="module")
+def default_system(rtos_images: Path) -> system.System:
+    return system.build(CONFIG, icount=True)
+
+
+def test_linux_beside_the_rtos(default_system: system.System) -> None:
+    attacks = (
+        "echo cpus=$(grep -c ^processor /proc/cpuinfo); "
+        "echo memkb=$(sed -n 's/^MemTotal: *\\([0-9]*\\) kB/\\1/p' /proc/meminfo); "
+        "echo bad=$(dmesg | grep -cE 'BUG|WARNING|Oops'); "
+        "ping -c 1 -W 5 10.0.2.2 >/dev/null; echo ping=$?; "
+        # the rtos partition's RAM (PA 0x4800_0000): not Linux's, so STRICT_DEVMEM lets it try
+        "devmem 0x48000000 32; echo devmem_read=$?; "
+        "devmem 0x48080000 32 0xdeadbeef; echo devmem_write=$?; "
+        # the rtos CPU's redistributor: disable every SGI/PPI (its timer included); the distributor:
+        # disable and re-route SPIs
+        "devmem 0x080b0180 32 0xffffffff; devmem 0x08000184 32 0xffffffff; devmem 0x08006108 64 1; "
+        "echo attacks=done\n"
+    )
+    script = Script(
+        [
+            (PROMPT, attacks),
+            (r"attacks=done", ""),
+            # three more rtos reports after the attacks, then hand the input to the rtos and back
+            (
+                r"\[rtos\] demo: t=\d+s.*\n(.*\n)*?\[rtos\] demo: t=\d+s.*\n(.*\n)*?\[rtos\] demo: t=\d+s",
+                "\x141",
+            ),
+            (r"rtmux: console input now goes to rtos", "echo focus=wrong\n"),
+            (r"\[rtos\] demo: t=\d+s", "\x142"),
+            (r"rtmux: console input now goes to linux", "echo focus=back\n"),
+            (r"focus=back\n(.*\n)*?.*" + PROMPT, "reboot -f\n"),
+            (r"partition linux: reset requested", ""),
+            (r"rtmux-linux: ready", ""),
+            (PROMPT, "echo rebooted=yes\n"),
+            (r"rebooted=yes\n(.*\n)*?.*" + PROMPT, "poweroff -f\n"),
+            (r"rtmux: partition linux stopped: powered off", ""),
+            (r"\[rtos\] RTD(.*\n)*?\[rtos\] RTD(.*\n)*?\[rtos\] RTD", ""),
+        ]
+    )
+    r = qemu.run_console(default_system.argv, 600, respond=script)
+    out = r.console
+    assert script.done == len(script.steps), describe(r, script)
+    why = describe(r, script)
+    # Linux sees exactly its partition: one CPU, its 512 MiB (less what the kernel reserves)
+    assert value(out, "cpus") == "1", why
+    assert 400_000 < int(value(out, "memkb")) <= 512 * 1024, why
+    assert value(out, "bad") == "0", why
+    assert value(out, "ping") == "0", why
+    # /dev/mem on the rtos's RAM: the access is refused (bus error in the process) and logged
+    assert value(out, "devmem_read") != "0" and value(out, "devmem_write") != "0", why
+    assert "rtmux: linux: access to IPA 0x48000000 (read)" in out, why
+    assert "rtmux: linux: access to IPA 0x48080000 (write)" in out, why
+    # the rtos never noticed: its code is intact, it kept its timer interrupt, no overrun ever
+    reports = re.findall(r"^\[rtos\] demo: t=(\d+)s .*checksum (\w+)$", out, re.MULTILINE)
+    assert len(reports) >= 5 and all(c == "unchanged" for _, c in reports), why
+    seconds = [int(t) for t, _ in reports]
+    assert seconds == list(range(seconds[0], seconds[0] + len(seconds))), (
+        f"gap in rtos reports {seconds}{why}"
+    )
+    rtd = RTD.findall(out)
+    assert len(rtd) >= len(reports) - 1, why
+    overruns = {line.split("|")[3].strip() for line in rtd}
+    assert overruns == {"0"}, f"rtos overruns {overruns}{why}"
+    # focus: input typed while the rtos had it never reached Linux
+    assert "focus=wrong" not in out and value(out, "focus") == "back", why
+    # reboot restarted Linux only; poweroff stopped Linux only, the rtos reported on
+    assert out.count("rtmux-linux: ready") == 2 and value(out, "rebooted") == "yes", why
+    tail = out[out.index("rtmux: partition linux stopped") :]
+    assert len(RTD.findall(tail)) >= 3, why
+    assert "rtmux: partition rtos stopped" not in out, why
+
+
+def test_rtos_selftest_while_linux_runs_hackbench(rtos_images: Path) -> None:
+    # The tests start 2 s (guest time) after boot: Linux is at its shell by then (~1 s) and busy.
+    built = system.build(
+        CONFIG, rtos_image=rtos_images / "selftest.img", bootargs={"rtos": "start_ms=2000"}, icount=True
+    )
+    script = Script(
+        [
+            (PROMPT, "hackbench -g 2 -f 10 -l 2000; echo hackbench=$?\n"),
+            (r"\[rtos\] selftest: \d+ tests", ""),
+            (r"\[rtos\] \d+ passed, \d+ failed", ""),
+            (r"hackbench=\d+", ""),
+        ]
+    )
+    r = qemu.run_console(built.argv, 600, respond=script)
+    why = describe(r, script)
+    assert script.done == len(script.steps), why
+    assert value(r.console, "hackbench") == "0", why
+    summary = re.search(r"^\[rtos\] (\d+) passed, (\d+) failed$", r.console, re.MULTILINE)
+    assert summary and int(summary[1]) > 0 and summary[2] == "0", why
