@@ -137,6 +137,52 @@ void con_rx_irq(void)
     }
 }
 
+int con_drain_cpu = -1;
+
+/* Moves one partition's ring into tagged lines. Caller holds no lock; con_partition_out takes it. */
+static void drain_one(struct partition *p, bool flush_partial)
+{
+    struct vuart *u = &p->uart;
+    uint32_t prod = __atomic_load_n(&u->tx_prod, __ATOMIC_ACQUIRE);
+    uint32_t cons = u->tx_cons;
+    bool any = cons != prod;
+    for (; cons != prod; cons++) {
+        char c = u->tx[cons % sizeof(u->tx)];
+        if (c == '\r') {
+            continue; /* emit() adds CR before LF */
+        }
+        if (c == '\n') {
+            con_partition_out(p, u->line, u->line_len, true);
+            u->line_len = 0;
+            continue;
+        }
+        u->line[u->line_len++] = c;
+        if (u->line_len == sizeof(u->line)) {
+            con_partition_out(p, u->line, u->line_len, false);
+            u->line_len = 0;
+        }
+    }
+    __atomic_store_n(&u->tx_cons, cons, __ATOMIC_RELEASE);
+    u->quiet_ticks = any ? 0 : u->quiet_ticks + 1;
+    if (flush_partial && u->line_len > 0 && u->quiet_ticks >= 1) {
+        con_partition_out(p, u->line, u->line_len, false); /* a prompt: show it without its newline */
+        u->line_len = 0;
+    }
+    uint32_t dropped = u->tx_dropped;
+    if (dropped != u->dropped_reported) {
+        hyp_printf("rtmux: %s: %u output characters dropped (console ring full)\n", p->name,
+                   dropped - u->dropped_reported);
+        u->dropped_reported = dropped;
+    }
+}
+
+void con_drain(bool flush_partial)
+{
+    for (unsigned i = 0; i < hyp_nparts; i++) {
+        drain_one(&hyp_part[i], flush_partial);
+    }
+}
+
 int hyp_snprintf(char *buf, size_t size, const char *fmt, ...)
 {
     va_list ap;

@@ -28,6 +28,9 @@ static void cpu_init(unsigned cpu)
     }
     if (v->part != NULL && v->part->kind == PART_LINUX) {
         vgic_cpu_init(v);
+        if ((int)cpu == con_drain_cpu) {
+            vgic_console_tick_start();
+        }
     }
 }
 
@@ -60,7 +63,8 @@ void hyp_main(unsigned cpu, uint64_t dtb)
     con_focus = &hyp_part[config_console_focus];
     for (unsigned i = 0; i < hyp_nparts; i++) {
         if (hyp_part[i].kind == PART_LINUX) {
-            con_rx_enable((uint64_t)__builtin_ctzll(hyp_part[i].cpu_mask));
+            con_drain_cpu = __builtin_ctzll(hyp_part[i].cpu_mask);
+            con_rx_enable((uint64_t)con_drain_cpu);
             hyp_printf("rtmux: console input goes to %s; escape (0x%02x) then 1..%u switches partitions\n",
                        con_focus->name, config_console_escape, hyp_nparts);
             break;

@@ -96,10 +96,19 @@ void part_stop(struct vcpu *v, const char *why)
     bool last = !any_running();
     spin_unlock(&part_lock);
     if (last) {
+        con_drain(true); /* the drain CPU may be parked: write out what is left from here */
         hyp_printf("rtmux: no partition left running; system off\n");
         psci_fw_system_off();
     }
-    ARCH_WR(hcr_el2, HCR_RW); /* nothing of the partition's can reach this CPU any more */
+    if ((int)v->cpu == con_drain_cpu) {
+        /* This CPU still carries the console (input, and the other partitions' output): keep taking
+         * interrupts at EL2; the stopped partition's own interrupts are dropped (vgic.c). */
+        ARCH_WR(hcr_el2, HCR_RW | HCR_IMO | HCR_FMO);
+        arch_isb();
+        __asm__ volatile("msr daifclr, #2" : : : "memory");
+    } else {
+        ARCH_WR(hcr_el2, HCR_RW); /* nothing of the partition's can reach this CPU any more */
+    }
     for (;;) {
         __asm__ volatile("wfi");
     }

@@ -9,18 +9,18 @@
 #include "board.h"
 #include "hyp/hyp.h"
 
-#define MAINT_INTID    25u
-#define HYPTIMER_INTID 26u  /* EL2 physical timer: console flush on the trapping CPU */
-#define FLUSH_DELAY_HZ 500u /* 2 ms of silence ends a partial output line on screen */
-#define LR_PENDING     (1ull << 62)
-#define LR_ACTIVE      (1ull << 63)
-#define LR_HW          (1ull << 61)
-#define LR_GROUP1      (1ull << 60)
-#define LR_EOI         (1ull << 41)    /* with HW = 0: maintenance interrupt when the guest deactivates */
-#define LR_PRIO        (0xa0ull << 48) /* Linux's default interrupt priority */
-#define ICH_HCR_EN     (1u << 0)
-#define ICH_HCR_UIE    (1u << 1) /* maintenance interrupt when at most one LR holds an interrupt */
-#define ICH_MISR_EOI   (1u << 0)
+#define MAINT_INTID     25u
+#define HYPTIMER_INTID  26u  /* EL2 physical timer: console flush on the trapping CPU */
+#define CONSOLE_TICK_HZ 250u /* drains partitions' output every 4 ms; a prompt shows after one quiet tick */
+#define LR_PENDING      (1ull << 62)
+#define LR_ACTIVE       (1ull << 63)
+#define LR_HW           (1ull << 61)
+#define LR_GROUP1       (1ull << 60)
+#define LR_EOI          (1ull << 41)    /* with HW = 0: maintenance interrupt when the guest deactivates */
+#define LR_PRIO         (0xa0ull << 48) /* Linux's default interrupt priority */
+#define ICH_HCR_EN      (1u << 0)
+#define ICH_HCR_UIE     (1u << 1) /* maintenance interrupt when at most one LR holds an interrupt */
+#define ICH_MISR_EOI    (1u << 0)
 
 #define GICR_SGI_BASE(cpu) (BOARD_GICR_BASE + (cpu)*BOARD_GICR_STRIDE + 0x10000u)
 
@@ -108,11 +108,15 @@ void vgic_cpu_init(struct vcpu *v)
     ARCH_WR(cnthp_ctl_el2, 0);
 }
 
-void vgic_flush_timer_arm(void)
+static void console_tick_arm(void)
 {
-    uint64_t now = ARCH_RD(cntpct_el0);
-    ARCH_WR(cnthp_cval_el2, now + (ARCH_RD(cntfrq_el0) & 0xffffffffu) / FLUSH_DELAY_HZ);
+    ARCH_WR(cnthp_tval_el2, (ARCH_RD(cntfrq_el0) & 0xffffffffu) / CONSOLE_TICK_HZ);
     ARCH_WR(cnthp_ctl_el2, 1u); /* enabled, not masked */
+}
+
+void vgic_console_tick_start(void)
+{
+    console_tick_arm();
 }
 
 /* Index of the LR holding vintid, or -1. */
@@ -221,11 +225,9 @@ void vgic_handle_irq(struct vcpu *v)
             ARCH_WR(ICC_DIR_EL1, intid);
             maintenance(v);
         } else if (intid == HYPTIMER_INTID) {
-            ARCH_WR(cnthp_ctl_el2, 0); /* level interrupt: disarm before deactivating */
+            console_tick_arm(); /* level interrupt: the new deadline lowers it before deactivation */
             ARCH_WR(ICC_DIR_EL1, intid);
-            if (v->part != NULL) {
-                vuart_flush_partial(v->part);
-            }
+            con_drain(true);
         } else if (intid == BOARD_UART_INTID) {
             con_rx_irq();
             ARCH_WR(ICC_DIR_EL1, intid);

@@ -1,8 +1,8 @@
 /*
  * Emulated PL011 at the board's UART address, one per partition: enough of the register set for
  * Linux's amba-pl011 driver (including earlycon and AMBA identification) and the rtos driver. Output
- * is collected per line and written to the physical UART prefixed with the partition's tag, so lines
- * of different partitions never mix.
+ * goes into the partition's ring without waiting for anything; core/console.c writes it out as tagged
+ * lines, so lines of different partitions never mix and the rtos never waits for the UART or a lock.
  */
 #include "hyp/config.h"
 #include "hyp/hyp.h"
@@ -45,39 +45,20 @@ void vuart_reset(struct partition *p)
     u->dmacr = 0;
     u->rx_head = 0;
     u->rx_count = 0;
-    u->line_len = 0;
 }
 
-static void flush_line(struct partition *p, bool complete)
+static void put(struct vcpu *v, char c)
 {
-    struct vuart *u = &p->uart;
-    if (u->line_len > 0 || complete) {
-        con_partition_out(p, u->line, u->line_len, complete);
+    struct vuart *u = &v->part->uart;
+    uint32_t prod = u->tx_prod;
+    if (prod - u->tx_cons >= sizeof(u->tx)) {
+        u->tx_dropped++;
+    } else {
+        u->tx[prod % sizeof(u->tx)] = c;
+        __atomic_store_n(&u->tx_prod, prod + 1u, __ATOMIC_RELEASE);
     }
-    u->line_len = 0;
-}
-
-void vuart_flush_partial(struct partition *p)
-{
-    flush_line(p, false);
-}
-
-static void put(struct partition *p, char c)
-{
-    struct vuart *u = &p->uart;
-    if (c == '\r') {
-        return; /* con_write adds CR before LF */
-    }
-    if (c == '\n') {
-        flush_line(p, true);
-        return;
-    }
-    u->line[u->line_len++] = c;
-    if (u->line_len == sizeof(u->line)) {
-        flush_line(p, false);
-    } else if (p->kind == PART_LINUX) {
-        /* A prompt has no newline: show whatever is pending after a short silence (vgic.c). */
-        vgic_flush_timer_arm();
+    if (con_drain_cpu < 0 || (unsigned)con_drain_cpu == v->cpu) {
+        con_drain(false); /* this CPU is the one that writes to the UART anyway */
     }
 }
 
@@ -115,7 +96,7 @@ bool vuart_access(struct vcpu *v, uint64_t off, bool write, uint64_t *val, unsig
     switch (off) {
     case UARTDR:
         if (write) {
-            put(v->part, (char)(w & 0xffu));
+            put(v, (char)(w & 0xffu));
         } else if (u->rx_count > 0) {
             *val = u->rx[u->rx_head];
             u->rx_head = (u->rx_head + 1u) % sizeof(u->rx);

@@ -28,8 +28,15 @@ struct vuart {
     uint32_t cr, imsc, ris, lcrh, ibrd, fbrd, ifls, dmacr;
     uint8_t rx[4096]; /* input typed or pasted faster than the guest reads: never dropped below 4 KiB */
     unsigned rx_head, rx_count;
-    char line[160]; /* output collected until a newline, then written with the partition's tag */
+    /* Output: the partition's CPU only appends to tx (single producer, no lock, never waits); the
+     * console CPU drains it into line[] and writes whole tagged lines (core/console.c). */
+    char tx[4096];
+    volatile uint32_t tx_prod, tx_cons;
+    volatile uint32_t tx_dropped; /* characters lost to a full tx ring */
+    uint32_t dropped_reported;
+    char line[160];
     unsigned line_len;
+    unsigned quiet_ticks; /* console ticks since the last character: a prompt is shown after one */
 };
 
 struct partition {
@@ -113,10 +120,12 @@ bool vgic_sysreg_trap(struct vcpu *v, uint64_t esr);
 void vgic_update_uart(struct vcpu *v);
 bool vuart_irq_line(const struct partition *p);
 void vuart_rx(struct partition *p, char c);
-/* Writes out the partition's unfinished output line (see con_partition_out). */
-void vuart_flush_partial(struct partition *p);
-/* Arms the EL2 timer of this (trapping) CPU to flush its partition's unfinished line after a silence. */
-void vgic_flush_timer_arm(void);
+/* core/console.c: partition output. con_drain_cpu is the CPU that moves partitions' output to the
+ * physical UART (a Linux CPU, whose interrupts trap to EL2), or -1 when there is none. */
+extern int con_drain_cpu;
+void con_drain(bool flush_partial);
+/* Starts the periodic console tick (EL2 timer) on the drain CPU. */
+void vgic_console_tick_start(void);
 /* core/console.c: input from the physical UART (interrupt on the console CPU). */
 void con_rx_irq(void);
 /* Routes physical UART input to the CPU with that affinity (one that traps interrupts to EL2). */
