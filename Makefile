@@ -128,8 +128,8 @@ $(B)/%.img: $(B)/%.elf
 -include $(shell find $(B) $(H) -name '*.d' 2>/dev/null)
 
 # ---------------------------------------------------------------- run / test / bench
-run: deps rtos
-	./rtmux rtos run --app demo
+run: deps rtos hyp
+	./rtmux run
 
 unit: deps
 	@$(MAKE) -s -C tests/unit/c HOSTCC=$(HOSTCC)
