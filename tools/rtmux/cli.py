@@ -153,6 +153,11 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="FILE",
         help="Markdown file to update (default BENCHMARKS.md)",
     )
+    p.add_argument(
+        "--system",
+        action="store_true",
+        help="also measure the whole system (rtos in its partition beside Linux, Linux under rtmux vs bare)",
+    )
     p.set_defaults(func=cmd_bench)
     _add_linux(top)
     _add_check(top)
@@ -213,7 +218,18 @@ def cmd_ctxsw(args: argparse.Namespace) -> int:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    bench.run_bench(quick=args.quick, build=not args.no_build, output=args.output)
+    results = bench.run_bench(quick=args.quick, build=not args.no_build, output=args.output)
+    if args.system:
+        import datetime
+
+        from rtmux import sysbench
+
+        bare_max = next((r.rts.lat_max for r in results.latency if r.case.load), None)
+        samples = bench.SAMPLES_QUICK if args.quick else bench.SAMPLES_FULL
+        sys_results = sysbench.run(samples)
+        date = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
+        sysbench.update(args.output, sysbench.render(sys_results, bare_max, date))
+        print(f"rtmux: system results written to {paths.display(args.output)}", file=sys.stderr)
     return EXIT_OK
 
 
