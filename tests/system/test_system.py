@@ -3,7 +3,7 @@
 One scripted boot exercises, in order: Linux's view of its CPUs and memory, a clean dmesg, the network,
 /dev/mem attacks on the rtos's RAM and on the GIC, console focus switching, `reboot` (Linux restarts from
 its pristine images) and `poweroff` (Linux stops); the rtos's latency stream and its code checksum are
-checked across all of it.
+checked across all of it. A second boot runs the rtos selftest while Linux runs hackbench.
 """
 
 from __future__ import annotations
@@ -137,3 +137,26 @@ def test_linux_beside_the_rtos(default_system: system.System) -> None:
     tail = out[out.index("rtmux: partition linux stopped") :]
     assert len(RTD.findall(tail)) >= 3, why
     assert "rtmux: partition rtos stopped" not in out, why
+
+
+def test_rtos_selftest_while_linux_runs_hackbench(rtos_images: Path) -> None:
+    # The tests start 2 s (guest time) after boot: Linux is at its shell by then (~1 s) and busy.
+    built = system.build(
+        CONFIG, rtos_image=rtos_images / "selftest.img", bootargs={"rtos": "start_ms=2000"}, icount=True
+    )
+    script = Script(
+        [
+            (PROMPT, "hackbench -g 2 -f 10 -l 300; echo hackbench=$?\n"),
+            (r"hackbench=\d+", ""),
+        ]
+    )
+    r = qemu.run_console(built.argv, 600, respond=script)
+    why = describe(r, script)
+    assert script.done == len(script.steps), why
+    assert value(r.console, "hackbench") == "0", why
+    out = r.console
+    start = re.search(r"^\[rtos\] selftest: \d+ tests$", out, re.MULTILINE)
+    summary = re.search(r"^\[rtos\] (\d+) passed, (\d+) failed$", out, re.MULTILINE)
+    assert start and summary and int(summary[1]) > 0 and summary[2] == "0", why
+    # the tests started while hackbench ran: after the command was typed, before it finished
+    assert out.index("hackbench -g 2") < start.start() < out.index("hackbench=0"), why
