@@ -224,11 +224,12 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
         from rtmux import sysbench
 
-        bare_max = next((r.rts.lat_max for r in results.latency if r.case.load), None)
+        bare_idle = next((r.rts.lat_max for r in results.latency if not r.case.load), None)
+        bare_load = next((r.rts.lat_max for r in results.latency if r.case.load), None)
         samples = bench.SAMPLES_QUICK if args.quick else bench.SAMPLES_FULL
         sys_results = sysbench.run(samples)
         date = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
-        sysbench.update(args.output, sysbench.render(sys_results, bare_max, date))
+        sysbench.update(args.output, sysbench.render(sys_results, bare_idle, bare_load, date))
         print(f"rtmux: system results written to {paths.display(args.output)}", file=sys.stderr)
     return EXIT_OK
 

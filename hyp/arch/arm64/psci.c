@@ -17,6 +17,7 @@
 #define PSCI_NOT_SUPPORTED    (-1)
 #define PSCI_INVALID_PARAMS   (-2)
 #define PSCI_DENIED           (-3)
+#define PSCI_ALREADY_ON       (-4)
 
 static int64_t smc(uint64_t fn, uint64_t a1, uint64_t a2, uint64_t a3)
 {
@@ -41,6 +42,13 @@ void psci_fw_system_off(void)
     }
 }
 
+/* True if MPIDR affinity `mpidr` names a CPU of v's partition (QEMU virt: Aff0 = CPU number). */
+static bool own_cpu(const struct vcpu *v, uint64_t mpidr)
+{
+    uint64_t aff0 = mpidr & 0xffu;
+    return (mpidr & 0xff00ffff00ull) == 0 && aff0 < HYP_MAX_CPUS && ((v->part->cpu_mask >> aff0) & 1u) != 0;
+}
+
 void psci_guest_call(struct vcpu *v)
 {
     uint64_t fn = v->guest.x[0] & 0xffffffffu;
@@ -58,11 +66,12 @@ void psci_guest_call(struct vcpu *v)
         break;
     }
     case PSCI_AFFINITY_INFO_64:
-        /* Each partition has one CPU in the configurations supported so far: the caller is on. */
-        ret = (v->guest.x[1] & 0xff) == (v->mpidr & 0xff) ? 0 : PSCI_INVALID_PARAMS;
+        /* Only the partition's own CPUs exist for it; all of them run (one CPU per partition so far). */
+        ret = own_cpu(v, v->guest.x[1]) ? 0 : PSCI_INVALID_PARAMS;
         break;
     case PSCI_CPU_ON_64:
-        ret = PSCI_DENIED; /* every CPU a partition owns is already on */
+        /* Another partition's CPU is not this partition's to start; its own are all running already. */
+        ret = own_cpu(v, v->guest.x[1]) ? PSCI_ALREADY_ON : PSCI_DENIED;
         break;
     case PSCI_CPU_OFF:
     case PSCI_SYSTEM_OFF:
