@@ -104,6 +104,10 @@ unsigned config_load(struct partition *parts, unsigned max)
             hyp_panic("partition %s: bad kind %u or CPUs 0x%lx (overlapping or beyond %u CPUs)", p->name,
                       kind, (unsigned long)p->cpu_mask, HYP_MAX_CPUS);
         }
+        if ((p->cpu_mask & (p->cpu_mask - 1u)) != 0) {
+            hyp_panic("partition %s: CPUs 0x%lx: this hypervisor runs one CPU per partition", p->name,
+                      (unsigned long)p->cpu_mask);
+        }
         cpus_seen |= p->cpu_mask;
         if (p->ram_pa < ram_base || p->ram_pa + p->ram_size > ram_base + ram_size ||
             overlaps(p->ram_pa, p->ram_size, hyp_base, hyp_size) ||
