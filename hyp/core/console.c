@@ -192,26 +192,33 @@ int hyp_snprintf(char *buf, size_t size, const char *fmt, ...)
     return n;
 }
 
-int hyp_printf(const char *fmt, ...)
+/* Formats into a line buffer and writes it with `prefix` in front; returns the formatted length. */
+static int vprint(const char *prefix, const char *fmt, va_list ap)
 {
     char buf[256];
+    size_t p = strlen(prefix);
+    int n = fmt_vsnprintf(buf + p, sizeof(buf) - p, fmt, ap);
+    memcpy(buf, prefix, p);
+    size_t len = p + ((size_t)n < sizeof(buf) - p ? (size_t)n : sizeof(buf) - p - 1);
+    con_write(buf, len);
+    return n;
+}
+
+int hyp_printf(const char *fmt, ...)
+{
     va_list ap;
     va_start(ap, fmt);
-    int n = fmt_vsnprintf(buf, sizeof(buf), fmt, ap);
+    int n = vprint("", fmt, ap);
     va_end(ap);
-    con_write(buf, (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
     return n;
 }
 
 void hyp_panic(const char *fmt, ...)
 {
-    char buf[256];
     va_list ap;
     va_start(ap, fmt);
-    int n = fmt_vsnprintf(buf, sizeof(buf), fmt, ap);
+    (void)vprint("rtmux: PANIC: ", fmt, ap);
     va_end(ap);
-    con_write("rtmux: PANIC: ", 14);
-    con_write(buf, (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
     con_write("\nrtmux: system off\n", 19);
     psci_fw_system_off();
 }
