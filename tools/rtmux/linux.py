@@ -231,6 +231,21 @@ def run(
     guest = initramfs.build(flavour, refresh=refresh)
     argv = boot_argv(guest, smp=smp, memory=memory, icount=icount, append=append)
     what = f"Linux {guest.kernel.release}"
+    return session(argv, what, icount=icount, linux_cmd=linux_cmd, timeout_s=timeout_s, echo=echo)
+
+
+def session(
+    argv: Sequence[str],
+    what: str,
+    *,
+    icount: bool,
+    linux_cmd: str | None,
+    timeout_s: float | None,
+    echo: TextIO,
+) -> int:
+    """Boot `argv` and either hand the console to the user (interactive, 0 when QEMU ends normally) or
+    run linux_cmd in Linux's shell and return its exit status; GuestFailure otherwise. Shared by
+    `./rtmux linux run` (bare Linux) and `./rtmux run` (the whole system)."""
     if linux_cmd is None:
         timeout = timeout_s if timeout_s is not None else INTERACTIVE_TIMEOUT_S
         result = qemu.run_console(argv, timeout, echo=echo, interactive=True)
@@ -246,7 +261,7 @@ def run(
     status = check_command(cmd_run, what)
     ready = f"{cmd_run.ready_s:.1f} s" if cmd_run.ready_s is not None else "?"
     print(
-        f"rtmux: linux: {what} ready after {ready} (wall clock, {'icount' if icount else 'plain TCG'}); "
+        f"rtmux: {what}: Linux ready after {ready} (wall clock, {'icount' if icount else 'plain TCG'}); "
         f"command exited with status {status}",
         file=sys.stderr,
         flush=True,

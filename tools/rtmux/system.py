@@ -16,13 +16,10 @@ from typing import TextIO
 from rtmux import bundle, dtgen, initramfs, linux, paths, qemu
 from rtmux import config as cfg
 from rtmux.errors import SetupError
-from rtmux.rtos import EXIT_FAILED, EXIT_TIMEOUT, GuestFailure
 
 DEFAULT_CONFIG = paths.REPO_ROOT / "configs" / "qemu-virt.toml"
 SYSTEM_DIR = paths.BUILD_DIR / "system"
 HYP_IMAGE = paths.BUILD_DIR / "hyp" / "rtmux.img"
-INTERACTIVE_TIMEOUT_S = 3600.0
-CMD_TIMEOUT_S = 600.0
 
 
 @dataclass(frozen=True)
@@ -119,27 +116,9 @@ def run(
     echo = echo if echo is not None else sys.stdout
     system = build(config_path, rtos_image=rtos_image, bootargs=bootargs, icount=icount, no_build=no_build)
     print(f"rtmux: booting {paths.display(system.image)}: {qemu.mode_description(icount)}", file=sys.stderr)
-    what = f"system {paths.display(system.image)}"
-    if linux_cmd is None:
-        timeout = timeout_s if timeout_s is not None else INTERACTIVE_TIMEOUT_S
-        result = qemu.run_console(system.argv, timeout, echo=echo, interactive=True)
-        if result.timed_out:
-            raise GuestFailure(
-                f"{what}: QEMU timed out after {timeout:g} s and was killed", result, EXIT_TIMEOUT
-            )
-        if result.returncode != 0:
-            raise GuestFailure(f"{what}: QEMU exited with status {result.returncode}", result, EXIT_FAILED)
-        return 0
-    if not system.config.of_kind(cfg.KIND_LINUX):
+    if linux_cmd is not None and not system.config.of_kind(cfg.KIND_LINUX):
         raise SetupError(f"--linux-cmd: {paths.display(config_path)} has no Linux partition")
-    timeout = timeout_s if timeout_s is not None else CMD_TIMEOUT_S
-    cmd_run = linux.run_command(system.argv, linux_cmd, timeout_s=timeout, echo=echo)
-    status = linux.check_command(cmd_run, what)
-    ready = f"{cmd_run.ready_s:.1f} s" if cmd_run.ready_s is not None else "?"
-    print(
-        f"rtmux: Linux ready after {ready} (wall clock, {'icount' if icount else 'plain TCG'}); "
-        f"command exited with status {status}",
-        file=sys.stderr,
-        flush=True,
+    what = f"system {paths.display(system.image)}"
+    return linux.session(
+        system.argv, what, icount=icount, linux_cmd=linux_cmd, timeout_s=timeout_s, echo=echo
     )
-    return status
