@@ -13,8 +13,9 @@ clear of the payload.
 
 from __future__ import annotations
 
+import secrets
 import struct
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from rtmux import blob, dtgen, fdt
@@ -65,8 +66,10 @@ def pack(
     hypervisor: bytes,
     images: Mapping[str, PartitionImages],
     board_dtb: bytes,
+    seed: Callable[[int], bytes] = secrets.token_bytes,
 ) -> bytes:
-    """The bundle bytes for `config`; SetupError when something does not fit or is missing."""
+    """The bundle bytes for `config`; SetupError when something does not fit or is missing. `seed(n)`
+    gives each Linux partition's DTB its n random seed bytes (dtgen.RANDOM_SEED_BYTES)."""
     header = cfg.read_arm64_header(hypervisor)
     if header is None or header.image_size == 0:
         raise SetupError(
@@ -101,7 +104,14 @@ def pack(
             initrd = (
                 (layout.initrd_ipa, layout.initrd_ipa + len(given.initramfs)) if given.initramfs else None
             )
-            dtb = dtgen.generate(board_dtb, config.board, part, bootargs=bootargs, initrd=initrd)
+            dtb = dtgen.generate(
+                board_dtb,
+                config.board,
+                part,
+                bootargs=bootargs,
+                initrd=initrd,
+                seed=seed(dtgen.RANDOM_SEED_BYTES),
+            )
         else:
             dtb = rtos_dtb(part, bootargs)
         kernel_slot = place(given.kernel, layout.kernel_ipa)

@@ -98,6 +98,17 @@ def test_linux_dtb(board_dtb: bytes, cfg: config.SystemConfig) -> None:
     assert fdt.parse(dtb).boot_cpuid_phys == 1
 
 
+def test_random_seeds(board_dtb: bytes, cfg: config.SystemConfig) -> None:
+    seed = bytes(range(1, dtgen.RANDOM_SEED_BYTES + 1))
+    chosen = fdt.parse(dtgen.generate(board_dtb, cfg.board, cfg.partition("linux"), seed=seed)).root.find(
+        "/chosen"
+    )
+    assert chosen.props["kaslr-seed"] == seed[:8]
+    assert chosen.props["rng-seed"] == seed[8:]
+    with pytest.raises(ValueError, match="40 bytes, not 39"):
+        dtgen.generate(board_dtb, cfg.board, cfg.partition("linux"), seed=seed[:-1])
+
+
 def test_rtos_dtb(board_dtb: bytes, cfg: config.SystemConfig) -> None:
     dts = decompile(dtgen.generate(board_dtb, cfg.board, cfg.partition("rtos")))
     assert "reg = <0x00 0x40000000 0x00 0x1000000>;" in node_block(dts, "memory@40000000")  # its IPA
