@@ -149,6 +149,7 @@ bool vgicd_access(struct vcpu *v, uint64_t off, bool write, uint64_t *val, unsig
 #define GICR_WAKER        0x0014u
 #define GICR_PIDR2        0xffe8u
 #define GICR_SGI          0x10000u
+#define GICR_TYPER_LAST   (1ull << 4)
 #define GICR_WAKER_PS     (1u << 1)
 #define GICR_WAKER_CA     (1u << 2)
 #define HYP_RESERVED_PPIS ((1u << 25) | (1u << 26)) /* vGIC maintenance, EL2 timer: never the guest's */
@@ -166,7 +167,14 @@ bool vgicr_access(struct vcpu *v, uint64_t ipa, bool write, uint64_t *val, unsig
     /* Any CPU's frame: identification, so the guest can scan for its own (TYPER affinity, Last). */
     if (off == GICR_TYPER || off == GICR_TYPER + 4 || off == GICR_PIDR2) {
         if (!write) {
-            uint64_t typer = *(volatile uint64_t *)(base + GICR_TYPER);
+            /* The partition's DTB gives one redistributor region per run of consecutive CPUs, so a
+             * frame is the last of its region when the next CPU is not the partition's: without Last
+             * there the guest walks past the region it mapped (physical Last is set only on the last
+             * CPU of the board). */
+            uint64_t typer = *(volatile uint64_t *)(base + GICR_TYPER) & ~GICR_TYPER_LAST;
+            if (frame + 1 >= BOARD_MAX_CPUS || ((v->part->cpu_mask >> (frame + 1)) & 1u) == 0) {
+                typer |= GICR_TYPER_LAST;
+            }
             *val = off == GICR_PIDR2   ? *r32
                    : size == 8         ? typer
                    : off == GICR_TYPER ? typer & 0xffffffffu

@@ -160,3 +160,30 @@ def test_rtos_selftest_while_linux_runs_hackbench(rtos_images: Path) -> None:
     assert start and summary and int(summary[1]) > 0 and summary[2] == "0", why
     # the tests started while hackbench ran: after the command was typed, before it finished
     assert out.index("hackbench -g 2") < start.start() < out.index("hackbench=0"), why
+
+
+def test_linux_alone_on_cpu0() -> None:
+    built = system.build(ROOT / "tests" / "system" / "configs" / "linux-cpu0.toml", icount=True)
+    script = Script(
+        [
+            (
+                PROMPT,
+                "echo cpus=$(grep -c ^processor /proc/cpuinfo); "
+                "echo bad=$(dmesg | grep -cE 'BUG|WARNING|Oops'); "
+                "echo crng=$(dmesg | grep -c 'crng init done'); "
+                "hackbench -g 2 -f 10 -l 500; echo hackbench=$?\n",
+            ),
+            (r"hackbench=\d+", ""),
+        ]
+    )
+    r = qemu.run_console(built.argv, 300, respond=script)
+    why = describe(r, script)
+    assert script.done == len(script.steps), why
+    assert value(r.console, "cpus") == "1", why
+    assert value(r.console, "bad") == "0", why
+    # /chosen/rng-seed reaches the kernel: its random pool is ready at boot
+    assert value(r.console, "crng") == "1", why
+    assert value(r.console, "hackbench") == "0", why
+    # icount (deterministic): 0.6 s bare and under rtmux; 2.6 s when the random pool was never ready
+    m = re.search(r"^\[linux\] Time: (\d+\.\d+)$", r.console, re.MULTILINE)
+    assert m and float(m[1]) < 1.0, why
