@@ -49,6 +49,9 @@ DEFAULT_HYP_MEMORY = 128 * MIB
 # Limits of the hypervisor (hyp/include/hyp/hyp.h) and of the blob's fixed-size records (rtmux.blob).
 MAX_PARTITIONS = 4
 MAX_CPUS = 8
+# The hypervisor gives each partition one CPU (hyp/core/config.c refuses more at boot): no SMP
+# partition yet (no vCPU start/stop, no cross-CPU vGIC state).
+MAX_PARTITION_CPUS = 1
 MAX_DEVICES = 8
 MAX_IRQS = 32
 MAX_NAME = 15  # name and tag: bytes, without the NUL
@@ -730,6 +733,12 @@ class _Loader:
                 self.error(ctx, f"cpus: CPU {cpu} is listed twice")
             else:
                 d.cpus.append(cpu)
+        if len(d.cpus) > MAX_PARTITION_CPUS:
+            self.error(
+                ctx,
+                f"cpus: {len(d.cpus)} CPUs ({', '.join(map(str, d.cpus))}) but the hypervisor runs "
+                f"{MAX_PARTITION_CPUS} CPU per partition so far; give the partition one CPU",
+            )
 
     def load_memory(self, d: _PartDraft, table: dict[str, Any]) -> None:
         ctx = d.label
