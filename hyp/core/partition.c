@@ -49,7 +49,10 @@ void part_setup(struct partition *p)
 void part_enter(struct vcpu *v)
 {
     struct partition *p = v->part;
-    uint64_t hcr = HCR_VM | HCR_RW | HCR_TSC | HCR_FB | HCR_BSU_IS;
+    /* No HCR_EL2.FB: each CPU runs one partition's only vCPU and never another's, so a guest's local TLB
+     * and I-cache maintenance only needs to reach this CPU; forcing it to broadcast would make Linux's
+     * local flushes hit the rtos CPU as well. Set it once a partition spans several CPUs. */
+    uint64_t hcr = HCR_VM | HCR_RW | HCR_TSC | HCR_BSU_IS;
     if (p->kind == PART_LINUX) {
         hcr |= HCR_IMO | HCR_FMO | HCR_AMO; /* interrupts through the virtual CPU interface */
     }
