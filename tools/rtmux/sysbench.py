@@ -1,65 +1,302 @@
-"""`./rtmux bench --system`: the hypervisor's cost, in QEMU icount mode, written into BENCHMARKS.md.
+"""The benchmark's Linux boots: Debian's kernel bare (`./rtmux linux run`) and the whole rtmux system
+(`./rtmux run`, configs/qemu-virt.toml with the rtos partition running its latency app).
 
-Cases (configs/qemu-virt.toml, the rtos running its latency app instead of the demo):
-  1. rtos timer latency in its partition, Linux idle at its shell;
-  2. the same while Linux runs hackbench and a dd memory loop (the load of the design brief);
-  3. Linux boot-to-shell time and a hackbench run, under the hypervisor and bare (`./rtmux linux run`,
-     -smp 1, the same kernel and initramfs).
-The bare-metal rtos reference is the rtos section's figure (./rtmux bench).
+Each boot types one shell script (`script`) into Linux. The script reports through lines
+`@bench KEY=VALUE`, printed with `printf '@%s ...' bench` so that the console's echo of the typed script
+never contains them, and dumps each cyclictest histogram between `@bench hist=NAME` and `@bench end=NAME`
+(non-empty cells only). `parse_console` reads them back, together with the rtos partition's latency
+records (its lines are tagged `[rtos] `, Linux's `[linux] `; bare Linux has no tags).
+
+A script runs, in order and each only when its Plan asks: the Linux boot-to-shell time (/proc/uptime)
+and a hackbench run; an idle cyclictest; the load (LOAD_SCRIPT); a cyclictest under the load; then it
+waits, the load still running, until Linux's uptime reaches `hold_until_s` (the end of the rtos
+partition's measurement), stops the load and dumps the histograms.
 """
 
 from __future__ import annotations
 
 import re
-import sys
-import time
-from dataclasses import dataclass
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TextIO
 
-from rtmux import bench, initramfs, latmus, linux, paths, qemu, system
+from rtmux import cyclictest, latmus, linux, paths, system
 from rtmux.errors import RtmuxError
+from rtmux.rtos import GuestFailure
 
-BEGIN_MARKER = "<!-- system-bench:begin -->"
-END_MARKER = "<!-- system-bench:end -->"
-LOAD = (
-    "(while :; do hackbench -g 2 -f 10 -l 200 >/dev/null; done) & "
-    "(while :; do dd if=/dev/zero of=/dev/null bs=1M count=64 2>/dev/null; done) & "
+# hackbench timing and load: the recipe of the first system benchmark (hackbench plus a memory-copy loop),
+# the copy loop started once per Linux CPU.
+HACKBENCH_GROUPS = "-g 2 -f 10"
+LOAD_HACKBENCH = f"hackbench {HACKBENCH_GROUPS} -l 200"
+LOAD_COPY = "dd if=/dev/zero of=/dev/null bs=1M count=64"
+LOAD_SCRIPT = f"""\
+pids=
+n=$(grep -c ^processor /proc/cpuinfo)
+i=0
+while [ $i -lt $n ]; do (while :; do {LOAD_COPY} 2>/dev/null; done) & pids="$pids $!"; i=$((i+1)); done
+(while :; do {LOAD_HACKBENCH} >/dev/null 2>&1; done) & pids="$pids $!\""""
+LOAD_DESCRIPTION = (
+    f"`{LOAD_HACKBENCH}` in a loop plus one `{LOAD_COPY}` loop per Linux CPU (hackbench and a "
+    "memory-copy loop), all at normal priority"
 )
-HACKBENCH = "hackbench -g 2 -f 10 -l 500"
-HACKBENCH_TIME = re.compile(r"^(?:\[linux\] )?Time: (\d+\.\d+)$", re.MULTILINE)
-UPTIME = re.compile(r"^(?:\[linux\] )?uptime=(\d+\.\d+)", re.MULTILINE)
+STOP_LOAD = "kill $pids 2>/dev/null; killall -9 hackbench dd 2>/dev/null"
+
+_LINE_RE = re.compile(r"^@bench ([a-z_]+)=(.*)$")
+_TAG_LINUX = "[linux] "
+_TAG_RTOS = "[rtos] "
+_PRINTK_RE = re.compile(r"^\[\s*\d+\.\d+\]")
 
 
 @dataclass(frozen=True)
-class SystemResults:
-    samples: int
-    idle: latmus.RtsLine
-    loaded: latmus.RtsLine
-    boot_hyp_s: float
-    boot_bare_s: float
-    hackbench_hyp_s: float
-    hackbench_bare_s: float
-    hyp_lines: int
+class Plan:
+    """What one Linux boot does (see the module's docstring)."""
+
+    samples: int  # cyclictest samples per measurement
+    hackbench: bool = False
+    idle: bool = False
+    load: bool = False
+    loaded: bool = False  # a cyclictest under the load (needs load)
+    hold_until_s: float = 0.0  # with an rtos partition measuring: Linux uptime (s) to wait for
+    hackbench_loops: int = 500
+
+    def __post_init__(self) -> None:
+        if self.loaded and not self.load:
+            raise ValueError("a loaded cyclictest needs the load")
+
+    @property
+    def phases(self) -> list[str]:
+        """The phases the script announces with `@bench phase=NAME`, in order."""
+        names = ["hackbench"] * self.hackbench + ["idle"] * self.idle + ["loaded"] * self.load
+        return names + (["hold"] if self.hold_until_s else []) + ["dump"]
 
 
-def _rtos_report(console: str) -> latmus.RtsLine:
-    text = "\n".join(line[len("[rtos] ") :] for line in console.splitlines() if line.startswith("[rtos] "))
-    return latmus.parse_latency(text).summary
+def hackbench(loops: int) -> str:
+    """The timed hackbench run (a throughput figure: guest seconds for a fixed amount of work)."""
+    return f"hackbench {HACKBENCH_GROUPS} -l {loops}"
 
 
-def _run(argv: list[str], cmd: str, what: str, timeout_s: float) -> str:
-    run = linux.run_command(argv, cmd, timeout_s=timeout_s)
-    if linux.check_command(run, what) != 0:
-        raise RtmuxError(f"{what}: `{cmd}` failed")
-    return run.result.console
+def histfile(name: str) -> str:
+    return f"/tmp/rtmux-{name}.hist"
 
 
-def _float(pattern: re.Pattern[str], text: str, what: str) -> float:
-    m = pattern.search(text)
-    if m is None:
-        raise RtmuxError(f"{what}: no {pattern.pattern!r} in the console")
-    return float(m[1])
+def script(plan: Plan) -> str:
+    """The shell script typed into Linux for `plan` (busybox sh)."""
+    lines = [
+        'say() { printf \'@%s %s=%s\\n\' bench "$1" "$2"; }',
+        'say kernel "$(uname -r)"',
+        'say cpus "$(grep -c ^processor /proc/cpuinfo)"',
+        "say uptime \"$(cut -d' ' -f1 /proc/uptime)\"",
+    ]
+    if plan.hackbench:
+        lines += [
+            "say phase hackbench",
+            f"say hackbench \"$({hackbench(plan.hackbench_loops)} | sed -n 's/^Time: //p')\"",
+        ]
+    if plan.idle:
+        lines += ["say phase idle", f"{cyclictest.command(plan.samples, histfile('idle'))} >/dev/null"]
+        lines += ["say idle_status $?"]
+    if plan.load:
+        lines += [LOAD_SCRIPT, "say load_start \"$(cut -d' ' -f1 /proc/uptime)\"", "say phase loaded"]
+        if plan.loaded:
+            lines += [f"{cyclictest.command(plan.samples, histfile('loaded'))} >/dev/null"]
+            lines += ["say loaded_status $?"]
+    if plan.hold_until_s:
+        lines += [
+            "say phase hold",
+            f"while awk -v t={plan.hold_until_s:.2f} '{{exit !($1 < t)}}' /proc/uptime; do sleep 0.1; done",
+        ]
+    if plan.load:
+        lines += [STOP_LOAD, "say load_end \"$(cut -d' ' -f1 /proc/uptime)\""]
+    lines += ["say phase dump"]
+    for name in ("idle", "loaded"):
+        if getattr(plan, name):
+            lines += [f"say hist {name}; grep -v ' 000000$' {histfile(name)}; say end {name}"]
+    lines += ["say done 1"]
+    return "\n".join(lines)
+
+
+@dataclass
+class Console:
+    """What parse_console finds in a boot's console."""
+
+    values: dict[str, str] = field(default_factory=dict)
+    histograms: dict[str, str] = field(default_factory=dict)  # name -> the histogram file's lines
+    rtos: str = ""  # the rtos partition's lines, tags removed
+
+
+def parse_console(text: str) -> Console:
+    """The `@bench` values, the histogram dumps and the rtos partition's lines of a console."""
+    out = Console()
+    rtos: list[str] = []
+    dump: tuple[str, list[str]] | None = None
+    for raw in text.splitlines():
+        if raw.startswith(_TAG_RTOS):
+            rtos.append(raw[len(_TAG_RTOS) :])
+            continue
+        line = raw[len(_TAG_LINUX) :] if raw.startswith(_TAG_LINUX) else raw
+        m = _LINE_RE.match(line.rstrip())
+        if m is None:
+            if dump is not None and not _PRINTK_RE.match(line):
+                dump[1].append(line)
+            continue
+        key, value = m[1], m[2]
+        if key == "hist":
+            dump = (value, [])
+        elif key == "end":
+            if dump is None or dump[0] != value:
+                raise RtmuxError(f"`@bench end={value}` without its `@bench hist={value}`")
+            out.histograms[value] = "\n".join(dump[1])
+            dump = None
+        elif key != "phase":
+            out.values[key] = value
+    out.rtos = "\n".join(rtos)
+    return out
+
+
+@dataclass
+class LinuxResult:
+    """The figures of one Linux boot."""
+
+    kernel: str
+    cpus: int
+    boot_s: float  # Linux's uptime when the script started: boot to shell, guest seconds
+    hackbench_s: float | None
+    idle: cyclictest.Histogram | None
+    loaded: cyclictest.Histogram | None
+    load_start_s: float | None
+    load_end_s: float | None
+    rtos: latmus.LatencyReport | None
+    wall_s: float
+    console: str
+
+
+def _float(values: dict[str, str], key: str, what: str) -> float:
+    try:
+        return float(values[key])
+    except (KeyError, ValueError):
+        raise RtmuxError(f"{what}: no valid `@bench {key}=` line (got {values.get(key)!r})") from None
+
+
+def read_results(
+    console: str, plan: Plan, *, what: str, rtos_samples: int | None, wall_s: float = 0.0
+) -> LinuxResult:
+    """Check and read the console of a boot that ran script(plan); RtmuxError naming what is wrong."""
+    found = parse_console(console)
+    values = found.values
+    if "done" not in values:
+        raise RtmuxError(f"{what}: the script did not finish (no `@bench done=` line)")
+    hists: dict[str, cyclictest.Histogram] = {}
+    for name in ("idle", "loaded"):
+        if not getattr(plan, name):
+            continue
+        status = values.get(f"{name}_status")
+        if status != "0":
+            raise RtmuxError(f"{what}: the {name} cyclictest exited with status {status}")
+        if name not in found.histograms:
+            raise RtmuxError(f"{what}: no dump of the {name} cyclictest's histogram")
+        try:
+            hists[name] = cyclictest.parse_histogram(found.histograms[name], samples=plan.samples)
+        except cyclictest.CyclictestFormatError as exc:
+            raise RtmuxError(f"{what}: {name} cyclictest: {exc}") from exc
+    hackbench = _float(values, "hackbench", what) if plan.hackbench else None
+    report = None
+    if rtos_samples is not None:
+        try:
+            report = latmus.parse_latency(found.rtos)
+        except latmus.LatmusFormatError as exc:
+            raise RtmuxError(f"{what}: rtos partition: malformed latency output: {exc}") from exc
+        if report.histogram.samples != rtos_samples:
+            raise RtmuxError(
+                f"{what}: the rtos partition reports {report.histogram.samples} samples, "
+                f"{rtos_samples} were requested"
+            )
+    return LinuxResult(
+        kernel=values.get("kernel", "?"),
+        cpus=int(_float(values, "cpus", what)),
+        boot_s=_float(values, "uptime", what),
+        hackbench_s=hackbench,
+        idle=hists.get("idle"),
+        loaded=hists.get("loaded"),
+        load_start_s=_float(values, "load_start", what) if plan.load else None,
+        load_end_s=_float(values, "load_end", what) if plan.load else None,
+        rtos=report,
+        wall_s=wall_s,
+        console=console,
+    )
+
+
+class _PhaseSink:
+    """A write-only text stream for run_command's echo: calls `on_phase(name)` for each phase line."""
+
+    def __init__(self, on_phase: Callable[[str], None]) -> None:
+        self.on_phase = on_phase
+        self.pending = ""
+
+    def write(self, text: str) -> int:
+        self.pending += text
+        *lines, self.pending = self.pending.split("\n")
+        for raw in lines:
+            line = raw[len(_TAG_LINUX) :] if raw.startswith(_TAG_LINUX) else raw
+            m = _LINE_RE.match(line.rstrip())
+            if m and m[1] == "phase":
+                self.on_phase(m[2])
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+
+def run(
+    argv: list[str],
+    plan: Plan,
+    *,
+    what: str,
+    timeout_s: float,
+    rtos_samples: int | None = None,
+    on_phase: Callable[[str], None] | None = None,
+) -> LinuxResult:
+    """Boot `argv`, run script(plan) in Linux's shell and read the figures (GuestFailure or RtmuxError,
+    with the console, when something failed)."""
+    sink = _PhaseSink(on_phase) if on_phase is not None else None
+    cmd_run = linux.run_command(argv, script(plan), timeout_s=timeout_s, echo=sink)  # type: ignore[arg-type]
+    status = linux.check_command(cmd_run, what)
+    if status != 0:
+        raise GuestFailure(f"{what}: the benchmark script exited with status {status}", cmd_run.result)
+    try:
+        return read_results(
+            cmd_run.result.console,
+            plan,
+            what=what,
+            rtos_samples=rtos_samples,
+            wall_s=cmd_run.result.elapsed_s,
+        )
+    except RtmuxError as exc:
+        raise GuestFailure(str(exc), cmd_run.result) from exc
+
+
+# ------------------------------------------------------------------------------------ system images
+
+_build_lock = threading.Lock()
+
+
+def system_argv(name: str, rtos_bootargs: str, *, icount: bool, folder: Path) -> tuple[list[str], Path]:
+    """Pack the default system with the rtos partition running the latency app with `rtos_bootargs`, as
+    build/system/bench-NAME.img (a copy of configs/qemu-virt.toml named after the case, so that cases,
+    and other users of ./rtmux run, never overwrite each other's image). Returns QEMU's command line
+    and the configuration copy."""
+    folder.mkdir(parents=True, exist_ok=True)
+    config = folder / f"bench-{name}.toml"
+    config.write_text(system.DEFAULT_CONFIG.read_text(encoding="utf-8"), encoding="utf-8")
+    with _build_lock:
+        built = system.build(
+            config,
+            rtos_image=paths.rtos_image("latency"),
+            bootargs={"rtos": rtos_bootargs},
+            icount=icount,
+            no_build=True,
+        )
+    return built.argv, config
 
 
 def hypervisor_lines() -> int:
@@ -68,91 +305,3 @@ def hypervisor_lines() -> int:
         p for d in ("hyp", "lib") for p in (paths.REPO_ROOT / d).rglob("*") if p.suffix in {".c", ".h", ".S"}
     ]
     return sum(1 for f in files for line in f.read_text().splitlines() if line.strip())
-
-
-def run(samples: int, out: TextIO | None = None) -> SystemResults:
-    out = out if out is not None else sys.stderr
-    start = time.monotonic()
-    guest_s = samples // 1000 + 2  # the rtos's run at 1 ms, plus margin, in guest seconds
-
-    def note(msg: str) -> None:
-        print(f"[system bench {bench.fmt_duration(time.monotonic() - start)}] {msg}", file=out, flush=True)
-
-    rtos_args = {"rtos": f"samples={samples} period_us=1000"}
-    built = system.build(
-        system.DEFAULT_CONFIG, rtos_image=paths.rtos_image("latency"), bootargs=rtos_args, icount=True
-    )
-    note(f"case 1 of 4: rtos latency in its partition, Linux idle, {samples} samples")
-    idle = _rtos_report(_run(built.argv, f"sleep {guest_s}", "partition, Linux idle", 1800))
-    note(f"case 2 of 4: rtos latency in its partition, Linux running hackbench + dd, {samples} samples")
-    loaded = _rtos_report(
-        _run(built.argv, f"{LOAD} sleep {guest_s}; kill %1 %2", "partition, Linux loaded", 3600)
-    )
-    cmd = f"echo uptime=$(cut -d' ' -f1 /proc/uptime); {HACKBENCH}"
-    note("case 3 of 4: Linux under the hypervisor: boot-to-shell time and hackbench")
-    hyp_console = _run(built.argv, cmd, "Linux under rtmux", 1800)
-    note("case 4 of 4: Linux bare (-smp 1): boot-to-shell time and hackbench")
-    guest = initramfs.build("std")
-    bare_argv = linux.boot_argv(guest, smp=1, memory="1G", icount=True, append="")
-    bare_console = _run(bare_argv, cmd, "Linux bare", 1800)
-    note("done")
-    return SystemResults(
-        samples=samples,
-        idle=idle,
-        loaded=loaded,
-        boot_hyp_s=_float(UPTIME, hyp_console, "rtmux"),
-        boot_bare_s=_float(UPTIME, bare_console, "bare"),
-        hackbench_hyp_s=_float(HACKBENCH_TIME, hyp_console, "rtmux"),
-        hackbench_bare_s=_float(HACKBENCH_TIME, bare_console, "bare"),
-        hyp_lines=hypervisor_lines(),
-    )
-
-
-def render(r: SystemResults, bare_idle_us: float | None, bare_load_us: float | None, date: str) -> str:
-    def ratio(a: float, b: float | None) -> str:
-        return f"{a / b:.2f}" if b else "n/a"
-
-    lines = [
-        "## rtmux system: the rtos in its partition beside Linux (icount)",
-        "",
-        f"Measured {date} with `{qemu.qemu_version()}`, `configs/qemu-virt.toml` (rtos on CPU 0, Debian's "
-        "standard kernel on CPU 1, `-smp 2`), the rtos partition running `build/rtos/latency.img`. Mode: "
-        f"{qemu.MODE_ICOUNT}. Command: `./rtmux bench --system` (tools/rtmux/sysbench.py).",
-        "",
-        f"Linux load: `{LOAD.strip()}` (hackbench plus a memory-copy loop).",
-        "",
-        "| case | min (us) | avg (us) | max (us) | overruns | samples | max / bare-metal max |",
-        "|---|---:|---:|---:|---:|---:|---:|",
-    ]
-    rows = (
-        ("rtos in partition, Linux idle (vs bare idle)", r.idle, bare_idle_us),
-        ("rtos in partition, Linux loaded (vs bare with --load)", r.loaded, bare_load_us),
-    )
-    for label, rts, bare_max in rows:
-        lines.append(
-            f"| {label} | {rts.lat_min:.3f} | {rts.lat_avg:.3f} | {rts.lat_max:.3f} | {rts.overruns} "
-            f"| {r.samples} | {ratio(rts.lat_max, bare_max)} |"
-        )
-    lines += [
-        "",
-        "| Linux | under rtmux | bare (-smp 1) | ratio |",
-        "|---|---:|---:|---:|",
-        f"| boot to shell (guest s, /proc/uptime) | {r.boot_hyp_s:.2f} | {r.boot_bare_s:.2f} "
-        f"| {ratio(r.boot_hyp_s, r.boot_bare_s)} |",
-        f"| `{HACKBENCH}` (guest s) | {r.hackbench_hyp_s:.3f} | {r.hackbench_bare_s:.3f} "
-        f"| {ratio(r.hackbench_hyp_s, r.hackbench_bare_s)} |",
-        "",
-        f"Hypervisor size: {r.hyp_lines} non-blank lines of C and assembly (hyp/ and lib/).",
-        "",
-        "Targets: rtos max in partition with Linux loaded <= 1.05 x bare-metal max; Linux under rtmux "
-        "within 1.10 x bare. The bare-metal rtos reference is the rtos section above (`-smp 1`). The rtos "
-        "runs on CPU 0, which the design brief found free of QEMU's icount round-robin artifact with a busy "
-        "loop on CPU 1; a max far above the average deserves that check before it is read as the rtos's "
-        "latency. Findings and open questions about these figures are kept below this section.",
-    ]
-    return "\n".join(lines)
-
-
-def update(path: Path, body: str) -> None:
-    text = path.read_text(encoding="utf-8") if path.exists() else "# rtmux benchmarks\n"
-    path.write_text(bench.replace_section(text, body, BEGIN_MARKER, END_MARKER), encoding="utf-8")

@@ -1,28 +1,30 @@
-"""BENCHMARKS.md section rendering and replacement."""
+"""./rtmux bench: section replacement, progress and remaining-time estimate, parallel runs, determinism."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-from pathlib import Path
+import io
+import subprocess
+import time
 
 import pytest
 
-from rtmux import bench, latmus
+from rtmux import bench, sysbench
 from rtmux.errors import RtmuxError
 
-BEGIN, END = bench.BEGIN_MARKER, bench.END_MARKER
+BEGIN, END = "<!-- bench-icount:begin -->", "<!-- bench-icount:end -->"
 
 
 def test_replace_section_keeps_other_content() -> None:
-    text = f"# Title\n\nintro\n\n{BEGIN}\nold results\n{END}\n\n## Linux\n\nother section\n"
-    new = bench.replace_section(text, "new results\n")
-    assert new == f"# Title\n\nintro\n\n{BEGIN}\nnew results\n{END}\n\n## Linux\n\nother section\n"
-    assert bench.replace_section(new, "new results") == new, "idempotent"
+    text = f"# Title\n\nintro\n\n{BEGIN}\nold results\n{END}\n\n## Findings\n\nother section\n"
+    new = bench.replace_section(text, "new results\n", BEGIN, END)
+    assert new == f"# Title\n\nintro\n\n{BEGIN}\nnew results\n{END}\n\n## Findings\n\nother section\n"
+    assert bench.replace_section(new, "new results", BEGIN, END) == new, "idempotent"
 
 
 def test_replace_section_appends_when_absent() -> None:
-    assert bench.replace_section("# T\n\ntext\n\n\n", "body") == f"# T\n\ntext\n\n{BEGIN}\nbody\n{END}\n"
-    assert bench.replace_section("", "body") == f"{BEGIN}\nbody\n{END}\n"
+    got = bench.replace_section("# T\n\ntext\n\n\n", "body", BEGIN, END)
+    assert got == f"# T\n\ntext\n\n{BEGIN}\nbody\n{END}\n"
+    assert bench.replace_section("", "body", BEGIN, END) == f"{BEGIN}\nbody\n{END}\n"
 
 
 @pytest.mark.parametrize(
@@ -31,59 +33,165 @@ def test_replace_section_appends_when_absent() -> None:
 )
 def test_replace_section_refuses_broken_markers(text: str) -> None:
     with pytest.raises(RtmuxError, match="by hand"):
-        bench.replace_section(text, "body")
-
-
-def results(max_idle: float = 1.5, max_load: float = 2.5, per_switch: float = 192.0) -> bench.BenchResults:
-    def rts(lat_max: float) -> latmus.RtsLine:
-        return latmus.RtsLine(0.0, 0.5, lat_max, 0, 0, 10, 10, "RTS|...")
-
-    lat = [
-        bench.LatencyResult(
-            case, 10000, rts(m), Path("build/bench") / f"{case.name}.dat", "./rtmux x", "qemu x", 1
-        )
-        for case, m in zip(bench.LATENCY_CASES, (max_idle, max_load), strict=True)
-    ]
-    ctx = bench.CtxswResult(
-        latmus.CtxLine(20000, int(per_switch * 20000), per_switch), "./rtmux c", "qemu c", 1
-    )
-    return bench.BenchResults(
-        datetime(2025, 3, 1, 12, 0, tzinfo=UTC), "QEMU emulator version 7.2.0", False, lat, ctx
-    )
-
-
-def test_targets() -> None:
-    rows = bench.targets(results())
-    assert [met for _, _, met in rows] == [True, False, True]
-    assert rows[0][0] == "max timer latency idle <= 2 us"
-    assert rows[1][0] == "max timer latency with load <= 2 us"
-    assert rows[2] == ("context switch <= 500 ns", "192.000 ns", True)
-    assert [met for _, _, met in bench.targets(results(2.0, 2.0, 500.0))] == [True, True, True]
-    assert [met for _, _, met in bench.targets(results(2.001, 0, 500.5))] == [False, True, False]
-
-
-def test_render_section() -> None:
-    text = bench.render_section(results())
-    assert "2025-03-01 12:00 UTC" in text and "`QEMU emulator version 7.2.0`" in text
-    assert "| timer latency, idle | 0.000 | 0.500 | 1.500 | 0 | 10000 |" in text
-    assert "| 20000 | 3840000 | 192.000 |" in text
-    assert "| max timer latency with load <= 2 us | 2.500 us | **missed** |" in text
-    assert "| context switch <= 500 ns | 192.000 ns | met |" in text
-    assert "./rtmux x" in text and "qemu c" in text
-    assert "quick" not in text
-    assert BEGIN not in text and END not in text
-
-
-def test_update_file(tmp_path: Path) -> None:
-    out = tmp_path / "BENCHMARKS.md"
-    bench.update_file(out, "first")
-    assert out.read_text() == f"# rtmux benchmarks\n\n{BEGIN}\nfirst\n{END}\n"
-    out.write_text(out.read_text() + "\n## hypervisor\n\nkept\n")
-    bench.update_file(out, "second")
-    assert out.read_text() == f"# rtmux benchmarks\n\n{BEGIN}\nsecond\n{END}\n\n## hypervisor\n\nkept\n"
+        bench.replace_section(text, "body", BEGIN, END)
 
 
 def test_fmt_duration() -> None:
     assert bench.fmt_duration(0) == "0:00"
     assert bench.fmt_duration(61.4) == "1:01"
     assert bench.fmt_duration(3725) == "1:02:05"
+    assert bench.fmt_duration(-3) == "0:00"
+
+
+# ------------------------------------------------------------------------------------ remaining time
+
+
+def test_estimate_remaining_one_job_adds_up() -> None:
+    assert bench.estimate_remaining([], [10, 20, 30], 1, 1.0) == 60
+    assert bench.estimate_remaining([(10, 4)], [20], 1, 1.0) == 26
+    assert bench.estimate_remaining([(10, 4)], [20], 1, 2.0) == 56, "measured speed scales predictions"
+
+
+def test_estimate_remaining_parallel_slots() -> None:
+    # Two slots: 100 and 50 running (30 s in); queued 60 then 10 go to the first free slot.
+    assert bench.estimate_remaining([(100, 30), (50, 30)], [60, 10], 2, 1.0) == 80
+    assert bench.estimate_remaining([], [60, 50, 40, 30], 2, 1.0) == 90
+    assert bench.estimate_remaining([], [], 2, 1.0) == 0
+    # A run that overstays its prediction counts as about to end, not as negative time.
+    assert bench.estimate_remaining([(10, 50)], [], 1, 1.0) == 0
+    with pytest.raises(ValueError):
+        bench.estimate_remaining([], [1], 0, 1.0)
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.t = 1000.0
+
+    def __call__(self) -> float:
+        return self.t
+
+
+def test_progress_lines_and_speed_correction() -> None:
+    clock, out = Clock(), io.StringIO()
+    p = bench.Progress({"a": 10.0, "b": 30.0}, 1, out, clock=clock)
+    p.say("2 QEMU runs")
+    p.begin("a", "first case")
+    clock.t += 20  # twice the prediction
+    p.end("a", "min 1 max 2 us")
+    assert p.speed() == 2.0
+    p.begin("b", "second case")
+    clock.t += 5
+    p.say("phase")
+    lines = out.getvalue().splitlines()
+    assert lines[0] == "[bench 0:00 elapsed, ~0:40 left] 2 QEMU runs"
+    assert lines[1] == "[bench 0:00 elapsed, ~0:40 left] case 1 of 2 started: first case"
+    assert (
+        lines[2]
+        == "[bench 0:20 elapsed, ~1:00 left] case 1 of 2 done in 0:20 (1 of 2 finished): min 1 max 2 us"
+    )
+    assert lines[4] == "[bench 0:25 elapsed, ~0:55 left] phase"
+    clock.t += 55
+    p.end("b", "ok")
+    assert out.getvalue().splitlines()[-1].startswith("[bench 1:20 elapsed, done] case 2 of 2 done in 1:00")
+    assert p.running() == []
+
+
+def test_progress_speed_is_bounded() -> None:
+    clock = Clock()
+    p = bench.Progress({"a": 1.0}, 1, io.StringIO(), clock=clock)
+    assert p.speed() == 1.0, "nothing finished yet: the model as it is"
+    p.begin("a", "x")
+    clock.t += 100
+    p.end("a", "")
+    assert p.speed() == 4.0
+
+
+# ---------------------------------------------------------------------------------------- running
+
+
+def _run(run_id: str, seconds: float, log: list[str], fail: bool = False) -> bench.Run:
+    def work(phase: object) -> bench.RunOutput:
+        log.append(f"start {run_id}")
+        time.sleep(seconds)
+        if fail:
+            raise RtmuxError(f"{run_id} failed")
+        log.append(f"end {run_id}")
+        return bench.RunOutput(summary=f"{run_id} ok")
+
+    return bench.Run(run_id, f"case {run_id}", seconds, work)
+
+
+def test_execute_runs_longest_first_in_parallel() -> None:
+    log: list[str] = []
+    runs = [_run("short", 0.01, log), _run("long", 0.2, log), _run("mid", 0.05, log)]
+    out = io.StringIO()
+    progress = bench.Progress({r.id: r.predicted_s for r in runs}, 2, out)
+    outputs = bench.execute(runs, 2, progress)
+    assert set(outputs) == {"short", "long", "mid"}
+    assert log[:2] == ["start long", "start mid"]
+    assert "case 2 of 3 started: case long" in out.getvalue()
+
+
+def test_execute_one_job_keeps_the_order() -> None:
+    log: list[str] = []
+    runs = [_run("a", 0.0, log), _run("b", 0.01, log)]
+    bench.execute(runs, 1, bench.Progress({"a": 0.0, "b": 0.01}, 1, io.StringIO()))
+    assert log == ["start a", "end a", "start b", "end b"]
+
+
+def test_execute_raises_the_first_failure() -> None:
+    log: list[str] = []
+    runs = [_run("bad", 0.0, log, fail=True), _run("slow", 0.1, log)]
+    aborted: list[bool] = []
+    with pytest.raises(RtmuxError, match="bad failed"):
+        bench.execute(
+            runs,
+            2,
+            bench.Progress({"bad": 1.0, "slow": 0.1}, 2, io.StringIO()),
+            on_abort=lambda: aborted.append(True),
+        )
+    assert aborted == [True]
+
+
+def test_child_pids_lists_running_children() -> None:
+    proc = subprocess.Popen(["sleep", "30"])
+    try:
+        assert proc.pid in bench.child_pids()
+    finally:
+        proc.kill()
+        proc.wait()
+    assert proc.pid not in bench.child_pids()
+
+
+def test_execute_heartbeat() -> None:
+    log: list[str] = []
+    out = io.StringIO()
+    runs = [_run("slow", 0.3, log)]
+    bench.execute(runs, 1, bench.Progress({"slow": 0.3}, 1, out), heartbeat_s=0.05)
+    assert "running case(s) 1 of 1" in out.getvalue()
+
+
+# ------------------------------------------------------------------------------------- cost, records
+
+
+def test_plan_cost() -> None:
+    # Loaded guest time dominates in icount mode; the hold of an rtos partition run counts from the shell.
+    plan = sysbench.Plan(1000, load=True, loaded=True, hold_until_s=2.8)
+    assert bench.plan_cost(True, plan, "rtmux") == pytest.approx(10.0 + 37.0 * (1.8 + 0.3))
+    idle = sysbench.Plan(1000, hold_until_s=2.8)
+    assert bench.plan_cost(True, idle, "rtmux") == pytest.approx(10.0 + 0.6 * 1.8)
+    hb = sysbench.Plan(10000, hackbench=True, idle=True, hackbench_loops=500)
+    assert bench.plan_cost(True, hb, "linux") == pytest.approx(5.0 + 37.0 * 0.6 + 0.6 * 10)
+    assert bench.plan_cost(False, hb, "linux") == pytest.approx(10.0 + 1.8 + 11.0)
+
+
+def test_compare_records() -> None:
+    a = ("RTS| 1", ("RTD| x",), ((0, 10),))
+    assert bench.compare_records("idle", a, a) == []
+    b = ("RTS| 2", ("RTD| y",), ((0, 9), (1, 1)))
+    diffs = bench.compare_records("idle", a, b)
+    assert len(diffs) == 3 and diffs[0].startswith("idle: RTS| lines differ")
+
+
+def test_default_jobs() -> None:
+    assert 1 <= bench.default_jobs() <= 8

@@ -1,0 +1,237 @@
+"""What ./rtmux bench writes: table, CSV, targets, Markdown section, plot (benchreport, benchplot)."""
+
+from __future__ import annotations
+
+import math
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from rtmux import bench, benchplot, benchreport, cyclictest, latmus, latstats, sysbench
+
+
+def rtos_stats(lat_max: float, samples: int = 10000, overruns: int = 0) -> latstats.LatencyStats:
+    return latstats.LatencyStats(samples, 0.4, 0.41, min(1.0, lat_max), lat_max, lat_max, overruns, False)
+
+
+def linux_stats(avg: float, lat_max: int) -> latstats.LatencyStats:
+    return latstats.LatencyStats(10000, 4.0, avg, 9.0, 14.0, float(lat_max), None, True)
+
+
+def linux_result(
+    kernel: str, boot: float, hackbench: float | None, load_start: float | None = None
+) -> sysbench.LinuxResult:
+    return sysbench.LinuxResult(kernel, 1, boot, hackbench, None, None, load_start, None, None, 1.0, "")
+
+
+def results(
+    *, part_max: float = 0.608, rt_max: int = 20, rtmux_load_max: int = 30, mode: str = bench.MODE_ICOUNT
+) -> bench.BenchResults:
+    r = bench.BenchResults(
+        mode=mode,
+        quick=False,
+        samples=10000,
+        date=datetime(2025, 3, 1, 12, 0, tzinfo=UTC),
+        qemu_version="QEMU emulator version 7.2.0",
+        jobs=2,
+        wall_s=754.0,
+        hyp_lines=2200,
+        partition_samples=11500,
+    )
+    rows = [
+        ("rtos-bare-idle", "rtos bare", False, rtos_stats(0.4)),
+        ("rtos-bare-load", "rtos bare", True, rtos_stats(0.72)),
+        ("rtos-rtmux-idle", "rtos in rtmux", False, rtos_stats(0.608, 11500)),
+        ("rtos-rtmux-load", "rtos in rtmux", True, rtos_stats(part_max, 11500, 3)),
+        ("linux-std-idle", "Linux std", False, linux_stats(4.29, 16)),
+        ("linux-std-load", "Linux std", True, linux_stats(5.32, 29)),
+        ("linux-rt-idle", "Linux PREEMPT_RT", False, linux_stats(5.19, 18)),
+        ("linux-rt-load", "Linux PREEMPT_RT", True, linux_stats(5.71, rt_max)),
+        ("linux-rtmux-idle", "Linux under rtmux", False, linux_stats(4.38, 16)),
+        ("linux-rtmux-load", "Linux under rtmux", True, linux_stats(5.5, rtmux_load_max)),
+    ]
+    for row_id, system, load, stats in rows:
+        counts = {0: stats.samples} if not stats.whole_us else {4: stats.samples - 1, int(stats.max_us): 1}
+        r.rows.append(
+            bench.Row(row_id, f"label {row_id}", system, load, stats, counts, Path(f"/x/{row_id}.dat"), "run")
+        )
+    r.ctxsw = latmus.CtxLine(20002, 8840832, 441.997)
+    r.linux = {
+        "linux-std": linux_result("6.1.0-56-arm64", 1.04, 0.599),
+        "linux-rt": linux_result("6.1.0-56-rt-arm64", 1.10, None),
+        "rtmux-linux": linux_result("6.1.0-56-arm64", 1.00, 0.608),
+        "rtmux-rtos-idle": linux_result("6.1.0-56-arm64", 1.01, None),
+        "rtmux-loaded": linux_result("6.1.0-56-arm64", 1.01, None, load_start=1.05),
+    }
+    r.kernels = {
+        "std": bench.KernelInfo("std", "6.1.0-56-arm64", "linux-image-6.1.0-56-arm64-unsigned", "6.1.192-2"),
+        "rt": bench.KernelInfo(
+            "rt", "6.1.0-56-rt-arm64", "linux-image-6.1.0-56-rt-arm64-unsigned", "6.1.192-2"
+        ),
+    }
+    r.determinism = bench.Determinism(1000, ["rtos bare metal, idle", "rtos bare metal, rtos load"], [])
+    r.docs = [
+        bench.RunDoc(
+            "linux-std", "Linux std bare", "./rtmux linux run ...", "qemu-system-aarch64 ...", "say x"
+        )
+    ]
+    return r
+
+
+def test_table_rows() -> None:
+    lines = benchreport.table_rows(results())
+    assert lines[0] == "| case | min | avg | p99 | p99.9 | max | overruns | samples |"
+    assert lines[2] == "| label rtos-bare-idle | 0.400 | 0.410 | 0.400 | 0.400 | 0.400 | 0 | 10000 |"
+    assert lines[5] == "| label rtos-rtmux-load | 0.400 | 0.410 | 0.608 | 0.608 | 0.608 | 3 | 11500 |"
+    assert lines[6] == "| label linux-std-idle | 4 | 4.29 | 9 | 14 | 16 | – | 10000 |"
+    assert len(lines) == 12
+
+
+def test_csv_round_trip() -> None:
+    text = benchreport.render_csv(results())
+    rows = benchreport.read_csv(text)
+    assert [r["case"] for r in rows][:2] == ["rtos-bare-idle", "rtos-bare-load"]
+    assert rows[5]["max_us"] == "29" and rows[5]["overruns"] == "" and rows[5]["load"] == "1"
+    assert rows[3]["p99_9_us"] == "0.608" and rows[3]["overruns"] == "3"
+    assert text.splitlines()[0] == ",".join(benchreport.CSV_FIELDS)
+    with pytest.raises(Exception, match="unexpected CSV columns"):
+        benchreport.read_csv("a,b\n1,2\n")
+
+
+def test_targets() -> None:
+    got = {t.name: t for t in benchreport.targets(results())}
+    assert got["rtos bare metal max idle <= 2 us"].met
+    assert got["rtos context switch <= 500 ns"].measured == "441.997 ns"
+    same = got["rtos in partition, Linux load: max <= 1.05 x rtos bare max (idle: the same rtos work)"]
+    assert not same.met and same.measured == "0.608 us = 1.52 x 0.400 us"
+    own = got["rtos in partition, Linux load: max <= 1.05 x rtos bare max (under its own load)"]
+    assert own.met
+    rt = got["rtos in partition, Linux load: max <= 0.1 x PREEMPT_RT cyclictest max, same Linux load"]
+    assert rt.met and rt.measured == "0.608 us = 0.030 x 20 us"
+    loaded_max = got["Linux under rtmux: cyclictest max, Linux load, within 10% of bare"]
+    assert not loaded_max.met and loaded_max.measured == "30 vs 29 us = 1.03 x" or loaded_max.met
+    assert (
+        got["Linux under rtmux: cyclictest avg, idle, within 10% of bare"].measured
+        == "4.38 vs 4.29 us = 1.02 x"
+    )
+    hb = got["Linux under rtmux: `hackbench -g 2 -f 10 -l 500` within 10% of bare"]
+    assert hb.met and hb.measured == "0.608 vs 0.599 s = 1.02 x"
+    assert len(got) == 11
+
+
+def test_targets_missed() -> None:
+    got = {t.name: t.met for t in benchreport.targets(results(part_max=1834.0, rt_max=20, rtmux_load_max=41))}
+    assert not got["rtos in partition, Linux load: max <= 0.1 x PREEMPT_RT cyclictest max, same Linux load"]
+    assert not got["Linux under rtmux: cyclictest max, Linux load, within 10% of bare"]
+
+
+def test_render_section() -> None:
+    r = results()
+    text = benchreport.render_section(
+        r, Path("/repo/BENCHMARKS.csv"), Path("/repo/docs/img/p.png"), Path("/repo/B.md")
+    )
+    assert text.startswith("## rtos, Linux and PREEMPT_RT Linux, bare and under rtmux (QEMU icount)")
+    assert "2025-03-01 12:00 UTC" in text and "`QEMU emulator version 7.2.0`" in text
+    assert (
+        "PREEMPT_RT `6.1.0-56-rt-arm64` (Debian `linux-image-6.1.0-56-rt-arm64-unsigned` 6.1.192-2)" in text
+    )
+    assert "in 12:34 of wall time, 2 QEMU run(s) at a time" in text
+    assert "![Latency histograms, one curve per case](docs/img/p.png)" in text
+    assert "[`BENCHMARKS.csv`](BENCHMARKS.csv)" in text
+    assert "were run twice: **identical**" in text
+    assert "| rtos in partition, Linux load: max <= 1.05 x rtos bare max (idle: the same rtos work) |" in text
+    assert "| boot to shell (guest s, /proc/uptime) | 1.04 | 1.10 | 1.00 | 0.96 |" in text
+    assert "| `hackbench -g 2 -f 10 -l 500` (guest s) | 0.599 | – | 0.608 | 1.02 |" in text
+    assert "| 20002 | 8840832 | 441.997 |" in text
+    assert "about 10450 of the loaded run's samples" in text
+    assert "Quick run" not in text and "<!--" not in text
+    assert "```sh\nsay x\n```" in text
+    assert text.rstrip().endswith("</details>")
+
+
+def test_render_section_quick_late_load_and_differences() -> None:
+    r = results()
+    r.quick, r.samples, r.partition_samples = True, 1000, 2500
+    r.linux["rtmux-loaded"].load_start_s = 1.7
+    assert r.determinism is not None
+    r.determinism.differences = ["rtos bare metal, idle: histograms differ"]
+    text = benchreport.render_section(r, Path("/r/B.csv"), None, Path("/r/B.md"))
+    assert "**Quick run** (`./rtmux bench --quick`, 1000 samples per case)" in text
+    assert "**That is fewer than 1000: the load started late.**" in text
+    assert (
+        "**NOT identical** (RTS| summary, every RTD| interval and the histogram). rtos bare metal, idle:"
+        in text
+    )
+    assert "![" not in text
+
+
+def test_render_section_realtime() -> None:
+    r = results(mode=bench.MODE_REALTIME)
+    r.determinism = None
+    text = benchreport.render_section(r, Path("/r/B-realtime.csv"), None, Path("/r/B.md"))
+    assert text.startswith("## The same cases without icount (plain TCG: host-noise-dominated)")
+    assert "**Host-noise-dominated:**" in text and "`./rtmux bench --realtime`" in text
+    assert "Targets:" not in text and "Determinism" not in text
+
+
+def test_summary_lines() -> None:
+    lines = benchreport.summary_lines(results(part_max=1834.0))
+    assert (
+        lines[0]
+        == "label rtos-bare-idle: min 0.400 avg 0.410 p99 0.400 p99.9 0.400 max 0.400 us (10000 samples)"
+    )
+    assert any(line.startswith("target rtos in partition") and line.endswith("(MISSED)") for line in lines)
+    assert lines[-1] == "determinism: quick bare rtos cases run twice: identical"
+
+
+def test_paths() -> None:
+    out = Path("/r/BENCHMARKS.md")
+    assert benchreport.csv_path(out, "icount") == Path("/r/BENCHMARKS.csv")
+    assert benchreport.csv_path(out, "realtime") == Path("/r/BENCHMARKS-realtime.csv")
+    assert benchreport.plot_path(out, "icount") == Path("/r/docs/img/bench-latency.png")
+    assert benchreport.markers("realtime") == ("<!-- bench-realtime:begin -->", "<!-- bench-realtime:end -->")
+
+
+def test_write_all(tmp_path: Path) -> None:
+    out = tmp_path / "BENCHMARKS.md"
+    out.write_text("# rtmux benchmarks\n\nintro\n\n## Findings\n\nkept\n")
+    written = benchreport.write_all(results(), out)
+    assert written == [out, tmp_path / "BENCHMARKS.csv", tmp_path / "docs" / "img" / "bench-latency.png"]
+    text = out.read_text()
+    assert text.startswith(
+        "# rtmux benchmarks\n\nintro\n\n## Findings\n\nkept\n\n<!-- bench-icount:begin -->\n"
+    )
+    assert text.endswith("<!-- bench-icount:end -->\n")
+    assert (tmp_path / "docs" / "img" / "bench-latency.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert len(benchreport.read_csv((tmp_path / "BENCHMARKS.csv").read_text())) == 10
+    benchreport.write_all(results(), out)
+    assert out.read_text() == text, "a second run replaces its section"
+
+
+# -------------------------------------------------------------------------------------------------- plot
+
+
+def test_steps_rtos_narrowed_to_min_and_max() -> None:
+    xs, ys = benchplot.steps(benchplot.Curve("a", "s", False, {0: 990, 3: 10}, 0.4, 3.2, False))
+    assert xs == [0.4, 1.0, 2.0, 3.0, 3.2]
+    assert ys[0] == 990 and math.isnan(ys[1]) and math.isnan(ys[2]) and ys[3:] == [10, 10]
+    xs, ys = benchplot.steps(benchplot.Curve("a", "s", False, {0: 1000}, 0.4, 0.4, False))
+    assert xs == [0.4, 0.4] and ys == [1000, 1000]
+
+
+def test_steps_whole_us_and_markers() -> None:
+    c = benchplot.Curve("a", "s", True, {4: 5, 6: 2}, 4.0, 6.0, True)
+    xs, ys = benchplot.steps(c)
+    assert xs == [4.0, 5.0, 6.0, 7.0] and ys[0] == 5 and math.isnan(ys[1]) and ys[2:] == [2, 2]
+    mx, my = benchplot.markers(c)
+    assert my == [5, 2] and mx[0] == pytest.approx(math.sqrt(20))
+    assert benchplot.steps(benchplot.Curve("a", "s", True, {}, 0, 0, True)) == ([], [])
+    xs, _ = benchplot.steps(benchplot.Curve("a", "s", True, {0: 3}, 0, 0, True))
+    assert xs == [benchplot.SMALLEST_US, 1.0], "a cell at 0 starts at the log axis' left edge"
+
+
+def test_cyclictest_histogram_feeds_a_row() -> None:
+    hist = cyclictest.Histogram({4: 9, 9: 1}, 10, 4, 4, 9, 0)
+    stats = hist.stats()
+    assert stats.p99_us == 9.0 and stats.avg_us == 4.5
