@@ -155,7 +155,7 @@ pytest-system: deps rtos
 test: deps lint unit rtos hyp
 	$(PYTHON) -m pytest tests/unit/python tests/system
 
-bench: deps rtos
+bench: deps rtos hyp
 	./rtmux bench
 
 clean:

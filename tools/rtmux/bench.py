@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import TextIO
 
 from rtmux import cyclictest, initramfs, latmus, latstats, linux, paths, qemu, rtos, sysbench, system
-from rtmux.errors import RtmuxError
+from rtmux.errors import EXIT_TIMEOUT, RtmuxError
 
 PERIOD_US = 1000
 SAMPLES_FULL = 10_000
@@ -294,6 +294,7 @@ class Options:
     output: Path = paths.BENCHMARKS_MD
     data_dir: Path = paths.BENCH_DIR
     build: bool = True
+    timeout_s: float | None = None  # wall-clock limit of the whole run (each QEMU run has its own too)
 
 
 def _rtmux_cmd(args: list[str]) -> str:
@@ -754,6 +755,10 @@ def compare_records(
 # ------------------------------------------------------------------------------------- parallel runs
 
 
+class BenchTimeout(RtmuxError):
+    exit_status = EXIT_TIMEOUT
+
+
 def child_pids() -> list[int]:
     """The processes this process started that are still running (Linux: /proc/PID/task/TID/children)."""
     pids: list[int] = []
@@ -781,9 +786,11 @@ def execute(
     progress: Progress,
     heartbeat_s: float = 60.0,
     on_abort: Callable[[], None] = _kill_children,
+    timeout_s: float | None = None,
 ) -> dict[str, RunOutput]:
-    """Run everything, `jobs` at a time, longest first; the first failure (or an interruption) calls
-    `on_abort` to end the runs still going, and is raised."""
+    """Run everything, `jobs` at a time, longest first. The first failure, an interruption, or the
+    overall wall-clock limit `timeout_s` calls `on_abort` to end the runs still going, and is raised."""
+    deadline = None if timeout_s is None else time.monotonic() + timeout_s
     order = sorted(runs, key=lambda r: -r.predicted_s) if jobs > 1 else list(runs)
     outputs: dict[str, RunOutput] = {}
 
@@ -798,11 +805,19 @@ def execute(
     pending = set(futures)
     try:
         while pending:
+            wait = (
+                heartbeat_s if deadline is None else max(min(heartbeat_s, deadline - time.monotonic()), 0.0)
+            )
             done, pending = concurrent.futures.wait(
-                pending, timeout=heartbeat_s, return_when=concurrent.futures.FIRST_COMPLETED
+                pending, timeout=wait, return_when=concurrent.futures.FIRST_COMPLETED
             )
             for fut in done:
                 outputs[futures[fut].id] = fut.result()  # raises the run's failure
+            if pending and deadline is not None and time.monotonic() >= deadline:
+                raise BenchTimeout(
+                    f"bench: the wall-clock limit of {timeout_s:g} s expired while case(s) "
+                    f"{', '.join(progress.running())} ran; they were stopped"
+                )
             if not done and progress.quiet_for() >= heartbeat_s:
                 progress.say(f"running case(s) {', '.join(progress.running())}")
     except BaseException:
@@ -839,7 +854,7 @@ def run_bench(opts: Options, out: TextIO | None = None) -> BenchResults:
     runs = bench.runs()
     progress = Progress({r.id: r.predicted_s for r in runs}, jobs, out)
     progress.say(f"{len(runs)} QEMU runs")
-    outputs = execute(runs, jobs, progress)
+    outputs = execute(runs, jobs, progress, timeout_s=opts.timeout_s)
     results = BenchResults(
         mode=bench.mode,
         quick=opts.quick,

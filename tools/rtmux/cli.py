@@ -168,6 +168,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--no-build", action="store_true", help="skip `make -s rtos hyp`")
     p.add_argument(
+        "--timeout",
+        type=_positive_float,
+        metavar="S",
+        help="wall-clock limit of the whole benchmark (every QEMU run also has its own limit)",
+    )
+    p.add_argument(
         "--output",
         type=Path,
         default=paths.BENCHMARKS_MD,
@@ -249,6 +255,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         output=args.output,
         data_dir=args.data,
         build=not args.no_build,
+        timeout_s=args.timeout,
     )
     bench.run_bench(opts)
     return EXIT_OK

@@ -153,6 +153,21 @@ def test_execute_raises_the_first_failure() -> None:
     assert aborted == [True]
 
 
+def test_execute_overall_timeout() -> None:
+    log: list[str] = []
+    aborted: list[bool] = []
+    runs = [_run("slow", 0.5, log)]
+    with pytest.raises(bench.BenchTimeout, match="limit of 0.05 s expired while case.s. 1 of 1 ran"):
+        bench.execute(
+            runs,
+            1,
+            bench.Progress({"slow": 0.5}, 1, io.StringIO()),
+            on_abort=lambda: aborted.append(True),
+            timeout_s=0.05,
+        )
+    assert aborted == [True] and bench.BenchTimeout.exit_status == 124
+
+
 def test_child_pids_lists_running_children() -> None:
     proc = subprocess.Popen(["sleep", "30"])
     try:

@@ -1,0 +1,73 @@
+"""Smoke test of `./rtmux bench --quick`: every case gives a well-formed row (not checked: the figures).
+
+Writes into a temporary folder (--output, --data), never into the repository's BENCHMARKS.md.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from rtmux import benchreport, latmus
+
+pytestmark = pytest.mark.system
+
+ROOT = Path(__file__).resolve().parents[2]
+
+CASES = [
+    "rtos-bare-idle",
+    "rtos-bare-load",
+    "rtos-rtmux-idle",
+    "rtos-rtmux-load",
+    "linux-std-idle",
+    "linux-std-load",
+    "linux-rt-idle",
+    "linux-rt-load",
+    "linux-rtmux-idle",
+    "linux-rtmux-load",
+]
+TIMEOUT_S = 600  # --quick takes about 2.5 minutes on an otherwise idle 2-core machine
+
+
+def digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest() if path.exists() else "absent"
+
+
+def test_bench_quick(run_rtmux: Callable[..., Any], tmp_path: Path) -> None:
+    committed = {p: digest(p) for p in (ROOT / "BENCHMARKS.md", ROOT / "BENCHMARKS.csv")}
+    out = tmp_path / "BENCHMARKS.md"
+    data = tmp_path / "data"
+    r = run_rtmux("bench", "--quick", "--output", str(out), "--data", str(data), timeout=TIMEOUT_S)
+    why = r.describe()
+    assert r.returncode == 0, why
+    assert {p: digest(p) for p in committed} == committed, "the repository's results were touched"
+
+    # Progress lines, and the determinism check said in the output.
+    assert "case 1 of " in r.stdout and " left] " in r.stdout, why
+    assert "determinism: quick bare rtos cases run twice: identical" in r.stdout, why
+
+    rows = benchreport.read_csv((tmp_path / "BENCHMARKS.csv").read_text())
+    assert [row["case"] for row in rows] == CASES, why
+    for row in rows:
+        label = row["case"]
+        lo, avg, p99, p999, hi = (float(row[k]) for k in ("min_us", "avg_us", "p99_us", "p99_9_us", "max_us"))
+        assert 0 <= lo <= avg <= hi and lo <= p99 <= p999 <= hi, f"{label}: {row}"
+        assert int(row["samples"]) >= 1000, f"{label}: {row}"
+        assert row["load"] == ("1" if label.endswith("-load") else "0")
+        assert (row["overruns"] != "") == label.startswith("rtos-"), f"{label}: {row}"
+        header, counts = latmus.read_histogram_file(data / "icount" / f"{label}.dat")
+        assert sum(counts.values()) == int(row["samples"]) == int(header["sample count"]), label
+
+    text = out.read_text()
+    begin, end = benchreport.markers("icount")
+    section = text[text.index(begin) : text.index(end)]
+    assert "**Quick run**" in section
+    table = [line for line in section.splitlines() if line.startswith("| ") and line.count("|") == 9]
+    assert len(table) == 1 + len(CASES), section  # header + one row per case
+    assert "were run twice: **identical**" in section
+    assert "| rtos context switch <= 500 ns |" in section
+    assert (tmp_path / "docs" / "img" / "bench-latency.png").read_bytes()[:4] == b"\x89PNG"
