@@ -21,6 +21,7 @@ from __future__ import annotations
 import concurrent.futures
 import glob
 import os
+import pickle
 import shlex
 import signal
 import sys
@@ -708,7 +709,7 @@ def _summary(stats: latstats.LatencyStats) -> str:
     f = latstats.fmt_value
     return (
         f"min {f(stats, stats.min_us)} avg {f(stats, stats.avg_us, average=True)} "
-        f"p99.9 {f(stats, stats.p999_us)} max {f(stats, stats.max_us)} us"
+        f"p99.9 {latstats.fmt_percentile(stats, stats.p999_us)} max {f(stats, stats.max_us)} us"
     )
 
 
@@ -893,6 +894,8 @@ def run_bench(opts: Options, out: TextIO | None = None) -> BenchResults:
     if bench.icount:
         results.determinism = _determinism(outputs, opts.quick)
     results.wall_s = time.monotonic() - t0
+    # Everything measured, for a later look (pickle: same code, same machine; not an exchange format).
+    (bench.data / "results.pickle").write_bytes(pickle.dumps(results))
     written = benchreport.write_all(results, opts.output)
     print(f"rtmux bench: done in {fmt_duration(results.wall_s)}", file=out)
     for path in written:

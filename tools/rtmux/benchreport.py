@@ -36,7 +36,7 @@ TARGET_LINUX_UNDER_RTMUX = 1.10
 
 CSV_FIELDS = (
     "mode", "case", "label", "system", "load", "samples", "min_us", "avg_us", "p99_us", "p99_9_us", "max_us",
-    "overruns", "histogram",
+    "overruns", "percentiles", "histogram",
 )  # fmt: skip
 
 
@@ -173,7 +173,9 @@ def render_csv(r: BenchResults) -> str:
         w.writerow([
             r.mode, row.id, row.label, row.system, int(row.load), s.samples, f(s, s.min_us),
             f(s, s.avg_us, average=True), f(s, s.p99_us), f(s, s.p999_us), f(s, s.max_us),
-            "" if s.overruns is None else s.overruns, paths.display(row.data_file),
+            "" if s.overruns is None else s.overruns,
+            "upper bound" if latstats.is_bound(s, s.p99_us) or latstats.is_bound(s, s.p999_us) else "exact",
+            paths.display(row.data_file),
         ])  # fmt: skip
     return buf.getvalue()
 
@@ -194,13 +196,13 @@ def table_rows(r: BenchResults) -> list[str]:
         "| case | min | avg | p99 | p99.9 | max | overruns | samples |",
         "|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
-    f = latstats.fmt_value
+    f, p = latstats.fmt_value, latstats.fmt_percentile
     for row in r.rows:
         s = row.stats
         overruns = "–" if s.overruns is None else str(s.overruns)
         lines.append(
-            f"| {row.label} | {f(s, s.min_us)} | {f(s, s.avg_us, average=True)} | {f(s, s.p99_us)} "
-            f"| {f(s, s.p999_us)} | {f(s, s.max_us)} | {overruns} | {s.samples} |"
+            f"| {row.label} | {f(s, s.min_us)} | {f(s, s.avg_us, average=True)} | {p(s, s.p99_us)} "
+            f"| {p(s, s.p999_us)} | {f(s, s.max_us)} | {overruns} | {s.samples} |"
         )
     return lines
 
@@ -269,9 +271,10 @@ HOW_LINUX = """
   under rtmux the loaded cyclictest shares the boot of the rtos partition's loaded case, and the idle one
   has its own boot (the rtos partition runs the latency app in every rtmux boot, without end in that one).
 - **Percentiles** (nearest rank) come from 1-us histograms: for cyclictest the value is exact (whole
-  microseconds, rounded down, as cyclictest reports them); for the rtos it is the upper edge of the 1-us
-  cell that holds it, or the max when lower (an upper bound). A percentile above cyclictest's histogram
-  range is shown as the max."""
+  microseconds, rounded down, as cyclictest reports them); for the rtos, which measures to the nanosecond
+  but counts in 1-us cells, it is the upper edge of the cell that holds it, or the max when lower, shown
+  `≤`: with every sample below 1 us, p99 and p99.9 can only be said to be at most the max. A percentile
+  above cyclictest's histogram range is shown as the max."""
 
 HOW_ICOUNT = """
 - **Determinism**: bare rtos runs repeat exactly. Runs with Linux do not quite: the shell commands are
@@ -382,13 +385,13 @@ def render_section(r: BenchResults, csv_file: Path, png_file: Path | None, outpu
 
 def summary_lines(r: BenchResults) -> list[str]:
     """What the command prints at the end: one line per case, the targets, determinism."""
-    f = latstats.fmt_value
+    f, p = latstats.fmt_value, latstats.fmt_percentile
     out = []
     for row in r.rows:
         s = row.stats
         out.append(
-            f"{row.label}: min {f(s, s.min_us)} avg {f(s, s.avg_us, average=True)} p99 {f(s, s.p99_us)} "
-            f"p99.9 {f(s, s.p999_us)} max {f(s, s.max_us)} us ({s.samples} samples)"
+            f"{row.label}: min {f(s, s.min_us)} avg {f(s, s.avg_us, average=True)} p99 {p(s, s.p99_us)} "
+            f"p99.9 {p(s, s.p999_us)} max {f(s, s.max_us)} us ({s.samples} samples)"
         )
     if r.mode == MODE_ICOUNT:
         out += [f"target {t.name}: {t.measured} ({'met' if t.met else 'MISSED'})" for t in targets(r)]

@@ -113,6 +113,17 @@ def whole_us_stats(
     )
 
 
+def is_bound(stats: LatencyStats, percentile: float) -> bool:
+    """Whether a percentile of `stats` is only an upper bound: an rtos figure above the min (a cell's
+    upper edge, or the max); cyclictest's are exact."""
+    return not stats.whole_us and percentile > stats.min_us
+
+
+def fmt_percentile(stats: LatencyStats, value: float) -> str:
+    """A percentile as the tables show it: `≤` before an upper bound (see is_bound)."""
+    return ("≤" if is_bound(stats, value) else "") + fmt_value(stats, value)
+
+
 def fmt_value(stats: LatencyStats, value: float, *, average: bool = False) -> str:
     """A figure as the tables show it: 3 decimals for the rtos (ns resolution); whole microseconds for
     cyclictest, except its histogram average (2 decimals)."""

@@ -83,7 +83,7 @@ def test_table_rows() -> None:
     lines = benchreport.table_rows(results())
     assert lines[0] == "| case | min | avg | p99 | p99.9 | max | overruns | samples |"
     assert lines[2] == "| label rtos-bare-idle | 0.400 | 0.410 | 0.400 | 0.400 | 0.400 | 0 | 10000 |"
-    assert lines[5] == "| label rtos-rtmux-load | 0.400 | 0.410 | 0.608 | 0.608 | 0.608 | 3 | 11500 |"
+    assert lines[5] == "| label rtos-rtmux-load | 0.400 | 0.410 | ≤0.608 | ≤0.608 | 0.608 | 3 | 11500 |"
     assert lines[6] == "| label linux-std-idle | 4 | 4.29 | 9 | 14 | 16 | – | 10000 |"
     assert len(lines) == 12
 
@@ -94,6 +94,7 @@ def test_csv_round_trip() -> None:
     assert [r["case"] for r in rows][:2] == ["rtos-bare-idle", "rtos-bare-load"]
     assert rows[5]["max_us"] == "29" and rows[5]["overruns"] == "" and rows[5]["load"] == "1"
     assert rows[3]["p99_9_us"] == "0.608" and rows[3]["overruns"] == "3"
+    assert [rows[i]["percentiles"] for i in (0, 3, 5)] == ["exact", "upper bound", "exact"]
     assert text.splitlines()[0] == ",".join(benchreport.CSV_FIELDS)
     with pytest.raises(Exception, match="unexpected CSV columns"):
         benchreport.read_csv("a,b\n1,2\n")

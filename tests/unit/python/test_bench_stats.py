@@ -94,6 +94,16 @@ def test_rtos_stats_last_cell_collects_everything_above() -> None:
     assert s.p99_us == 1.0, "cell 0's upper edge"
 
 
+def test_percentile_bounds() -> None:
+    rt = latstats.rtos_stats(_report({0: 9980, 2: 20}, 0.4, 2.5))
+    assert (rt.p99_us, rt.p999_us) == (1.0, 2.5)
+    assert latstats.fmt_percentile(rt, rt.p99_us) == "≤1.000"
+    exact = latstats.rtos_stats(_report({0: 10}, 0.4, 0.4))
+    assert latstats.fmt_percentile(exact, exact.p99_us) == "0.400", "min = max: exact"
+    whole = latstats.whole_us_stats({4: 9, 30: 1}, 0, 4, 6, 30)
+    assert latstats.fmt_percentile(whole, whole.p999_us) == "30" and not latstats.is_bound(whole, 30.0)
+
+
 def test_fmt_value() -> None:
     whole = latstats.whole_us_stats({4: 1}, 0, 4, 4, 4)
     rt = latstats.rtos_stats(_report({0: 1}, 0.4, 0.4))
