@@ -159,6 +159,16 @@ unsigned config_load(struct partition *parts, unsigned max)
         if (p->kernel_size == 0) {
             hyp_panic("partition %s has no image", p->name);
         }
+        /* Blob 1.1: seed ranges at 496 (zero in a 1.0 blob: none). */
+        for (unsigned k = 0; k < HYP_MAX_SEEDS; k++) {
+            uint32_t off = rd32(r + 496 + k * 8u), size = rd32(r + 500 + k * 8u);
+            if (size != 0 && ((uint64_t)off + size > p->dtb_size)) {
+                hyp_panic("partition %s: seed range %u (0x%x bytes at 0x%x) is outside its DTB", p->name, k,
+                          size, off);
+            }
+            p->seed[k].off = off;
+            p->seed[k].size = size;
+        }
     }
     return nparts;
 }

@@ -15,6 +15,35 @@ static uint64_t ipa_to_pa(const struct partition *p, uint64_t ipa)
     return p->ram_pa + (ipa - p->ram_ipa);
 }
 
+/* SplitMix64's output function: a bijection, so distinct inputs give distinct, well-spread words. */
+static uint64_t mix64(uint64_t z)
+{
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+/*
+ * The DTB's random seeds (drawn on the build host, see tools/rtmux/bundle.py) are XORed at every start
+ * with a stream keyed by the counter and the start number, so a reset never replays the previous boot's
+ * seeds. This keeps the host's randomness and makes each start different, but adds little entropy of
+ * its own (the counter at a start is partly predictable): a board with a hardware RNG should feed it here.
+ */
+static void refresh_seeds(struct partition *p, uint8_t *dtb)
+{
+    uint64_t key = mix64(ARCH_RD(cntpct_el0) ^ (++p->starts << 48) ^ p->ram_pa);
+    for (unsigned k = 0; k < HYP_MAX_SEEDS; k++) {
+        uint8_t *seed = dtb + p->seed[k].off;
+        uint64_t word = 0;
+        for (uint32_t i = 0; i < p->seed[k].size; i++) {
+            if (i % 8u == 0) {
+                word = mix64(key + 0x9e3779b97f4a7c15ull * (k * 64u + i / 8u + 1u));
+            }
+            seed[i] ^= (uint8_t)(word >> (8u * (i % 8u)));
+        }
+    }
+}
+
 static void load_images(struct partition *p)
 {
     /* Everything the partition had is wiped first: a reset must not leak the old run's state. */
@@ -25,6 +54,7 @@ static void load_images(struct partition *p)
     }
     if (p->dtb_size != 0) {
         memcpy((void *)(uintptr_t)ipa_to_pa(p, p->dtb_ipa), p->dtb, p->dtb_size);
+        refresh_seeds(p, (uint8_t *)(uintptr_t)ipa_to_pa(p, p->dtb_ipa));
     }
     __asm__ volatile("dsb sy\n\tic iallu\n\tdsb sy\n\tisb" : : : "memory");
 }

@@ -8,7 +8,8 @@ Header, 128 bytes:
     off  size  field
     0    4     magic "RMXC"
     4    2     version_major (1): a reader refuses another major
-    6    2     version_minor (0): added fields only use reserved bytes; a reader accepts a newer minor
+    6    2     version_minor (1): added fields only use reserved bytes; a reader accepts a newer minor
+               (1.1 added the partition's seed ranges; a 1.0 reader ignores them)
     8    4     header_size (128)
     12   4     total_size: header + partition_count * partition_size
     16   4     crc32 of the total_size bytes, computed with this field zero (zlib/IEEE 802.3 CRC-32:
@@ -53,7 +54,9 @@ Partition record, 512 bytes each, in configuration order (the index is the focus
                rounded out to 4 KiB pages, merged when they touch; for an rtos partition this includes its
                CPUs' GIC redistributor frames (direct access). Unused entries are zero.
     368  128   irq[32]: u32 GIC INTIDs (SPIs) the partition owns, ascending; unused entries are zero.
-    496  16    reserved (0)
+    496  16    seed[2], 8 bytes each: offset (4) within the DTB image, size (4); size 0 = none. Random
+               bytes in the DTB (a Linux partition's /chosen rng-seed and kaslr-seed values) that the
+               hypervisor changes at every (re)start of the partition, so a reset does not replay them.
 
 The hypervisor copies image[i] from the bundle to PA = ram_pa + (load_ipa - ram_ipa).
 """
@@ -70,7 +73,7 @@ from rtmux.board import PAGE_SIZE, Region
 
 MAGIC = b"RMXC"
 VERSION_MAJOR = 1
-VERSION_MINOR = 0
+VERSION_MINOR = 1
 KIND_CODES = {cfg.KIND_RTOS: 1, cfg.KIND_LINUX: 2}
 FLAG_CONSOLE_TAGS = 1 << 0
 NAME_SIZE = 16
@@ -82,9 +85,14 @@ PART_FIXED = struct.Struct("<16s16sIIQQQQQQIIII")
 IMAGE = struct.Struct("<QQQ")
 DEVICE = struct.Struct("<QQQ")
 IRQS = struct.Struct(f"<{cfg.MAX_IRQS}I")
-PART_RESERVED = 16
+SEED_SLOTS = 2
+SEED = struct.Struct("<II")
 PART_SIZE = (
-    PART_FIXED.size + IMAGE_SLOTS * IMAGE.size + cfg.MAX_DEVICES * DEVICE.size + IRQS.size + PART_RESERVED
+    PART_FIXED.size
+    + IMAGE_SLOTS * IMAGE.size
+    + cfg.MAX_DEVICES * DEVICE.size
+    + IRQS.size
+    + SEED_SLOTS * SEED.size
 )
 CRC_OFFSET = 16
 
@@ -100,6 +108,14 @@ class ImageSlot:
     offset: int = 0  # bytes from the start of the bundle
     size: int = 0  # 0: absent
     load_ipa: int = 0
+
+
+@dataclass(frozen=True)
+class SeedRange:
+    """Random bytes at `offset` in the partition's DTB image, changed by the hypervisor at each start."""
+
+    offset: int
+    size: int
 
 
 @dataclass(frozen=True)
@@ -125,6 +141,7 @@ class PartitionRecord:
     devices: tuple[DeviceRecord, ...] = ()
     irqs: tuple[int, ...] = ()
     flags: int = 0
+    seeds: tuple[SeedRange, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -151,6 +168,7 @@ class Payload:
     entry_ipa: int
     dtb: ImageSlot
     initrd: ImageSlot = ImageSlot()
+    seeds: tuple[SeedRange, ...] = ()
 
 
 def _name(text: str, what: str) -> bytes:
@@ -200,6 +218,9 @@ def pack(blob: Blob) -> bytes:
 def _pack_partition(p: PartitionRecord) -> bytes:
     if len(p.images) != IMAGE_SLOTS:
         raise BlobError(f"partition {p.name!r}: {len(p.images)} image slots, expected {IMAGE_SLOTS}")
+    dtb_size = p.images[IMAGE_DTB].size
+    if len(p.seeds) > SEED_SLOTS or any(r.size == 0 or r.offset + r.size > dtb_size for r in p.seeds):
+        raise BlobError(f"partition {p.name!r}: seed ranges {p.seeds} do not fit its {dtb_size}-byte DTB")
     if len(p.devices) > cfg.MAX_DEVICES or len(p.irqs) > cfg.MAX_IRQS:
         raise BlobError(
             f"partition {p.name!r}: {len(p.devices)} devices / {len(p.irqs)} interrupts: too many"
@@ -228,7 +249,9 @@ def _pack_partition(p: PartitionRecord) -> bytes:
         d = p.devices[i] if i < len(p.devices) else DeviceRecord(0, 0, 0)
         out += DEVICE.pack(d.ipa, d.pa, d.size)
     out += IRQS.pack(*p.irqs, *([0] * (cfg.MAX_IRQS - len(p.irqs))))
-    out += bytes(PART_RESERVED)
+    for i in range(SEED_SLOTS):
+        r = p.seeds[i] if i < len(p.seeds) else SeedRange(0, 0)
+        out += SEED.pack(r.offset, r.size)
     assert len(out) == PART_SIZE
     return bytes(out)
 
@@ -280,6 +303,12 @@ def _unpack_partition(data: bytes, off: int) -> PartitionRecord:
     devices = tuple(DeviceRecord(*DEVICE.unpack_from(data, pos + i * DEVICE.size)) for i in range(ndev))
     pos += cfg.MAX_DEVICES * DEVICE.size
     irqs = IRQS.unpack_from(data, pos)[:nirq]
+    pos += IRQS.size
+    seeds = tuple(
+        r
+        for r in (SeedRange(*SEED.unpack_from(data, pos + i * SEED.size)) for i in range(SEED_SLOTS))
+        if r.size
+    )
     return PartitionRecord(
         name=_unname(name),
         tag=_unname(tag),
@@ -295,6 +324,7 @@ def _unpack_partition(data: bytes, off: int) -> PartitionRecord:
         devices=devices,
         irqs=tuple(irqs),
         flags=flags,
+        seeds=seeds,
     )
 
 
@@ -351,6 +381,7 @@ def from_config(config: cfg.SystemConfig, payloads: Mapping[str, Payload] | None
                 entry_ipa=payload.entry_ipa,
                 dtb_ipa=payload.dtb.load_ipa,
                 images=(payload.kernel, payload.initrd, payload.dtb),
+                seeds=payload.seeds,
             )
         records.append(record)
     focus = next(i for i, p in enumerate(config.partitions) if p.name == config.console.focus)

@@ -61,6 +61,19 @@ def rtos_dtb(part: cfg.Partition, bootargs: str) -> bytes:
     return fdt.serialize(fdt.Tree(root, boot_cpuid_phys=part.boot_cpu))
 
 
+def seed_ranges(dtb: bytes, *values: bytes) -> tuple[blob.SeedRange, ...]:
+    """Where each random value sits in `dtb`, for the hypervisor to change at every partition start."""
+    out = []
+    for value in values:
+        at = dtb.find(value)
+        if at < 0 or dtb.find(value, at + 1) >= 0:
+            # random bytes that also occur elsewhere in the DTB: astronomically unlikely, but then the
+            # hypervisor could not tell which bytes to change
+            raise SetupError("a random seed is not unique in the generated DTB; pack the image again")
+        out.append(blob.SeedRange(at, len(value)))
+    return tuple(out)
+
+
 def pack(
     config: cfg.SystemConfig,
     hypervisor: bytes,
@@ -104,21 +117,17 @@ def pack(
             initrd = (
                 (layout.initrd_ipa, layout.initrd_ipa + len(given.initramfs)) if given.initramfs else None
             )
-            dtb = dtgen.generate(
-                board_dtb,
-                config.board,
-                part,
-                bootargs=bootargs,
-                initrd=initrd,
-                seed=seed(dtgen.RANDOM_SEED_BYTES),
-            )
+            random = seed(dtgen.RANDOM_SEED_BYTES)
+            dtb = dtgen.generate(board_dtb, config.board, part, bootargs=bootargs, initrd=initrd, seed=random)
+            seeds = seed_ranges(dtb, random[: dtgen.KASLR_SEED_BYTES], random[dtgen.KASLR_SEED_BYTES :])
         else:
             dtb = rtos_dtb(part, bootargs)
+            seeds = ()
         kernel_slot = place(given.kernel, layout.kernel_ipa)
         initrd_slot = place(given.initramfs, layout.initrd_ipa) if given.initramfs else blob.ImageSlot()
         dtb_slot = place(dtb, layout.dtb_ipa)
         payloads[part.name] = blob.Payload(
-            kernel=kernel_slot, entry_ipa=layout.entry_ipa, dtb=dtb_slot, initrd=initrd_slot
+            kernel=kernel_slot, entry_ipa=layout.entry_ipa, dtb=dtb_slot, initrd=initrd_slot, seeds=seeds
         )
     try:
         config_blob = blob.pack(blob.from_config(config, payloads))

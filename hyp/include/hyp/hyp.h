@@ -39,6 +39,8 @@ struct vuart {
     unsigned quiet_ticks; /* console ticks since the last character: a prompt is shown after one */
 };
 
+#define HYP_MAX_SEEDS 2
+
 struct partition {
     const char *name;
     const char *tag;
@@ -55,6 +57,10 @@ struct partition {
     const uint8_t *dtb;
     uint64_t dtb_size, dtb_ipa;
     uint64_t entry_ipa; /* PC at entry (EL1h, MMU off, x0 = dtb_ipa) */
+    struct {
+        uint32_t off, size; /* random bytes in the DTB image (Linux's seeds), changed at every start */
+    } seed[HYP_MAX_SEEDS];
+    uint64_t starts; /* partition starts so far: boot, then one per reset */
     /* runtime */
     uint64_t *s2_root;
     uint64_t vttbr;

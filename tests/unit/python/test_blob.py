@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
 import struct
 import zlib
 
 import pytest
 
-from rtmux import blob, config
+from rtmux import blob, bundle, config
 from rtmux.board import MIB
+from rtmux.errors import SetupError
 
 TWO_TRANSPORTS = """
 [[partition]]
@@ -53,6 +55,7 @@ def payloads() -> dict[str, blob.Payload]:
             entry_ipa=0x4900_0000,
             dtb=blob.ImageSlot(0x230_0000, 0x1000, 0x68E0_0000),
             initrd=blob.ImageSlot(0x240_0000, 2 * MIB, 0x68C0_0000),
+            seeds=(blob.SeedRange(0x300, 8), blob.SeedRange(0x320, 32)),
         ),
     }
 
@@ -75,7 +78,7 @@ def test_header_fields_at_documented_offsets(cfg: config.SystemConfig) -> None:
     assert data[0:4] == b"RMXC"
     assert struct.unpack_from("<HHIII", data, 4) == (
         1,
-        0,
+        1,
         128,
         len(data),
         zlib.crc32(data[:16] + bytes(4) + data[20:]),
@@ -116,6 +119,22 @@ def test_partition_fields_at_documented_offsets(cfg: config.SystemConfig) -> Non
     assert struct.unpack_from("<3Q", data, linux + 128) == (0x240_0000, 2 * MIB, 0x68C0_0000)
     assert struct.unpack_from("<3Q", data, linux + 176) == (0x0A00_3000, 0x0A00_3000, 0x1000)  # whole page
     assert struct.unpack_from("<2I", data, linux + 368) == (79, 0)
+    assert struct.unpack_from("<4I", data, linux + 496) == (0x300, 8, 0x320, 32)  # kaslr-seed, rng-seed
+    assert blob.unpack(data).partitions[1].seeds == (blob.SeedRange(0x300, 8), blob.SeedRange(0x320, 32))
+
+
+def test_seed_range_outside_the_dtb_is_refused(cfg: config.SystemConfig) -> None:
+    bad = payloads()
+    bad["linux"] = dataclasses.replace(bad["linux"], seeds=(blob.SeedRange(0xFF0, 32),))
+    with pytest.raises(blob.BlobError, match="do not fit its 4096-byte DTB"):
+        blob.pack(blob.from_config(cfg, bad))
+
+
+def test_seed_ranges_are_found_once() -> None:
+    dtb = b"head" + b"K" * 8 + b"mid" + b"R" * 32 + b"tail"
+    assert bundle.seed_ranges(dtb, b"K" * 8, b"R" * 32) == (blob.SeedRange(4, 8), blob.SeedRange(15, 32))
+    with pytest.raises(SetupError, match="not unique"):
+        bundle.seed_ranges(dtb + b"R" * 32, b"R" * 32)
 
 
 def test_devices_are_pages_merged() -> None:
@@ -147,7 +166,7 @@ def test_payload_outside_ram_is_refused(cfg: config.SystemConfig) -> None:
     ("offset", "value", "message"),
     [
         (0, b"XMXC", "bad magic"),
-        (4, struct.pack("<H", 2), "revision 2.0"),
+        (4, struct.pack("<H", 2), r"revision 2\.1; this reader handles 1\.x"),
         (200, b"\x01", "CRC mismatch"),
         (12, struct.pack("<I", 10_000), "inconsistent sizes"),
     ],
