@@ -326,12 +326,14 @@ class Bench:
         self.data = opts.data_dir / self.mode
         self.guests: dict[str, initramfs.Guest] = {}
         self.systems: dict[str, tuple[list[str], Path]] = {}
+        self.hyp_lines = 0
 
     # ------------------------------------------------------------------ preparation (sequential)
 
     def prepare(self) -> None:
         if self.opts.build:
             system.make(["rtos", "hyp"])
+        self.hyp_lines = sysbench.hypervisor_lines()  # the sources of the hypervisor just built
         for flavour in ("std", "rt"):
             self.guests[flavour] = initramfs.build(flavour)
         n, w = self.samples, PARTITION_WARMUP
@@ -339,9 +341,14 @@ class Bench:
             ("rtos-idle", f"period_us={PERIOD_US} samples={n + w}"),
             ("rtos-loaded", f"period_us={PERIOD_US} samples={n + w}"),
             ("linux", f"period_us={PERIOD_US} samples=0"),
+            ("linux-cpu0", f"period_us={PERIOD_US} samples=0"),
         ):
             self.systems[name] = sysbench.system_argv(
-                f"{self.mode}-{name}", args, icount=self.icount, folder=self.data / "configs"
+                f"{self.mode}-{name}",
+                args,
+                icount=self.icount,
+                folder=self.data / "configs",
+                swapped=name == "linux-cpu0",
             )
         self.data.mkdir(parents=True, exist_ok=True)
 
@@ -361,6 +368,7 @@ class Bench:
             "rtmux-rtos-idle": sysbench.Plan(n, hold_until_s=hold),
             "rtmux-loaded": sysbench.Plan(n, load=True, loaded=True, hold_until_s=hold),
             "rtmux-linux": sysbench.Plan(n, hackbench=True, idle=True, hackbench_loops=loops),
+            "rtmux-linux-cpu0": sysbench.Plan(n, load=True, loaded=True),
         }
 
     def runs(self) -> list[Run]:
@@ -415,6 +423,12 @@ class Bench:
                 "rtmux: Linux boot, hackbench, cyclictest idle",
                 plan_cost(icount, plans["rtmux-linux"], "rtmux"),
                 lambda phase: self.rtmux_linux_idle(plans["rtmux-linux"], phase),
+            ),
+            Run(
+                "rtmux-linux-cpu0",
+                "rtmux, artifact check: Linux partition on CPU 0, rtos on CPU 1: cyclictest, Linux loaded",
+                plan_cost(icount, plans["rtmux-linux-cpu0"], "rtmux"),
+                lambda phase: self.rtmux_linux_cpu0(plans["rtmux-linux-cpu0"], phase),
             ),
         ]
         if icount:
@@ -704,6 +718,40 @@ class Bench:
         )
         return RunOutput(rows=[row], linux=result, docs=[doc], summary=_linux_summary(result))
 
+    def rtmux_linux_cpu0(self, plan: sysbench.Plan, phase: Callable[[str], None]) -> RunOutput:
+        """The icount round-robin check of the design brief: the loaded Linux case under rtmux with the
+        measured work moved to CPU 0 (the partitions' CPUs exchanged, the rtos sampling on CPU 1)."""
+        run_id = "rtmux-linux-cpu0"
+        rtos_args = f"period_us={PERIOD_US} samples=0"
+        argv, config = self.systems["linux-cpu0"]
+        script_path = self._write_script(run_id, plan)
+        args = ["run", "--config", paths.display(config)] + ["--icount"] * self.icount
+        args += ["--rtos-app", "latency", "--bootargs", f"rtos={rtos_args}"]
+        doc = RunDoc(
+            run_id,
+            "rtmux, artifact check: Linux partition on CPU 0 (qemu-virt.toml with the CPUs exchanged)",
+            f"{_rtmux_cmd(args)} --linux-cmd {_script_cmd(script_path)}",
+            _shown_argv(argv),
+            sysbench.script(plan),
+        )
+        started = datetime.now().astimezone()
+        result = sysbench.run(
+            argv, plan, what="rtmux, Linux on CPU 0", timeout_s=self._linux_timeout(plan), on_phase=phase
+        )
+        _check_kernel(result, self.guests["std"].kernel.release, run_id)
+        assert result.loaded is not None
+        row = self._cyclictest_row(
+            "linux-rtmux0-load",
+            "Linux std under rtmux on CPU 0 (artifact check), Linux load",
+            "Linux under rtmux on CPU 0",
+            True,
+            result.loaded,
+            run_id,
+            started,
+            cyclictest.command(plan.samples, sysbench.histfile("loaded")),
+        )
+        return RunOutput(rows=[row], linux=result, docs=[doc], summary=_summary(row.stats))
+
 
 def _summary(stats: latstats.LatencyStats) -> str:
     f = latstats.fmt_value
@@ -863,7 +911,7 @@ def run_bench(opts: Options, out: TextIO | None = None) -> BenchResults:
         date=datetime.now(UTC),
         qemu_version=version,
         jobs=jobs,
-        hyp_lines=sysbench.hypervisor_lines(),
+        hyp_lines=bench.hyp_lines,
         partition_samples=bench.samples + PARTITION_WARMUP,
         hackbench_loops=HACKBENCH_LOOPS_QUICK if opts.quick else HACKBENCH_LOOPS_FULL,
     )
@@ -886,6 +934,7 @@ def run_bench(opts: Options, out: TextIO | None = None) -> BenchResults:
         "linux-rt-load",
         "linux-rtmux-idle",
         "linux-rtmux-load",
+        "linux-rtmux0-load",
     ]
     results.rows.sort(key=lambda r: order.index(r.id) if r.id in order else len(order))
     for flavour, guest in bench.guests.items():

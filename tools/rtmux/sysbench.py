@@ -280,14 +280,42 @@ def run(
 _build_lock = threading.Lock()
 
 
-def system_argv(name: str, rtos_bootargs: str, *, icount: bool, folder: Path) -> tuple[list[str], Path]:
+_PARTITION_RE = re.compile(r"^\[\[partition\]\]\s*$")
+_CPUS_RE = re.compile(r"^(cpus\s*=\s*)\[\s*(\d+)\s*\](.*)$")
+
+
+def swap_cpus(text: str) -> str:
+    """A system configuration's text with the CPUs of its two partitions exchanged (each must own one
+    CPU, given as `cpus = [N]`): the artifact check runs Linux on CPU 0 and the rtos on CPU 1."""
+    lines = text.splitlines(keepends=True)
+    found: list[tuple[int, re.Match[str]]] = []
+    in_partition = False
+    for i, line in enumerate(lines):
+        if line.startswith("["):
+            in_partition = bool(_PARTITION_RE.match(line))
+            continue
+        m = _CPUS_RE.match(line.rstrip("\n"))
+        if in_partition and m:
+            found.append((i, m))
+    if len(found) != 2:
+        raise RtmuxError(f"expected two partitions with `cpus = [N]`, found {len(found)}")
+    (i, a), (j, b) = found
+    lines[i] = f"{a[1]}[{b[2]}]  # exchanged for the benchmark's artifact check\n"
+    lines[j] = f"{b[1]}[{a[2]}]  # exchanged for the benchmark's artifact check\n"
+    return "".join(lines)
+
+
+def system_argv(
+    name: str, rtos_bootargs: str, *, icount: bool, folder: Path, swapped: bool = False
+) -> tuple[list[str], Path]:
     """Pack the default system with the rtos partition running the latency app with `rtos_bootargs`, as
     build/system/bench-NAME.img (a copy of configs/qemu-virt.toml named after the case, so that cases,
-    and other users of ./rtmux run, never overwrite each other's image). Returns QEMU's command line
-    and the configuration copy."""
+    and other users of ./rtmux run, never overwrite each other's image; `swapped`: with the partitions'
+    CPUs exchanged). Returns QEMU's command line and the configuration copy."""
     folder.mkdir(parents=True, exist_ok=True)
     config = folder / f"bench-{name}.toml"
-    config.write_text(system.DEFAULT_CONFIG.read_text(encoding="utf-8"), encoding="utf-8")
+    text = system.DEFAULT_CONFIG.read_text(encoding="utf-8")
+    config.write_text(swap_cpus(text) if swapped else text, encoding="utf-8")
     with _build_lock:
         built = system.build(
             config,
@@ -296,6 +324,9 @@ def system_argv(name: str, rtos_bootargs: str, *, icount: bool, folder: Path) ->
             icount=icount,
             no_build=True,
         )
+    linux_cpus = [p.cpus for p in built.config.partitions if p.kind == "linux"]
+    if swapped and linux_cpus != [(0,)]:
+        raise RtmuxError(f"{paths.display(config)}: the Linux partition should own CPU 0, not {linux_cpus}")
     return built.argv, config
 
 

@@ -50,6 +50,7 @@ def results(
         ("linux-rt-load", "Linux PREEMPT_RT", True, linux_stats(5.71, rt_max)),
         ("linux-rtmux-idle", "Linux under rtmux", False, linux_stats(4.38, 16)),
         ("linux-rtmux-load", "Linux under rtmux", True, linux_stats(5.5, rtmux_load_max)),
+        ("linux-rtmux0-load", "Linux under rtmux on CPU 0", True, linux_stats(5.58, 96)),
     ]
     for row_id, system, load, stats in rows:
         counts = {0: stats.samples} if not stats.whole_us else {4: stats.samples - 1, int(stats.max_us): 1}
@@ -85,7 +86,7 @@ def test_table_rows() -> None:
     assert lines[2] == "| label rtos-bare-idle | 0.400 | 0.410 | 0.400 | 0.400 | 0.400 | 0 | 10000 |"
     assert lines[5] == "| label rtos-rtmux-load | 0.400 | 0.410 | ≤0.608 | ≤0.608 | 0.608 | 3 | 11500 |"
     assert lines[6] == "| label linux-std-idle | 4 | 4.29 | 9 | 14 | 16 | – | 10000 |"
-    assert len(lines) == 12
+    assert len(lines) == 13
 
 
 def test_csv_round_trip() -> None:
@@ -118,7 +119,9 @@ def test_targets() -> None:
     )
     hb = got["Linux under rtmux: `hackbench -g 2 -f 10 -l 500` within 10% of bare"]
     assert hb.met and hb.measured == "0.608 vs 0.599 s = 1.02 x"
-    assert len(got) == 11
+    cpu0 = got["Linux under rtmux on CPU 0 (artifact check): cyclictest max, Linux load, within 10% of bare"]
+    assert not cpu0.met and cpu0.measured == "96 vs 29 us = 3.31 x"
+    assert len(got) == 13
 
 
 def test_targets_missed() -> None:
@@ -205,7 +208,7 @@ def test_write_all(tmp_path: Path) -> None:
     )
     assert text.endswith("<!-- bench-icount:end -->\n")
     assert (tmp_path / "docs" / "img" / "bench-latency.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    assert len(benchreport.read_csv((tmp_path / "BENCHMARKS.csv").read_text())) == 10
+    assert len(benchreport.read_csv((tmp_path / "BENCHMARKS.csv").read_text())) == 11
     benchreport.write_all(results(), out)
     assert out.read_text() == text, "a second run replaces its section"
 

@@ -149,3 +149,42 @@ def test_phase_sink() -> None:
     sink.write("[linux] @bench phase=idle\n@bench pha")
     sink.write("se=loaded\n> say phase hold\n")
     assert seen == ["idle", "loaded"]
+
+
+CONFIG = """\
+[board]
+cpus = 2                # -smp 2
+
+[[partition]]
+name = "rtos"
+cpus = [0]              # CPU 0
+memory = "16M"
+
+[[partition]]
+name = "linux"
+cpus = [ 1 ]
+bootargs = "cpus = [7]"
+
+[[partition.device]]
+name = "net"
+"""
+
+
+def test_swap_cpus() -> None:
+    out = sysbench.swap_cpus(CONFIG)
+    assert "cpus = [1]  # exchanged for the benchmark's artifact check\nmemory" in out
+    assert "cpus = [0]  # exchanged for the benchmark's artifact check\nbootargs" in out
+    assert "cpus = 2                # -smp 2" in out, "the board's CPU count stays"
+    assert out.count("\n") == CONFIG.count("\n")
+
+
+def test_swap_cpus_refuses_other_shapes() -> None:
+    with pytest.raises(RtmuxError, match="found 1"):
+        sysbench.swap_cpus(CONFIG.replace("cpus = [ 1 ]", "cpus = [1, 2]"))
+
+
+def test_swap_cpus_on_the_default_configuration() -> None:
+    from rtmux import config, system
+
+    swapped = config.loads(sysbench.swap_cpus(system.DEFAULT_CONFIG.read_text()))
+    assert {p.kind: p.cpus for p in swapped.partitions} == {"rtos": (1,), "linux": (0,)}
