@@ -291,7 +291,8 @@ HOW_ICOUNT = """
   rtos is on CPU 0, which the design brief measured free of it; the Linux partition is on CPU 1, so its
   rows are checked as the brief asks, with the measured work moved to CPU 0: the row "on CPU 0 (artifact
   check)" runs the loaded Linux case on the same system with the two partitions' CPUs exchanged (the
-  rtos sampling on CPU 1). Where the two placements disagree, the CPU-0 row is the hypervisor's cost."""
+  rtos sampling on CPU 1; not in quick runs). Where the two placements disagree, the CPU-0 row is the
+  hypervisor's cost."""
 
 MODE_ICOUNT_TEXT = """
 Figures are guest time under emulation, not hardware figures. The bare rows use one vCPU (`-smp 1`), free
