@@ -324,6 +324,7 @@ def render_section(r: BenchResults, csv_file: Path, png_file: Path | None, outpu
         for k in r.kernels.values()
     )
     command = f"./rtmux bench{' --quick' if r.quick else ''}{'' if icount else ' --realtime'}"
+    make = " (`make bench`)" if icount and not r.quick else ""
     lines = [title, ""]
     if r.quick:
         lines += [f"**Quick run** (`{command}`, {r.samples} samples per case): a smoke test, not the "
@@ -331,7 +332,7 @@ def render_section(r: BenchResults, csv_file: Path, png_file: Path | None, outpu
     lines += [
         _para(f"""
             Measured {r.date.strftime("%Y-%m-%d %H:%M UTC")} with `{r.qemu_version}`; kernels: {kernels}.
-            Run by `{command}` (`make bench`) in {fmt_duration(r.wall_s)} of wall time, {r.jobs} QEMU run(s)
+            Run by `{command}`{make} in {fmt_duration(r.wall_s)} of wall time, {r.jobs} QEMU run(s)
             at a time."""),
         "",
         f"Mode: {qemu.MODE_ICOUNT if icount else qemu.MODE_PLAIN}. "
