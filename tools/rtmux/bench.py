@@ -24,6 +24,7 @@ import os
 import pickle
 import shlex
 import signal
+import subprocess
 import sys
 import threading
 import time
@@ -216,6 +217,7 @@ class BenchResults:
     hyp_lines: int = 0
     partition_samples: int = 0  # samples of the rtos partition's runs
     hackbench_loops: int = HACKBENCH_LOOPS_FULL
+    source: str = ""  # `git describe --always --dirty` of the tree that was built and measured
 
     @property
     def icount(self) -> bool:
@@ -885,6 +887,35 @@ def execute(
     return outputs
 
 
+# What the measured images and scripts are built from (BENCHMARKS.md and the plot are outputs).
+SOURCE_PATHS = ("hyp", "rtos", "lib", "guest", "configs", "tools", "Makefile")
+
+
+def _git(args: list[str]) -> str | None:
+    try:
+        proc = subprocess.run(
+            ["git", *args],
+            cwd=paths.REPO_ROOT,
+            capture_output=True,
+            text=True,
+            timeout=30,
+            stdin=subprocess.DEVNULL,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return proc.stdout.strip() if proc.returncode == 0 else None
+
+
+def source_version() -> str:
+    """The commit measured (`git describe --always`), `-dirty` when a tracked source differs from it;
+    "" when git cannot tell."""
+    version = _git(["describe", "--always"])
+    if not version:
+        return ""
+    changed = _git(["status", "--porcelain", "--untracked-files=no", "--", *SOURCE_PATHS])
+    return f"{version}-dirty" if changed else version
+
+
 def default_jobs() -> int:
     return max(1, min(os.cpu_count() or 1, 8))
 
@@ -905,6 +936,7 @@ def run_bench(opts: Options, out: TextIO | None = None) -> BenchResults:
         file=out,
         flush=True,
     )
+    source = source_version()
     bench.prepare()
     runs = bench.runs()
     progress = Progress({r.id: r.predicted_s for r in runs}, jobs, out)
@@ -920,6 +952,7 @@ def run_bench(opts: Options, out: TextIO | None = None) -> BenchResults:
         hyp_lines=bench.hyp_lines,
         partition_samples=bench.samples + PARTITION_WARMUP,
         hackbench_loops=HACKBENCH_LOOPS_QUICK if opts.quick else HACKBENCH_LOOPS_FULL,
+        source=source,
     )
     for run in runs:  # the table keeps the runs' order, not their finishing order
         o = outputs[run.id]

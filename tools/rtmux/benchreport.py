@@ -325,13 +325,16 @@ def render_section(r: BenchResults, csv_file: Path, png_file: Path | None, outpu
     )
     command = f"./rtmux bench{' --quick' if r.quick else ''}{'' if icount else ' --realtime'}"
     make = " (`make bench`)" if icount and not r.quick else ""
+    version = getattr(r, "source", "")  # results pickled before the field existed have none
+    source = f" from commit `{version}`" if version else ""
     lines = [title, ""]
     if r.quick:
         lines += [f"**Quick run** (`{command}`, {r.samples} samples per case): a smoke test, not the "
                   "reference figures.", ""]  # fmt: skip
     lines += [
         _para(f"""
-            Measured {r.date.strftime("%Y-%m-%d %H:%M UTC")} with `{r.qemu_version}`; kernels: {kernels}.
+            Measured {r.date.strftime("%Y-%m-%d %H:%M UTC")}{source} with `{r.qemu_version}`;
+            kernels: {kernels}.
             Run by `{command}`{make} in {fmt_duration(r.wall_s)} of wall time, {r.jobs} QEMU run(s)
             at a time."""),
         "",

@@ -210,3 +210,8 @@ def test_compare_records() -> None:
 
 def test_default_jobs() -> None:
     assert 1 <= bench.default_jobs() <= 8
+
+
+def test_source_version() -> None:
+    version = bench.source_version()
+    assert version == "" or all(c.isalnum() or c in "-." for c in version)

@@ -38,6 +38,7 @@ def results(
         wall_s=754.0,
         hyp_lines=2200,
         partition_samples=11500,
+        source="30325e3",
     )
     rows = [
         ("rtos-bare-idle", "rtos bare", False, rtos_stats(0.4)),
@@ -136,6 +137,7 @@ def test_render_section() -> None:
         r, Path("/repo/BENCHMARKS.csv"), Path("/repo/docs/img/p.png"), Path("/repo/B.md")
     )
     assert text.startswith("## rtos, Linux and PREEMPT_RT Linux, bare and under rtmux (QEMU icount)")
+    assert "2025-03-01 12:00 UTC from commit `30325e3` with" in text
     assert "2025-03-01 12:00 UTC" in text and "`QEMU emulator version 7.2.0`" in text
     assert (
         "PREEMPT_RT `6.1.0-56-rt-arm64` (Debian `linux-image-6.1.0-56-rt-arm64-unsigned` 6.1.192-2)" in text
