@@ -1002,7 +1002,7 @@ def _determinism(outputs: dict[str, RunOutput], quick: bool) -> Determinism:
         first = outputs[main].records if quick else outputs[f"repeat-{kind}-1"].records
         second = outputs[f"repeat-{kind}-2"].records
         assert first is not None and second is not None
-        label = f"rtos bare metal, {'rtos load' if kind == 'load' else 'idle'}"
+        label = "with its own load" if kind == "load" else "idle"
         labels.append(label)
         diffs += compare_records(label, first, second)
     return Determinism(SAMPLES_QUICK, labels, diffs)

@@ -366,8 +366,9 @@ def render_section(r: BenchResults, csv_file: Path, png_file: Path | None, outpu
             state = "**identical**" if det.identical else "**NOT identical**"
             lines += [
                 _para(f"""
-                    Determinism: the quick bare rtos cases ({", ".join(det.cases)}; {det.samples} samples
-                    each) were run twice: {state} (RTS| summary, every RTD| interval and the histogram).""")
+                    Determinism: the quick bare-metal rtos cases ({" and ".join(det.cases)}, {det.samples}
+                    samples each) were run twice: {state} (RTS| summary, every RTD| interval and the
+                    histogram).""")
                 + ("" if det.identical else " " + "; ".join(det.differences)),
                 "",
             ]

@@ -72,7 +72,7 @@ def results(
             "rt", "6.1.0-56-rt-arm64", "linux-image-6.1.0-56-rt-arm64-unsigned", "6.1.192-2"
         ),
     }
-    r.determinism = bench.Determinism(1000, ["rtos bare metal, idle", "rtos bare metal, rtos load"], [])
+    r.determinism = bench.Determinism(1000, ["idle", "with its own load"], [])
     r.docs = [
         bench.RunDoc(
             "linux-std", "Linux std bare", "./rtmux linux run ...", "qemu-system-aarch64 ...", "say x"
@@ -145,7 +145,7 @@ def test_render_section() -> None:
     assert "in 12:34 of wall time, 2 QEMU run(s) at a time" in text
     assert "![Latency histograms, one curve per case](docs/img/p.png)" in text
     assert "[`BENCHMARKS.csv`](BENCHMARKS.csv)" in text
-    assert "were run twice: **identical**" in text
+    assert "rtos cases (idle and with its own load, 1000 samples each) were run twice: **identical**" in text
     assert "| rtos in partition, Linux load: max <= 1.05 x rtos bare max (idle: the same rtos work) |" in text
     assert "| boot to shell (guest s, /proc/uptime) | 1.04 | 1.10 | 1.00 | 0.96 |" in text
     assert "| `hackbench -g 2 -f 10 -l 500` (guest s) | 0.599 | – | 0.608 | 1.02 |" in text
@@ -161,12 +161,12 @@ def test_render_section_quick_late_load_and_differences() -> None:
     r.quick, r.samples, r.partition_samples = True, 1000, 2500
     r.linux["rtmux-loaded"].load_start_s = 1.7
     assert r.determinism is not None
-    r.determinism.differences = ["rtos bare metal, idle: histograms differ"]
+    r.determinism.differences = ["idle: histograms differ"]
     text = benchreport.render_section(r, Path("/r/B.csv"), None, Path("/r/B.md"))
     assert "**Quick run** (`./rtmux bench --quick`, 1000 samples per case)" in text
     assert "**That is fewer than 1000: the load started late.**" in text
     assert (
-        "**NOT identical** (RTS| summary, every RTD| interval and the histogram). rtos bare metal, idle:"
+        "**NOT identical** (RTS| summary, every RTD| interval and the histogram). idle: histograms differ"
         in text
     )
     assert "![" not in text
