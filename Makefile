@@ -9,123 +9,122 @@ HOSTCC   ?= gcc
 PYTHON   := .venv/bin/python
 BUILD    := build
 Q        ?= @ # `make Q=` shows full command lines
-B        := $(BUILD)/rtos
 
 # Warnings are the project's full set (see README "C rules"); all are errors.
 WARN := -Wall -Wextra -Werror -Wshadow -Wmissing-prototypes -Wstrict-prototypes -Wconversion \
         -Wsign-conversion -Wundef -Wcast-align -Wno-unused-parameter
 
-# Target code: C11, freestanding, no FP/SIMD in the kernel (so interrupts never need to save FP
-# state; threads' FP registers are switched by arch_switch). Applications may use FP.
-TCFLAGS := -std=c11 -ffreestanding -fno-common -fno-stack-protector -fno-pic -mcpu=cortex-a72 \
-           -mstrict-align -mno-outline-atomics -O2 -g -fno-tree-loop-distribute-patterns $(WARN) \
-           -Irtos/include -Irtos/arch/arm64/include -Irtos/platform/qemu-virt -Ilib/include -I$(B)/gen
-KFLAGS  := $(TCFLAGS) -mgeneral-regs-only
-AFLAGS  := -g -Irtos/include -Irtos/arch/arm64/include -Irtos/platform/qemu-virt -I$(B)/gen
+# Target code: C11, freestanding, no FP/SIMD in the kernels (so interrupts never need to save FP
+# state; rtos threads' FP registers are switched by arch_switch). rtos applications may use FP.
+TFLAGS  := -std=c11 -ffreestanding -fno-common -fno-stack-protector -fno-pic -mcpu=cortex-a72 \
+           -mstrict-align -mno-outline-atomics -O2 -g -fno-tree-loop-distribute-patterns $(WARN)
+# Applied to everything but rtos/apps/ (see above).
+KFLAGS  := -mgeneral-regs-only
+BOARD   := qemu-virt
+LIBGCC   = $$($(CC) -print-libgcc-file-name)
 
-KSRC := $(wildcard rtos/kernel/*.c rtos/lib/*.c rtos/drivers/*.c lib/*.c) \
-        $(filter-out rtos/arch/arm64/asm-offsets.c,$(wildcard rtos/arch/arm64/*.c))
-ASRC := $(wildcard rtos/arch/arm64/*.S)
-KOBJ := $(patsubst %.c,$(B)/%.o,$(KSRC)) $(patsubst %.S,$(B)/%.o,$(ASRC))
-APPS := demo selftest latency ctxsw
-IMGS := $(foreach a,$(APPS),$(B)/$(a).img)
-OFFSETS := $(B)/gen/asm-offsets.h
-
-
-.PHONY: all rtos hyp deps run test unit lint format format-check pytest-unit pytest-system bench clean
+.PHONY: all rtos hyp deps run test unit lint cycles format format-check pytest-unit pytest-system bench clean
 all: rtos hyp
 
 # ---------------------------------------------------------------- dependencies
 deps:
 	@tools/deps.sh
 
+# ---------------------------------------------------------------- one template for both images
+# $(call image_rules,PREFIX,BUILD-DIR,INCLUDES,EXTRA-CFLAGS,ASM-OFFSETS-SOURCE,LINKER-SCRIPT-SOURCE)
+# defines, for an image built under BUILD-DIR: PREFIX_CFLAGS/ASFLAGS, the generated asm-offsets.h
+# (offsets assembly uses, computed from the C structs), the preprocessed linker script
+# BUILD-DIR/image.ld (board addresses from platform/BOARD/board.h), and object rules (.c, .S).
+define image_rules
+$(1)_INC     := $(3) -Iplatform/$(BOARD) -Ilib/include -I$(2)/gen
+$(1)_CFLAGS  := $(TFLAGS) $(4) $$($(1)_INC)
+$(1)_ASFLAGS := -g $$($(1)_INC)
+$(1)_OFFSETS := $(2)/gen/asm-offsets.h
+$(1)_LDS     := $(2)/image.ld
+
+$$($(1)_OFFSETS): $(5)
+	@mkdir -p $$(dir $$@)
+	@echo "  GEN     $$@"
+	$$(Q)$$(CC) $$($(1)_CFLAGS) -MMD -MP -MF $(2)/gen/asm-offsets.d -MT $$@ -S -o $(2)/gen/asm-offsets.s $$<
+	@{ echo "/* Generated from $(5); do not edit. */"; \
+	   echo "#ifndef $(1)_GEN_ASM_OFFSETS_H"; echo "#define $(1)_GEN_ASM_OFFSETS_H"; \
+	   sed -n 's/.*->\([A-Z_0-9]*\) #\{0,1\}\([0-9-]*\).*/#define \1 \2/p' $(2)/gen/asm-offsets.s; \
+	   echo "#endif"; } > $$@.tmp && mv $$@.tmp $$@
+
+$$($(1)_LDS): $(6) platform/$(BOARD)/board.h
+	@mkdir -p $$(dir $$@)
+	@echo "  LDS     $$@"
+	$$(Q)$$(CC) -E -P -x c -Iplatform/$(BOARD) -o $$@ $$<
+
+$(2)/%.o: %.c $$($(1)_OFFSETS)
+	@mkdir -p $$(dir $$@)
+	@echo "  CC      $$<"
+	$$(Q)$$(CC) $$($(1)_CFLAGS) $$(if $$(findstring /apps/,$$<),,$$(KFLAGS)) -MMD -MP -c -o $$@ $$<
+
+$(2)/%.o: %.S $$($(1)_OFFSETS)
+	@mkdir -p $$(dir $$@)
+	@echo "  AS      $$<"
+	$$(Q)$$(CC) $$($(1)_ASFLAGS) -MMD -MP -c -o $$@ $$<
+endef
+
 # ---------------------------------------------------------------- rtos images
+# The kernel library, then each application under rtos/apps/NAME/ linked with it into NAME.img. The
+# selftest links a second build of the library with the kernel's assertions on (K_ASSERT).
+B       := $(BUILD)/rtos
+$(eval $(call image_rules,RTOS,$(B),-Irtos/include -Irtos/arch/arm64/include,,rtos/arch/arm64/asm-offsets.c,lib/arm64/image.ld.S))
+BA      := $(BUILD)/rtos-assert
+$(eval $(call image_rules,RTOSA,$(BA),-Irtos/include -Irtos/arch/arm64/include,-DK_ASSERTS=1,rtos/arch/arm64/asm-offsets.c,lib/arm64/image.ld.S))
+
+KSRC := $(wildcard rtos/kernel/*.c rtos/lib/*.c rtos/drivers/*.c lib/*.c) \
+        $(filter-out rtos/arch/arm64/asm-offsets.c,$(wildcard rtos/arch/arm64/*.c))
+ASRC := $(wildcard rtos/arch/arm64/*.S)
+APPS := $(notdir $(wildcard rtos/apps/*))
+ASSERT_APPS := selftest
+IMGS := $(foreach a,$(APPS),$(B)/$(a).img)
+
 rtos: $(IMGS)
 
-$(OFFSETS): rtos/arch/arm64/asm-offsets.c $(wildcard rtos/include/rtos/*.h rtos/arch/arm64/include/arch/*.h)
-	@mkdir -p $(dir $@)
-	@echo "  GEN     $@"
-	$(Q)$(CC) $(KFLAGS) -S -o $(B)/gen/asm-offsets.s $<
-	@{ echo "/* Generated from rtos/arch/arm64/asm-offsets.c; do not edit. */"; \
-	   echo "#ifndef RTOS_GEN_ASM_OFFSETS_H"; echo "#define RTOS_GEN_ASM_OFFSETS_H"; \
-	   sed -n 's/.*->\([A-Z_0-9]*\) #\{0,1\}\([0-9-]*\).*/#define \1 \2/p' $(B)/gen/asm-offsets.s; \
-	   echo "#endif"; } > $@.tmp && mv $@.tmp $@
-
-$(B)/%.o: %.c $(OFFSETS)
-	@mkdir -p $(dir $@)
-	@echo "  CC      $<"
-	$(Q)$(CC) $(if $(findstring /apps/,$<),$(TCFLAGS),$(KFLAGS)) -MMD -MP -c -o $@ $<
-
-$(B)/%.o: %.S $(OFFSETS)
-	@mkdir -p $(dir $@)
-	@echo "  AS      $<"
-	$(Q)$(CC) $(AFLAGS) -MMD -MP -c -o $@ $<
-
-$(B)/librtos.a: $(KOBJ)
+$(B)/librtos.a: $(patsubst %.c,$(B)/%.o,$(KSRC)) $(patsubst %.S,$(B)/%.o,$(ASRC))
+$(BA)/librtos.a: $(patsubst %.c,$(BA)/%.o,$(KSRC)) $(patsubst %.S,$(BA)/%.o,$(ASRC))
+$(B)/librtos.a $(BA)/librtos.a:
 	@rm -f $@
 	@echo "  AR      $@"
 	$(Q)$(CROSS)ar rcs $@ $^
 
-# ---------------------------------------------------------------- hypervisor
-H      := $(BUILD)/hyp
-HFLAGS := -std=c11 -ffreestanding -fno-common -fno-stack-protector -fno-pic -mcpu=cortex-a72 \
-          -mstrict-align -mno-outline-atomics -mgeneral-regs-only -O2 -g -fno-tree-loop-distribute-patterns \
-          $(WARN) -Ihyp/include -Ihyp/arch/arm64/include -Ihyp/platform/qemu-virt -Ilib/include -I$(H)/gen
-HSRC   := $(wildcard hyp/core/*.c lib/*.c) \
-          $(filter-out hyp/arch/arm64/asm-offsets.c,$(wildcard hyp/arch/arm64/*.c))
-HASRC  := $(wildcard hyp/arch/arm64/*.S)
-HOBJ   := $(patsubst %.c,$(H)/%.o,$(HSRC)) $(patsubst %.S,$(H)/%.o,$(HASRC))
-HOFFSETS := $(H)/gen/asm-offsets.h
-
-# build/hyp/rtmux.img is the hypervisor alone; ./rtmux appends the configuration blob and the partitions'
-# images to make a bootable system image (tools/rtmux/bundle.py).
-hyp: $(H)/rtmux.img
-
-$(HOFFSETS): hyp/arch/arm64/asm-offsets.c $(wildcard hyp/include/hyp/*.h hyp/arch/arm64/include/arch/*.h)
-	@mkdir -p $(dir $@)
-	@echo "  GEN     $@"
-	$(Q)$(CC) $(HFLAGS) -S -o $(H)/gen/asm-offsets.s $<
-	@{ echo "/* Generated from hyp/arch/arm64/asm-offsets.c; do not edit. */"; \
-	   echo "#ifndef HYP_GEN_ASM_OFFSETS_H"; echo "#define HYP_GEN_ASM_OFFSETS_H"; \
-	   sed -n 's/.*->\([A-Z_0-9]*\) #\{0,1\}\([0-9-]*\).*/#define \1 \2/p' $(H)/gen/asm-offsets.s; \
-	   echo "#endif"; } > $@.tmp && mv $@.tmp $@
-
-$(H)/%.o: %.c $(HOFFSETS)
-	@mkdir -p $(dir $@)
-	@echo "  CC      $<"
-	$(Q)$(CC) $(HFLAGS) -MMD -MP -c -o $@ $<
-
-$(H)/%.o: %.S $(HOFFSETS)
-	@mkdir -p $(dir $@)
-	@echo "  AS      $<"
-	$(Q)$(CC) -g -Ihyp/include -Ihyp/arch/arm64/include -I$(H)/gen -MMD -MP -c -o $@ $<
-
-$(H)/rtmux.elf: $(HOBJ) hyp/arch/arm64/hyp.ld
-	@echo "  LD      $@"
-	$(Q)$(LD) -nostdlib -T hyp/arch/arm64/hyp.ld -Map $(H)/rtmux.map -o $@ $(HOBJ) \
-	    $$($(CC) -print-libgcc-file-name) --no-warn-rwx-segments
-
-$(H)/rtmux.img: $(H)/rtmux.elf
-	@echo "  IMAGE   $@"
-	$(Q)$(OBJCOPY) -O binary $< $@
-
-# Each application under rtos/apps/NAME/ is linked with the whole kernel library into NAME.img.
-$(foreach a,$(APPS),$(eval $(B)/$(a).elf: $(patsubst %.c,$(B)/%.o,$(wildcard rtos/apps/$(a)/*.c)) \
-    $(B)/librtos.a rtos/arch/arm64/rtos.ld))
+# NAME.elf: the application's objects, the kernel library (the assertion build for ASSERT_APPS).
+define rtos_app
+$(B)/$(1).elf: $(patsubst %.c,$(B)/%.o,$(wildcard rtos/apps/$(1)/*.c)) \
+    $(if $(filter $(1),$(ASSERT_APPS)),$(BA),$(B))/librtos.a $(RTOS_LDS)
+endef
+$(foreach a,$(APPS),$(eval $(call rtos_app,$(a))))
 $(B)/%.elf:
 	@echo "  LD      $@"
-	$(Q)$(LD) -nostdlib -T rtos/arch/arm64/rtos.ld -Map $(B)/$*.map -o $@ \
-	    $(filter %.o,$^) --whole-archive $(B)/librtos.a --no-whole-archive \
-	    $$($(CC) -print-libgcc-file-name) --no-warn-rwx-segments
+	$(Q)$(LD) -nostdlib -T $(RTOS_LDS) -Map $(B)/$*.map -o $@ \
+	    $(filter %.o,$^) --whole-archive $(filter %.a,$^) --no-whole-archive $(LIBGCC) --no-warn-rwx-segments
 
-$(B)/%.img: $(B)/%.elf
+# ---------------------------------------------------------------- hypervisor
+# build/hyp/rtmux.img is the hypervisor alone; ./rtmux appends the configuration blob and the partitions'
+# images to make a bootable system image (tools/rtmux).
+H    := $(BUILD)/hyp
+$(eval $(call image_rules,HYP,$(H),-Ihyp/include -Ihyp/arch/arm64/include -Ihyp,,hyp/arch/arm64/asm-offsets.c,lib/arm64/image.ld.S))
+HSRC := $(wildcard hyp/core/*.c hyp/drivers/*.c lib/*.c) \
+        $(filter-out hyp/arch/arm64/asm-offsets.c,$(wildcard hyp/arch/arm64/*.c))
+HOBJ := $(patsubst %.c,$(H)/%.o,$(HSRC)) $(patsubst %.S,$(H)/%.o,$(wildcard hyp/arch/arm64/*.S))
+
+hyp: $(H)/rtmux.img
+
+$(H)/rtmux.elf: $(HOBJ) $(HYP_LDS)
+	@echo "  LD      $@"
+	$(Q)$(LD) -nostdlib -T $(HYP_LDS) -Map $(H)/rtmux.map -o $@ $(HOBJ) $(LIBGCC) --no-warn-rwx-segments
+
+%.img: %.elf
 	@echo "  IMAGE   $@"
 	$(Q)$(OBJCOPY) -O binary $< $@
 
 # Objects are never intermediate files to be deleted after a link.
 .SECONDARY:
 
--include $(shell find $(B) $(H) -name '*.d' 2>/dev/null)
+-include $(shell find $(B) $(BA) $(H) -name '*.d' 2>/dev/null)
 
 # ---------------------------------------------------------------- run / test / bench
 run: deps rtos hyp
@@ -141,9 +140,22 @@ format:
 format-check:
 	@clang-format --dry-run --Werror $(C_FILES) && echo "clang-format: clean"
 
-lint: deps format-check
+# No two source files of one image may depend on each other in a cycle (symbol references between
+# their objects; tools/devcheck/cycles.py). Each rtos application is checked with the library it links.
+RTOS_LIB_DIRS = rtos/kernel rtos/lib rtos/drivers rtos/arch lib
+cycles: deps rtos hyp
+	@PYTHONPATH=tools $(PYTHON) -m devcheck.cycles --name hypervisor --root $(H) $(H)
+	@set -e; for a in $(APPS); do \
+	    case " $(ASSERT_APPS) " in *" $$a "*) lib=$(BA);; *) lib=$(B);; esac; \
+	    PYTHONPATH=tools $(PYTHON) -m devcheck.cycles --name "rtos $$a" --root $$lib --root $(B) \
+	        $(addprefix $$lib/,$(RTOS_LIB_DIRS)) $(B)/rtos/apps/$$a; \
+	done
+
+lint: deps format-check cycles
 	.venv/bin/ruff check tools tests rtmux
 	.venv/bin/ruff format --check tools tests rtmux
+	.venv/bin/mypy
+	PYTHONPATH=tools .venv/bin/lint-imports --no-cache
 
 pytest-unit: deps
 	$(PYTHON) -m pytest -q tests/unit/python

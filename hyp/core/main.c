@@ -1,16 +1,31 @@
 /*
- * Hypervisor start-up: console, interrupt controller, partitions, secondary CPUs, then each CPU enters
- * the partition that owns it.
+ * Hypervisor start-up: console, configuration, interrupt controller, partitions and their emulated
+ * devices, secondary CPUs; then each CPU enters the partition that owns it. The one place that knows
+ * every module: it wires device models to partitions and interrupts to handlers.
  */
 #include "arch/cpu.h"
+#include "arch/entry.h"
+#include "arch/firmware.h"
+#include "arch/timer.h"
+#include "arch/vgic.h"
+#include "arch/vgicd.h"
+#include "arm64/gicv3.h"
+#include "board.h"
+#include "drivers/gicv3.h"
+#include "hyp/blob.h"
 #include "hyp/config.h"
-#include "hyp/hyp.h"
+#include "hyp/conmux.h"
+#include "hyp/console.h"
+#include "hyp/lifecycle.h"
+#include "hyp/partition.h"
+#include "hyp/printf.h"
+#include "hyp/vcpu.h"
 
 #define HYP_VERSION "0.1.0"
 
-struct vcpu hyp_vcpu[HYP_MAX_CPUS];
-struct partition hyp_part[HYP_MAX_PARTITIONS];
-unsigned hyp_nparts;
+/* Linker-script symbols: the image's first byte, and its end, where ./rtmux appends the configuration blob.
+ */
+extern const uint8_t _start[], _end[];
 
 static void cpu_init(unsigned cpu)
 {
@@ -18,18 +33,14 @@ static void cpu_init(unsigned cpu)
     v->cpu = cpu;
     v->mpidr = arch_mpidr_affinity();
     /* EL1 may use the GIC's system-register interface (both the physical and the virtual one). */
-    ARCH_WR(ICC_SRE_EL2, ICC_SRE_SRE | ICC_SRE_ENABLE);
+    ARCH_WRITE_SYSREG(ICC_SRE_EL2, ICC_SRE_SRE | ICC_SRE_ENABLE);
     arch_isb();
-    v->part = NULL;
-    for (unsigned i = 0; i < hyp_nparts; i++) {
-        if (hyp_part[i].cpu_mask & (1ull << cpu)) {
-            v->part = &hyp_part[i];
-        }
-    }
+    v->part = part_of_cpu(cpu);
     if (v->part != NULL && v->part->kind == PART_LINUX) {
         vgic_cpu_init(v);
+        vgic_add_level(v, BOARD_UART_INTID, vuart_irq_line, &v->part->uart);
         if ((int)cpu == con_drain_cpu) {
-            vgic_console_tick_start();
+            arch_hyp_timer_arm(CONMUX_TICK_HZ);
         }
     }
 }
@@ -40,47 +51,48 @@ static void __attribute__((noreturn)) enter(unsigned cpu)
     if (v->part == NULL) {
         hyp_printf("rtmux: CPU %u belongs to no partition; parked\n", cpu);
         for (;;) {
-            __asm__ volatile("wfi");
+            arch_wfi();
         }
     }
     part_enter(v);
 }
 
-void hyp_main(unsigned cpu, uint64_t dtb)
+/* The emulated devices every partition sees: its own UART, and the GIC filtered by ownership. */
+static void register_mmio(struct partition *p)
+{
+    mmio_register(p, BOARD_UART_BASE, BOARD_UART_SIZE, conmux_uart_mmio, p);
+    mmio_register(p, BOARD_GICD_BASE, GICD_SIZE, vgicd_mmio, &vgicd_board);
+    mmio_register(p, BOARD_GICR_BASE, HYP_MAX_CPUS * BOARD_GICR_STRIDE, vgicr_mmio, &vgicd_board);
+}
+
+void hyp_main(unsigned cpu, uint64_t dtb, uint64_t secondary_entry)
 {
     (void)dtb;
+    struct hyp_config config;
     con_init();
     hyp_printf("rtmux: hypervisor %s at EL2\n", HYP_VERSION);
     for (unsigned c = 0; c < HYP_MAX_CPUS; c++) {
         hyp_vcpu[c].mpidr = c; /* QEMU virt: Aff0 = CPU number; each CPU confirms in cpu_init */
     }
-    hyp_nparts = config_load(hyp_part, HYP_MAX_PARTITIONS);
-    gic_dist_init();
+    hyp_nparts = config_parse(_end, BLOB_MAX_SIZE(HYP_MAX_PARTITIONS), (uint64_t)(uintptr_t)_start, hyp_part,
+                              HYP_MAX_PARTITIONS, &config);
+    con_set_tags(config.console_tags);
+    gicv3_dist_init();
     for (unsigned i = 0; i < hyp_nparts; i++) {
         part_setup(&hyp_part[i]);
+        register_mmio(&hyp_part[i]);
     }
+    vgic_set_hyp_irq(BOARD_INTID_HYP_TIMER, conmux_tick);
+    vgic_set_hyp_irq(BOARD_UART_INTID, conmux_rx_irq);
     /* Console input is taken on a Linux CPU (interrupts trap to EL2 there), never on the rtos's. */
-    con_focus = &hyp_part[config_console_focus];
-    for (unsigned i = 0; i < hyp_nparts; i++) {
-        if (hyp_part[i].kind == PART_LINUX) {
-            con_drain_cpu = __builtin_ctzll(hyp_part[i].cpu_mask);
-            con_rx_enable((uint64_t)con_drain_cpu);
-            hyp_printf("rtmux: console input goes to %s; escape (0x%02x) then 1..%u switches partitions\n",
-                       con_focus->name, config_console_escape, hyp_nparts);
-            break;
-        }
-    }
+    conmux_init(config.console_focus, config.console_escape);
     cpu_init(cpu);
     for (unsigned c = 1; c < HYP_MAX_CPUS; c++) {
-        bool used = false;
-        for (unsigned i = 0; i < hyp_nparts; i++) {
-            used = used || (hyp_part[i].cpu_mask & (1ull << c)) != 0;
-        }
-        if (!used) {
+        if (part_of_cpu(c) == NULL) {
             continue;
         }
         /* QEMU virt numbers CPUs by Aff0; a board with clusters would take MPIDRs from its config. */
-        int64_t rc = psci_fw_cpu_on(c, (uint64_t)(uintptr_t)arch_secondary_start, c);
+        int64_t rc = fw_cpu_on(c, secondary_entry, c);
         if (rc != 0) {
             hyp_panic("PSCI CPU_ON for CPU %u failed (%ld): is it in the board?", c, (long)rc);
         }

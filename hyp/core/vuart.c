@@ -1,55 +1,36 @@
 /*
  * Emulated PL011 at the board's UART address, one per partition: enough of the register set for
  * Linux's amba-pl011 driver (including earlycon and AMBA identification) and the rtos driver. Output
- * goes into the partition's ring without waiting for anything; core/console.c writes it out as tagged
- * lines, so lines of different partitions never mix and the rtos never waits for the UART or a lock.
+ * goes into the partition's ring without waiting for anything; vuart_drain, on the console CPU, turns it
+ * into tagged lines, so lines of different partitions never mix and the rtos never waits for the UART
+ * or a lock.
  */
-#include "hyp/config.h"
-#include "hyp/hyp.h"
+#include "hyp/vuart.h"
 
-#define UARTDR        0x000u
-#define UARTRSR       0x004u
-#define UARTFR        0x018u
-#define UARTILPR      0x020u
-#define UARTIBRD      0x024u
-#define UARTFBRD      0x028u
-#define UARTLCR_H     0x02cu
-#define UARTCR        0x030u
-#define UARTIFLS      0x034u
-#define UARTIMSC      0x038u
-#define UARTRIS       0x03cu
-#define UARTMIS       0x040u
-#define UARTICR       0x044u
-#define UARTDMACR     0x048u
-#define UARTPERIPHID0 0xfe0u
-
-#define FR_RXFE (1u << 4)
-#define FR_TXFE (1u << 7)
-#define INT_RX  (1u << 4)
-#define INT_TX  (1u << 5)
-#define INT_RT  (1u << 6)
+#include "arm64/pl011.h"
+#include "hyp/assert.h"
+#include "hyp/console.h"
+#include "hyp/printf.h"
 
 /* PrimeCell PL011 r1p5 identification: PeriphID0-3 then PCellID0-3. */
-static const uint8_t pl011_id[8] = {0x11, 0x10, 0x34, 0x00, 0x0d, 0xf0, 0x05, 0xb1};
+static const uint8_t pl011_id[PL011_ID_WORDS] = {0x11, 0x10, 0x34, 0x00, 0x0d, 0xf0, 0x05, 0xb1};
 
-void vuart_reset(struct partition *p)
+void vuart_reset(struct vuart *u)
 {
-    struct vuart *u = &p->uart;
-    u->cr = 0x300; /* TXE | RXE, as after reset */
+    u->cr = PL011_CR_TXE | PL011_CR_RXE; /* as after reset */
     u->imsc = 0;
-    u->ris = INT_TX; /* the transmitter is always ready: output is never throttled */
+    u->ris = PL011_INT_TX; /* the transmitter is always ready: output is never throttled */
     u->lcrh = 0;
     u->ibrd = 0;
     u->fbrd = 0;
-    u->ifls = 0x12;
+    u->ifls = PL011_IFLS_RESET;
     u->dmacr = 0;
     u->rx_head = 0;
     u->rx_count = 0;
 }
 
-static void put(struct vcpu *v, char c)
+static void put(struct vuart *u, char c)
 {
-    struct vuart *u = &v->part->uart;
     uint32_t prod = u->tx_prod;
     if (prod - u->tx_cons >= sizeof(u->tx)) {
         u->tx_dropped++;
@@ -57,46 +38,51 @@ static void put(struct vcpu *v, char c)
         u->tx[prod % sizeof(u->tx)] = c;
         __atomic_store_n(&u->tx_prod, prod + 1u, __ATOMIC_RELEASE);
     }
-    if (con_drain_cpu < 0 || (unsigned)con_drain_cpu == v->cpu) {
-        con_drain(false); /* this CPU is the one that writes to the UART anyway */
-    }
 }
 
 /* Interrupt status: TX always ready; RX and RX-timeout while characters wait. */
 static uint32_t raw_status(const struct vuart *u)
 {
-    return u->ris | (u->rx_count > 0 ? INT_RX | INT_RT : 0u);
+    return u->ris | (u->rx_count > 0 ? PL011_INT_RX | PL011_INT_RT : 0u);
 }
 
-bool vuart_irq_line(const struct partition *p)
+bool vuart_irq_line(const void *ctx)
 {
-    return (raw_status(&p->uart) & p->uart.imsc) != 0;
+    const struct vuart *u = ctx;
+    return (raw_status(u) & u->imsc) != 0;
 }
 
-void vuart_rx(struct partition *p, char c)
+void vuart_rx(struct vuart *u, char c)
 {
-    struct vuart *u = &p->uart;
     if (u->rx_count < sizeof(u->rx)) {
         u->rx[(u->rx_head + u->rx_count) % sizeof(u->rx)] = (uint8_t)c;
         u->rx_count++;
     }
 }
 
-bool vuart_access(struct vcpu *v, uint64_t off, bool write, uint64_t *val, unsigned size)
+/* A read/write register: a write stores, a read returns the stored value. */
+static void reg(uint32_t *r, bool write, uint64_t *val)
 {
-    struct vuart *u = &v->part->uart;
+    if (write) {
+        *r = (uint32_t)*val;
+    } else {
+        *val = *r;
+    }
+}
+
+bool vuart_access(struct vuart *u, uint64_t off, bool write, uint64_t *val, unsigned size)
+{
     (void)size;
-    if (off >= UARTPERIPHID0 && off < UARTPERIPHID0 + 32u) {
+    if (off >= PL011_PERIPHID0 && off < PL011_PERIPHID0 + 4u * PL011_ID_WORDS) {
         if (!write) {
-            *val = pl011_id[(off - UARTPERIPHID0) / 4u];
+            *val = pl011_id[(off - PL011_PERIPHID0) / 4u];
         }
         return true;
     }
-    uint32_t w = (uint32_t)*val;
     switch (off) {
-    case UARTDR:
+    case PL011_DR:
         if (write) {
-            put(v, (char)(w & 0xffu));
+            put(u, (char)(*val & PL011_DR_DATA));
         } else if (u->rx_count > 0) {
             *val = u->rx[u->rx_head];
             u->rx_head = (u->rx_head + 1u) % sizeof(u->rx);
@@ -105,49 +91,47 @@ bool vuart_access(struct vcpu *v, uint64_t off, bool write, uint64_t *val, unsig
             *val = 0;
         }
         break;
-    case UARTRSR:
+    case PL011_RSR:
+    case PL011_ILPR:
         *val = 0;
         break;
-    case UARTFR:
+    case PL011_FR:
         if (!write) {
-            *val = FR_TXFE | (u->rx_count == 0 ? FR_RXFE : 0u);
+            *val = PL011_FR_TXFE | (u->rx_count == 0 ? PL011_FR_RXFE : 0u);
         }
         break;
-    case UARTILPR:
-        *val = 0;
+    case PL011_IBRD:
+        reg(&u->ibrd, write, val);
         break;
-    case UARTIBRD:
-        write ? (void)(u->ibrd = w) : (void)(*val = u->ibrd);
+    case PL011_FBRD:
+        reg(&u->fbrd, write, val);
         break;
-    case UARTFBRD:
-        write ? (void)(u->fbrd = w) : (void)(*val = u->fbrd);
+    case PL011_LCR_H:
+        reg(&u->lcrh, write, val);
         break;
-    case UARTLCR_H:
-        write ? (void)(u->lcrh = w) : (void)(*val = u->lcrh);
+    case PL011_CR:
+        reg(&u->cr, write, val);
         break;
-    case UARTCR:
-        write ? (void)(u->cr = w) : (void)(*val = u->cr);
+    case PL011_IFLS:
+        reg(&u->ifls, write, val);
         break;
-    case UARTIFLS:
-        write ? (void)(u->ifls = w) : (void)(*val = u->ifls);
+    case PL011_IMSC:
+        reg(&u->imsc, write, val);
         break;
-    case UARTIMSC:
-        write ? (void)(u->imsc = w) : (void)(*val = u->imsc);
-        break;
-    case UARTRIS:
+    case PL011_RIS:
         if (!write) {
             *val = raw_status(u);
         }
         break;
-    case UARTMIS:
+    case PL011_MIS:
         if (!write) {
             *val = raw_status(u) & u->imsc;
         }
         break;
-    case UARTICR:
+    case PL011_ICR:
         break; /* TX stays ready; RX clears when the FIFO drains */
-    case UARTDMACR:
-        write ? (void)(u->dmacr = w) : (void)(*val = u->dmacr);
+    case PL011_DMACR:
+        reg(&u->dmacr, write, val);
         break;
     default:
         if (!write) {
@@ -156,4 +140,40 @@ bool vuart_access(struct vcpu *v, uint64_t off, bool write, uint64_t *val, unsig
         break;
     }
     return true;
+}
+
+void vuart_drain(struct vuart *u, const char *name, const char *tag, bool flush_partial)
+{
+    uint32_t prod = __atomic_load_n(&u->tx_prod, __ATOMIC_ACQUIRE);
+    uint32_t cons = u->tx_cons;
+    HYP_ASSERT(prod - cons <= sizeof(u->tx)); /* the producer never overtakes the consumer */
+    bool any = cons != prod;
+    for (; cons != prod; cons++) {
+        char c = u->tx[cons % sizeof(u->tx)];
+        if (c == '\r') {
+            continue; /* the console adds CR before LF */
+        }
+        if (c == '\n') {
+            con_line(tag, u->line, u->line_len, true);
+            u->line_len = 0;
+            continue;
+        }
+        u->line[u->line_len++] = c;
+        if (u->line_len == sizeof(u->line)) {
+            con_line(tag, u->line, u->line_len, false);
+            u->line_len = 0;
+        }
+    }
+    __atomic_store_n(&u->tx_cons, cons, __ATOMIC_RELEASE);
+    u->quiet_ticks = any ? 0 : u->quiet_ticks + 1;
+    if (flush_partial && u->line_len > 0 && u->quiet_ticks >= 1) {
+        con_line(tag, u->line, u->line_len, false); /* a prompt: show it without its newline */
+        u->line_len = 0;
+    }
+    uint32_t dropped = u->tx_dropped;
+    if (dropped != u->dropped_reported) {
+        hyp_printf("rtmux: %s: %u output characters dropped (console ring full)\n", name,
+                   dropped - u->dropped_reported);
+        u->dropped_reported = dropped;
+    }
 }

@@ -7,8 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-/* Spurious/special INTIDs start at 1020 (GICv3 architecture). */
-#define GIC_INTID_SPECIAL 1020u
+#include "arm64/gicv3.h"
 
 /* Returns 0, or -1 if no redistributor matches this CPU. */
 int gic_init(void);

@@ -6,15 +6,8 @@
 
 #include <stdint.h>
 
+#include "arm64/pl011.h"
 #include "board.h"
-
-#define UARTDR        0x000u
-#define UARTFR        0x018u
-#define UARTFR_TXFF   (1u << 5)
-#define UARTCR        0x030u
-#define UARTCR_UARTEN (1u << 0)
-#define UARTCR_TXE    (1u << 8)
-#define UARTIMSC      0x038u
 
 static inline volatile uint32_t *uart(uintptr_t off)
 {
@@ -23,13 +16,13 @@ static inline volatile uint32_t *uart(uintptr_t off)
 
 void pl011_init(void)
 {
-    *uart(UARTIMSC) = 0; /* polled: no UART interrupts */
-    *uart(UARTCR) |= UARTCR_UARTEN | UARTCR_TXE;
+    *uart(PL011_IMSC) = 0; /* polled: no UART interrupts */
+    *uart(PL011_CR) |= PL011_CR_UARTEN | PL011_CR_TXE;
 }
 
 void pl011_putc(char c)
 {
-    while (*uart(UARTFR) & UARTFR_TXFF) {
+    while (*uart(PL011_FR) & PL011_FR_TXFF) {
     }
-    *uart(UARTDR) = (uint32_t)(unsigned char)c;
+    *uart(PL011_DR) = (uint32_t)(unsigned char)c;
 }

@@ -23,6 +23,18 @@
 #define K_MAGIC_MSGQ   0x4d736751u /* "MsgQ" */
 #define K_MAGIC_EVENT  0x45766e74u /* "Evnt" */
 
+/*
+ * K_ASSERT(cond): an invariant the kernel relies on. With K_ASSERTS=1 (the selftest image and the host
+ * unit tests) a false one stops the system naming file and line; otherwise it compiles to nothing, so
+ * the images that are measured run exactly the code they would without it.
+ */
+#if defined(K_ASSERTS) && K_ASSERTS
+#define K_ASSERT(cond) ((cond) ? (void)0 : k_assert_failed(__FILE__, __LINE__, #cond))
+#else
+#define K_ASSERT(cond) ((void)0)
+#endif
+void k_assert_failed(const char *file, int line, const char *cond) __attribute__((noreturn));
+
 #define K_PRIO_WORDS  (256 / 64)
 #define K_TICKS_NEVER UINT64_MAX
 
@@ -80,7 +92,7 @@ bool k_ring_put(struct k_ring *r, const void *msg); /* false when full */
 bool k_ring_get(struct k_ring *r, void *msg);       /* false when empty */
 void k_memcpy(void *dst, const void *src, size_t n);
 
-/* ---------------- scheduler and CPU state (sched.c) ---------------- */
+/* ---------------- CPU state and the kernel lock (state.c) ---------------- */
 struct k_cpu {
     struct k_readyq rq;
     struct k_timerq tq;
@@ -100,6 +112,8 @@ extern struct k_cpu k_cpu;
 uint64_t k_lock(void);
 void k_unlock(uint64_t flags);
 rt_thread_t *k_current(void);
+
+/* ---------------- scheduler (sched.c) ---------------- */
 void k_make_ready(rt_thread_t *t);
 /* Switches to the most urgent ready thread if it is not the current one (deferred in interrupts). */
 void k_reschedule(void);
@@ -110,21 +124,41 @@ int k_block(struct k_waitq *wq, uint64_t deadline);
 void k_wake(rt_thread_t *t, int result);
 /* Removes a thread from every queue and marks it dead; wakes its joiners. Lock held. */
 void k_thread_kill(rt_thread_t *t);
-/* Timeout in ns to an absolute deadline in ticks. */
-uint64_t k_deadline(rt_time_t timeout);
 bool k_can_block(rt_time_t timeout);
 void k_timer_arm(struct k_timeout *to, uint64_t deadline);
 void k_timer_isr(unsigned intid, void *arg);
 void k_sched_start(void) __attribute__((noreturn));
-void k_time_init(void);
-void k_thread_main(void (*entry)(void *), void *arg) __attribute__((noreturn));
 void k_slice_init(void);
-
-/* Stack guard (fault.c): pattern filled into the lowest RT_STACK_GUARD bytes of every stack. */
+/* Stack guard: pattern filled into the lowest RT_STACK_GUARD bytes of every stack (thread.c). */
 #define K_STACK_PATTERN 0x4b43415453415254ull /* "TRASTACK" */
 void k_check_stack(rt_thread_t *t);
 /* Reports an overwritten guard; returns only if the fault hook killed t. Lock held. */
 void k_stack_overflow(rt_thread_t *t);
+/* Calls the application's fault hook for f's thread; true if the thread was killed and the system
+ * goes on. */
+bool k_thread_fault(struct rt_fault *f);
+
+/* ---------------- time (time.c) ---------------- */
+void k_time_init(void);
+/* Timeout in ns to an absolute deadline in ticks. */
+uint64_t k_deadline(rt_time_t timeout);
+
+/* ---------------- threads (thread.c) ---------------- */
+/* First C code of every thread (arch_thread_start calls it): runs entry(arg), then exits. */
+void k_thread_main(void (*entry)(void *), void *arg) __attribute__((noreturn));
+
+static inline const char *k_thread_name(const rt_thread_t *t)
+{
+    return t != NULL && t->name != NULL ? t->name : "?";
+}
+
+/* ---------------- the fatal path (panic.c): no lock, no scheduler ---------------- */
+/* Console output straight to the UART (LF becomes CR LF): early boot, handlers, fault reports. */
+void k_console_write(const char *s, size_t n);
+void k_console_puts(const char *s);
+/* One formatted line (at most 256 bytes) through k_console_write. */
+void k_fatal_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Prints that the system halted and powers off (or waits with interrupts masked). */
 void k_halt(void) __attribute__((noreturn));
 
 /* Interrupt controller glue (irq.c over drivers/gicv3.c) */
@@ -136,7 +170,7 @@ void k_bootargs_init(const void *dtb);
 /* FDT (lib/fdt.c): /chosen/bootargs, or NULL. */
 const char *k_fdt_bootargs(const void *dtb);
 
-/* Interrupt entry and fault reporting (called from vectors.S) */
+/* Interrupt entry (sched.c) and fault reporting (fault.c), called from vectors.S; boot (boot.c) */
 void k_irq_entry(void);
 void k_sync_exception(struct arch_frame *frame) __attribute__((noreturn));
 void k_bad_exception(struct arch_frame *frame, uint64_t kind) __attribute__((noreturn));

@@ -1,5 +1,6 @@
 /*
- * Scheduler core: blocking, waking, switching, the timer queue's hardware side and interrupt exit.
+ * Scheduler core: blocking, waking, switching, the timer queue's hardware side, and threads that fault
+ * (stack overflow, or the application's fault hook killing them).
  */
 #include "arch/cpu.h"
 #include "kernel.h"
@@ -8,25 +9,8 @@
 #include "rtos/thread.h"
 #include "rtos/time.h"
 
-struct k_cpu k_cpu;
-
 /* Where the boot code's registers go when the first thread is switched in; never resumed. */
 static struct arch_context boot_ctx;
-
-uint64_t k_lock(void)
-{
-    return arch_irq_lock();
-}
-
-void k_unlock(uint64_t flags)
-{
-    arch_irq_unlock(flags);
-}
-
-rt_thread_t *k_current(void)
-{
-    return k_cpu.rq.current;
-}
 
 void k_make_ready(rt_thread_t *t)
 {
@@ -125,6 +109,7 @@ static void thread_timeout_expired(struct k_timeout *to)
 
 int k_block(struct k_waitq *wq, uint64_t deadline)
 {
+    K_ASSERT(arch_irqs_masked()); /* the kernel lock */
     rt_thread_t *cur = k_cpu.rq.current;
     k_rq_remove(&k_cpu.rq, cur);
     cur->state = K_THREAD_BLOCKED;
@@ -145,6 +130,7 @@ int k_block(struct k_waitq *wq, uint64_t deadline)
 
 void k_wake(rt_thread_t *t, int result)
 {
+    K_ASSERT(arch_irqs_masked()); /* the kernel lock */
     rt_mutex_t *m = t->wait_mutex;
     if (t->waitq != NULL) {
         k_waitq_remove(t);
@@ -162,6 +148,7 @@ void k_wake(rt_thread_t *t, int result)
 
 void k_thread_kill(rt_thread_t *t)
 {
+    K_ASSERT(arch_irqs_masked()); /* the kernel lock */
     if (t->state == K_THREAD_READY) {
         k_rq_remove(&k_cpu.rq, t);
     } else if (t->state == K_THREAD_BLOCKED) {
@@ -192,14 +179,6 @@ void k_thread_kill(rt_thread_t *t)
     while ((j = k_waitq_first(&t->joiners)) != NULL) {
         k_wake(j, RT_OK);
     }
-}
-
-uint64_t k_deadline(rt_time_t timeout)
-{
-    if (timeout == RT_FOREVER) {
-        return K_TICKS_NEVER;
-    }
-    return arch_counter() + rt_ns_to_ticks(timeout);
 }
 
 bool k_can_block(rt_time_t timeout)
@@ -249,12 +228,39 @@ void k_slice_init(void)
     k_cpu.slice_to.expire = slice_expired;
 }
 
-bool rt_in_irq(void)
+/* ---- thread faults: the application's hook decides whether a faulting thread dies alone ---- */
+
+static enum rt_fault_action (*fault_hook)(const struct rt_fault *f);
+
+void rt_set_fault_hook(enum rt_fault_action (*hook)(const struct rt_fault *f))
 {
-    return k_cpu.irq_nest > 0;
+    fault_hook = hook;
 }
 
-uint64_t rt_irq_count(void)
+/* Calls the hook for a thread fault; returns true if the thread was killed and the system goes on. */
+bool k_thread_fault(struct rt_fault *f)
 {
-    return k_cpu.irq_count;
+    rt_thread_t *t = f->thread;
+    if (t == NULL || fault_hook == NULL || t->base_prio == RT_PRIO_IDLE) {
+        return false;
+    }
+    if (fault_hook(f) != RT_FAULT_KILL_THREAD) {
+        return false;
+    }
+    k_fatal_printf("FATAL: thread %s killed by the fault hook; system continues\n", k_thread_name(t));
+    k_cpu.in_fault = false;
+    k_thread_kill(t);
+    return true;
+}
+
+void k_stack_overflow(rt_thread_t *t)
+{
+    k_cpu.in_fault = true;
+    k_fatal_printf("FATAL: stack overflow in thread %s (stack 0x%lx..0x%lx, SP at its last switch 0x%lx)\n",
+                   k_thread_name(t), (unsigned long)(uintptr_t)t->stack_base,
+                   (unsigned long)((uintptr_t)t->stack_base + t->stack_size), (unsigned long)t->ctx.sp);
+    struct rt_fault f = {RT_FAULT_STACK_OVERFLOW, t, 0, 0, 0};
+    if (!k_thread_fault(&f)) {
+        k_halt();
+    }
 }

@@ -50,7 +50,7 @@ int rt_thread_create(rt_thread_t *t, const char *name, rt_entry_t entry, void *a
     t->slice = 0;
     k_waitq_init(&t->joiners);
     t->switches_in = 0;
-    arch_context_init(&t->ctx, (uintptr_t)(base + stack_size), entry, arg);
+    arch_context_init(&t->ctx, (uintptr_t)(base + stack_size), k_thread_main, entry, arg);
     k_make_ready(t);
     if (k_cpu.started) {
         k_reschedule();
@@ -82,7 +82,7 @@ rt_thread_t *rt_thread_self(void)
 
 const char *rt_thread_name(const rt_thread_t *t)
 {
-    return t != NULL && t->name != NULL ? t->name : "?";
+    return k_thread_name(t);
 }
 
 int rt_thread_set_priority(rt_thread_t *t, unsigned prio)

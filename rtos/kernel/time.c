@@ -3,12 +3,13 @@
  */
 #include "rtos/time.h"
 #include "arch/cpu.h"
+#include "board.h"
 #include "kernel.h"
 #include "rtos/irq.h"
 #include "rtos/system.h"
 
 /* The EL1 virtual timer's PPI: it is what the rtos owns both bare-metal and inside a partition. */
-#define K_TIMER_INTID RT_IRQ_PPI(11)
+#define K_TIMER_INTID BOARD_INTID_VIRT_TIMER
 
 void k_time_init(void)
 {
@@ -43,6 +44,14 @@ uint64_t rt_ns_to_ticks(rt_time_t ns)
         ticks++;
     }
     return ticks;
+}
+
+uint64_t k_deadline(rt_time_t timeout)
+{
+    if (timeout == RT_FOREVER) {
+        return K_TICKS_NEVER;
+    }
+    return arch_counter() + rt_ns_to_ticks(timeout);
 }
 
 rt_time_t rt_time_now(void)

@@ -6,7 +6,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../drivers/pl011.h"
 #include "../kernel/kernel.h"
 #include "arch/cpu.h"
 #include "lib/fmt.h"
@@ -59,12 +58,7 @@ static void emit(const char *s, size_t n)
         }
         locked = rt_mutex_lock(&console_lock, RT_FOREVER) == RT_OK;
     }
-    for (size_t i = 0; i < n; i++) {
-        if (s[i] == '\n') {
-            pl011_putc('\r');
-        }
-        pl011_putc(s[i]);
-    }
+    k_console_write(s, n);
     if (locked) {
         (void)rt_mutex_unlock(&console_lock);
     }

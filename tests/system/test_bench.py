@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 
-from rtmux import benchreport, latmus
+from rtmux.bench import report as benchreport
+from rtmux.formats import latmus
 
 pytestmark = pytest.mark.system
 

@@ -9,7 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from rtmux import config, dtgen, fdt
+from rtmux import config
+from rtmux.formats import fdt
+from rtmux.image import dtgen
 
 pytestmark = pytest.mark.system
 

@@ -87,7 +87,14 @@ def test_latency_is_deterministic_in_icount(latency_runs: Callable[..., tuple]) 
 
 def test_fault_is_reported_and_halts(run_rtmux) -> None:
     r = run_rtmux(
-        "rtos", "run", "--app", "selftest", "--append", "only=prio_order fault=data", "--icount", timeout=120
+        "rtos",
+        "run",
+        "--app",
+        "selftest",
+        "--bootargs",
+        "only=prio_order fault=data",
+        "--icount",
+        timeout=120,
     )
     assert r.returncode not in (None, 124), f"QEMU did not exit by itself{r.describe()}"
     assert r.returncode != 0, f"a fatal error must fail the run{r.describe()}"

@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from rtmux import qemu, system
+from rtmux import qemu
+from rtmux.run import system
 
 pytestmark = pytest.mark.system
 

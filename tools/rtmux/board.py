@@ -15,12 +15,15 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from rtmux import qemu
-
 KIB = 1 << 10
 MIB = 1 << 20
 GIB = 1 << 30
 PAGE_SIZE = 4 * KIB  # stage-2 granule: devices are mapped by whole pages
+
+# How QEMU makes the virt board rtmux runs on: EL2 present (virtualization=on), a GICv3, Cortex-A72 CPUs.
+# The QEMU runner (rtmux.qemu) uses the same options for the bare runs.
+QEMU_VIRT_MACHINE = "virt,virtualization=on,gic-version=3"
+QEMU_VIRT_CPU = "cortex-a72"
 
 SPI_BASE = 32  # INTID of SPI 0
 PPI_BASE = 16  # INTID of PPI 0
@@ -276,8 +279,8 @@ def qemu_virt(cpus: int = 2, memory: int = 1 * GIB) -> Board:
         pmu=ppi(7),
         uart=uart,
         devices=devices,
-        qemu_machine=qemu.MACHINE,
-        qemu_cpu=qemu.CPU,
+        qemu_machine=QEMU_VIRT_MACHINE,
+        qemu_cpu=QEMU_VIRT_CPU,
     )
 
 

@@ -7,15 +7,26 @@ import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TypeAlias
 
-from rtmux import __version__, bench, latmus, linux, paths, qemu, rtos
-from rtmux.errors import EXIT_OK, EXIT_SETUP, RtmuxError
+from rtmux import __version__, config, paths, qemu
+from rtmux.bench import model as bench
+from rtmux.bench import runner
+from rtmux.errors import EXIT_OK, EXIT_SETUP, GuestFailure, RtmuxError
+from rtmux.formats import latmus
+from rtmux.image import debian
+from rtmux.run import linux, rtos, system
+
+# argparse's type of the object add_subparsers returns.
+Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 
 EPILOG = """\
 exit status: 0 success; 1 the guest failed (test failure, fatal error, malformed output, QEMU error);
 2 usage error or something missing (QEMU, an image, a failed build); 124 QEMU timed out and was killed.
 Every QEMU run has a wall-clock timeout; on failure the whole guest console is printed to stderr.
 Images are rebuilt with `make -s rtos` first unless --no-build is given.
+The same options mean the same everywhere: --timeout S (seconds, > 0), --icount, --no-build,
+--bootargs (boot arguments; `run` takes PARTITION=ARGS), CONFIG (a system configuration).
 """
 
 
@@ -46,21 +57,65 @@ def _test_names(text: str) -> str:
     return ",".join(names)
 
 
-def _add_common(p: argparse.ArgumentParser, timeout: float | None) -> None:
+def _add_icount(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--icount",
         action="store_true",
         help=f"deterministic time: -icount {qemu.ICOUNT} (1 instruction = 1 ns of guest time)",
     )
+
+
+def _add_timeout(
+    p: argparse.ArgumentParser,
+    default: float | None,
+    default_text: str | None = None,
+    limits: str = "QEMU is killed after it",
+) -> None:
+    """--timeout S, the same flag and validation (seconds, > 0) for every command."""
+    if default_text is None:
+        default_text = f"{default:g} s" if default is not None else "scales with the run"
     p.add_argument(
         "--timeout",
         type=_positive_float,
-        default=timeout,
+        default=default,
         metavar="S",
-        help="wall-clock limit in seconds; QEMU is killed after it"
-        + (f" (default {timeout:g})" if timeout is not None else " (default: scales with the run)"),
+        help=f"wall-clock limit in seconds; {limits} (default {default_text})",
     )
-    p.add_argument("--no-build", action="store_true", help="boot the existing image, skip `make -s rtos`")
+
+
+def _add_no_build(p: argparse.ArgumentParser, what: str = "make -s rtos") -> None:
+    p.add_argument("--no-build", action="store_true", help=f"use the existing images, skip `{what}`")
+
+
+def _add_bootargs(p: argparse.ArgumentParser, help_text: str) -> None:
+    """--bootargs ARGS; --append, its old spelling, still works (not shown)."""
+    p.add_argument("--bootargs", default="", metavar="ARGS", help=help_text)
+    p.add_argument("--append", dest="bootargs", help=argparse.SUPPRESS)
+
+
+def _add_config(p: argparse.ArgumentParser) -> None:
+    """CONFIG, a system configuration: optional positional; --config CONFIG still works (not shown)."""
+    p.add_argument(
+        "config",
+        nargs="?",
+        type=Path,
+        default=config.DEFAULT_CONFIG,
+        metavar="CONFIG",
+        help=f"TOML system configuration (default {paths.display(config.DEFAULT_CONFIG)})",
+    )
+    p.add_argument("--config", dest="config_option", type=Path, default=None, help=argparse.SUPPRESS)
+
+
+def _config_of(args: argparse.Namespace) -> Path:
+    option: Path | None = args.config_option
+    positional: Path = args.config
+    return option if option is not None else positional
+
+
+def _add_common(p: argparse.ArgumentParser, timeout: float | None) -> None:
+    _add_icount(p)
+    _add_timeout(p, timeout)
+    _add_no_build(p)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -83,7 +138,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("run", help="boot an image with the console on stdout (Ctrl-A x quits QEMU)")
     p.add_argument("--app", choices=paths.RTOS_APPS, default="demo", help="which image (default demo)")
-    p.add_argument("--append", default="", metavar="ARGS", help='boot arguments, e.g. "only=prio_order"')
+    _add_bootargs(p, 'the rtos\'s boot arguments, e.g. "only=prio_order"')
     _add_common(p, rtos.RUN_TIMEOUT_S)
     p.set_defaults(func=cmd_run)
 
@@ -161,18 +216,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--jobs",
         type=_positive_int,
-        default=bench.default_jobs(),
+        default=runner.default_jobs(),
         metavar="N",
         help="QEMU runs at a time in icount mode, where guest time does not depend on the host "
-        f"(default: the CPU count, {bench.default_jobs()} here); --realtime always runs one at a time",
+        f"(default: the CPU count, {runner.default_jobs()} here); --realtime always runs one at a time",
     )
-    p.add_argument("--no-build", action="store_true", help="skip `make -s rtos hyp`")
-    p.add_argument(
-        "--timeout",
-        type=_positive_float,
-        metavar="S",
-        help="wall-clock limit of the whole benchmark (every QEMU run also has its own limit)",
-    )
+    _add_no_build(p, "make -s rtos hyp")
+    _add_timeout(p, None, "none; every QEMU run also has its own", "the benchmark is stopped after it")
     p.add_argument(
         "--output",
         type=Path,
@@ -197,7 +247,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def cmd_run(args: argparse.Namespace) -> int:
     rtos.build(not args.no_build)
-    rtos.run(args.app, args.append, icount=args.icount, timeout_s=args.timeout)
+    rtos.run(args.app, args.bootargs, icount=args.icount, timeout_s=args.timeout)
     return EXIT_OK
 
 
@@ -257,11 +307,11 @@ def cmd_bench(args: argparse.Namespace) -> int:
         build=not args.no_build,
         timeout_s=args.timeout,
     )
-    bench.run_bench(opts)
+    runner.run_bench(opts)
     return EXIT_OK
 
 
-def _add_linux(top: argparse._SubParsersAction) -> None:
+def _add_linux(top: Subparsers) -> None:
     p_linux = top.add_parser(
         "linux",
         help="Debian's arm64 kernel (standard or PREEMPT_RT) bare on QEMU with the rtmux initramfs",
@@ -269,36 +319,43 @@ def _add_linux(top: argparse._SubParsersAction) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     sub = p_linux.add_subparsers(dest="linux_command", required=True, metavar="SUBCOMMAND")
-    refresh = {"action": "store_true", "help": "ask apt for the current package versions again"}
-    kernel = {"choices": ("std", "rt"), "default": "std", "help": "std or PREEMPT_RT (rt); default std"}
+
+    def add_refresh(p: argparse.ArgumentParser) -> None:
+        p.add_argument(
+            "--refresh", action="store_true", help="ask apt for the current package versions again"
+        )
+
+    def add_kernel(p: argparse.ArgumentParser) -> None:
+        p.add_argument(
+            "--kernel",
+            choices=paths.LINUX_FLAVOURS,
+            default="std",
+            help="std or PREEMPT_RT (rt); default std",
+        )
 
     p = sub.add_parser("run", help="boot; with --linux-cmd run CMD in the guest and exit with its status")
-    p.add_argument("--kernel", **kernel)
+    add_kernel(p)
     p.add_argument(
         "--smp", type=_positive_int, default=linux.DEFAULT_SMP, metavar="N", help="vCPUs (default 1)"
     )
     p.add_argument("--memory", default=linux.DEFAULT_MEMORY, metavar="SIZE", help="guest RAM (default 1G)")
-    p.add_argument("--icount", action="store_true", help=f"deterministic time: -icount {qemu.ICOUNT}")
-    p.add_argument(
-        "--timeout",
-        type=_positive_float,
-        metavar="S",
-        help=f"wall-clock limit (default {linux.CMD_TIMEOUT_S:g} s with --linux-cmd, "
-        f"{linux.INTERACTIVE_TIMEOUT_S:g} s without)",
+    _add_icount(p)
+    _add_timeout(
+        p, None, f"{linux.CMD_TIMEOUT_S:g} s with --linux-cmd, {linux.INTERACTIVE_TIMEOUT_S:g} s without"
     )
     p.add_argument("--linux-cmd", metavar="CMD", help="shell command to run once the guest is ready")
-    p.add_argument("--append", default="", metavar="ARGS", help="extra kernel command line arguments")
-    p.add_argument("--refresh", **refresh)
+    _add_bootargs(p, f"kernel command line arguments added after {linux.BASE_BOOTARGS!r}")
+    add_refresh(p)
     p.set_defaults(func=cmd_linux_run)
 
     p = sub.add_parser("initramfs", help="build build/linux/initramfs-<kernel>.cpio.gz (if inputs changed)")
-    p.add_argument("--kernel", **kernel)
+    add_kernel(p)
     p.add_argument("--list", action="store_true", help="list the archive's contents")
-    p.add_argument("--refresh", **refresh)
+    add_refresh(p)
     p.set_defaults(func=cmd_linux_initramfs)
 
     p = sub.add_parser("fetch", help="download and unpack the Debian packages into cache/debian/")
-    p.add_argument("--refresh", **refresh)
+    add_refresh(p)
     p.set_defaults(func=cmd_linux_fetch)
 
 
@@ -308,7 +365,7 @@ def cmd_linux_run(args: argparse.Namespace) -> int:
         smp=args.smp,
         memory=args.memory,
         icount=args.icount,
-        append=args.append,
+        append=args.bootargs,
         linux_cmd=args.linux_cmd,
         timeout_s=args.timeout,
         refresh=args.refresh,
@@ -327,26 +384,16 @@ def cmd_linux_fetch(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _add_check(top: argparse._SubParsersAction) -> None:
-    from rtmux import config
-
+def _add_check(top: Subparsers) -> None:
     p = top.add_parser("check", help="validate a system configuration and print where everything goes")
-    p.add_argument(
-        "config",
-        nargs="?",
-        type=Path,
-        default=config.DEFAULT_CONFIG,
-        metavar="CONFIG",
-        help=f"TOML file (default {paths.display(config.DEFAULT_CONFIG)})",
-    )
+    _add_config(p)
     p.set_defaults(func=cmd_check)
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from rtmux import config
-
     try:
-        print(config.describe(config.load(args.config)), flush=True)
+        loaded = config.load(_config_of(args), find_kernel=debian.cached_kernel_image)
+        print(config.describe(loaded), flush=True)
     except config.ConfigError as exc:
         for message in exc.errors:
             print(message, file=sys.stderr)
@@ -355,9 +402,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _add_run(top: argparse._SubParsersAction) -> None:
-    from rtmux import system
-
+def _add_run(top: Subparsers) -> None:
     p = top.add_parser(
         "run",
         help="build and boot the whole system (hypervisor, rtos, Linux) of a configuration",
@@ -365,14 +410,17 @@ def _add_run(top: argparse._SubParsersAction) -> None:
         "console is interactive (Ctrl-T then a partition number switches input, Ctrl-A x quits QEMU); "
         "with --linux-cmd, wait for Linux's shell, run CMD, power Linux off and exit with CMD's status.",
     )
-    p.add_argument("--config", type=Path, default=system.DEFAULT_CONFIG, help="TOML system configuration")
-    p.add_argument(
-        "--icount", action="store_true", help="deterministic time (-icount shift=0,align=off,sleep=off)"
+    _add_config(p)
+    _add_icount(p)
+    _add_timeout(
+        p, None, f"{linux.CMD_TIMEOUT_S:g} s with --linux-cmd, {linux.INTERACTIVE_TIMEOUT_S:g} s without"
     )
-    p.add_argument("--timeout", type=float, default=None, help="wall-clock limit in seconds")
     p.add_argument("--linux-cmd", default=None, metavar="CMD", help="shell command to run in Linux")
     p.add_argument(
-        "--rtos-app", default=None, help="rtos application image to boot instead of the configured one"
+        "--rtos-app",
+        choices=paths.RTOS_APPS,
+        default=None,
+        help="rtos application image to boot instead of the configured one",
     )
     p.add_argument(
         "--bootargs",
@@ -381,13 +429,11 @@ def _add_run(top: argparse._SubParsersAction) -> None:
         metavar="PART=ARGS",
         help="replace a partition's boot arguments (repeatable), e.g. rtos='samples=0 load=1'",
     )
-    p.add_argument("--no-build", action="store_true", help="do not run make first")
+    _add_no_build(p, "make -s rtos hyp")
     p.set_defaults(func=cmd_system_run)
 
 
 def cmd_system_run(args: argparse.Namespace) -> int:
-    from rtmux import system
-
     bootargs = {}
     for item in args.bootargs:
         name, sep, value = item.partition("=")
@@ -396,7 +442,7 @@ def cmd_system_run(args: argparse.Namespace) -> int:
             return EXIT_SETUP
         bootargs[name] = value
     return system.run(
-        args.config,
+        _config_of(args),
         icount=args.icount,
         timeout_s=args.timeout,
         linux_cmd=args.linux_cmd,
@@ -419,8 +465,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     signal.signal(signal.SIGTERM, _on_sigterm)
     try:
-        return args.func(args)
-    except rtos.GuestFailure as exc:
+        status: int = args.func(args)
+        return status
+    except GuestFailure as exc:
         sys.stdout.flush()
         qemu.print_console(exc.result, sys.stderr)
         print(f"rtmux: error: {exc}", file=sys.stderr)

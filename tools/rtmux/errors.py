@@ -1,4 +1,6 @@
-"""Exceptions and exit statuses shared by the rtmux commands."""
+"""Exceptions and exit statuses shared by the rtmux commands (the bottom layer: imports nothing of rtmux)."""
+
+from typing import Protocol
 
 # Exit statuses of ./rtmux (documented in `./rtmux --help`).
 EXIT_OK = 0
@@ -17,3 +19,21 @@ class SetupError(RtmuxError):
     """Something the command needs is missing: a host tool, an image, a working build."""
 
     exit_status = EXIT_SETUP
+
+
+class GuestOutput(Protocol):
+    """What a failure report shows of a guest run (qemu.RunResult has it)."""
+
+    @property
+    def console(self) -> str: ...
+
+    def command_line(self) -> str: ...
+
+
+class GuestFailure(RtmuxError):
+    """A guest run that failed; the command prints the whole console, then the reason."""
+
+    def __init__(self, reason: str, result: GuestOutput, status: int = EXIT_FAILED) -> None:
+        super().__init__(reason)
+        self.result = result
+        self.exit_status = status

@@ -1,4 +1,7 @@
-"""Where things are in the repository. Every path is derived from this file's place in tools/rtmux/."""
+"""Where things are in the repository. Every path is derived from this file's place in tools/rtmux/.
+
+A base module: it imports nothing of rtmux, so that every layer can name the files the others make.
+"""
 
 from pathlib import Path
 
@@ -12,13 +15,24 @@ LINUX_BUILD_DIR = BUILD_DIR / "linux"
 DEBIAN_CACHE = REPO_ROOT / "cache" / "debian"
 GUEST_DIR = REPO_ROOT / "guest"
 
-# Applications linked with the rtos; `make rtos` builds build/rtos/<app>.img for each.
-RTOS_APPS = ("demo", "selftest", "latency", "ctxsw")
+# Applications linked with the rtos: one folder each under rtos/apps/ (the Makefile reads the same
+# list); `make rtos` builds build/rtos/<app>.img for each.
+RTOS_APPS = tuple(sorted(p.name for p in (REPO_ROOT / "rtos" / "apps").iterdir() if p.is_dir()))
 
 
 def rtos_image(app: str) -> Path:
     """The image `make rtos` builds for an rtos application."""
     return RTOS_BUILD_DIR / f"{app}.img"
+
+
+# Debian's arm64 kernel flavours the Linux guest boots (`debian:std`, `debian:rt` in a configuration);
+# rtmux.image.debian fetches them, rtmux.image.initramfs builds one initramfs per flavour.
+LINUX_FLAVOURS = ("std", "rt")
+
+
+def initramfs_image(flavour: str) -> Path:
+    """The initramfs `./rtmux linux initramfs --kernel FLAVOUR` builds for a Debian kernel flavour."""
+    return LINUX_BUILD_DIR / f"initramfs-{flavour}.cpio.gz"
 
 
 def display(path: Path) -> str:

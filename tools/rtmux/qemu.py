@@ -19,13 +19,14 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
-from rtmux.errors import SetupError
+from rtmux.board import QEMU_VIRT_CPU, QEMU_VIRT_MACHINE
+from rtmux.errors import GuestOutput, SetupError
 
 QEMU_BIN = "qemu-system-aarch64"
-MACHINE = "virt,virtualization=on,gic-version=3"
-CPU = "cortex-a72"
+MACHINE = QEMU_VIRT_MACHINE
+CPU = QEMU_VIRT_CPU
 MEMORY = "1G"
 # Deterministic time: one instruction is one nanosecond of guest time and runs repeat exactly.
 ICOUNT = "shift=0,align=off,sleep=off"
@@ -186,7 +187,7 @@ def run_console(
         raise ValueError("every guest run needs a positive timeout")
     console = _Console(echo, on_line)
     tty_fd: int | None = None
-    saved_tty: list | None = None
+    saved_tty: list[Any] | None = None
     if respond is None and interactive and sys.stdin is not None and sys.stdin.isatty():
         import termios
 
@@ -196,6 +197,7 @@ def run_console(
     deadline = start + timeout_s
     stop_at: float | None = None
     stopped = False
+    stdin: int | None
     if respond is not None:
         stdin = subprocess.PIPE
     else:
@@ -293,10 +295,10 @@ def _drain(fd: int, console: _Console) -> None:
             console.feed(data)
 
 
-def print_console(result: RunResult, stream: TextIO | None = None) -> None:
+def print_console(result: GuestOutput, stream: TextIO | None = None) -> None:
     """Write the whole captured console, framed, for a failure report."""
     stream = stream if stream is not None else sys.stderr
-    lines = result.lines
+    lines = result.console.splitlines()
     stream.write(f"---- guest console ({len(lines)} lines) of: {result.command_line()} ----\n")
     stream.write(result.console)
     if result.console and not result.console.endswith("\n"):

@@ -1,9 +1,11 @@
 /*
- * Compiled to assembly only; the Makefile turns the "->NAME value" markers into asm-offsets.h.
+ * Compiled to assembly only; the Makefile turns the "->NAME value" markers into asm-offsets.h, so the
+ * assembly never hard-codes a structure layout or a table size.
  */
 #include <stddef.h>
 
-#include "hyp/hyp.h"
+#include "hyp/limits.h"
+#include "hyp/vcpu.h"
 
 #define DEFINE(sym, val) __asm__ volatile("\n.ascii \"->" #sym " %0\"" : : "i"(val))
 
@@ -14,4 +16,5 @@ void asm_offsets(void)
     DEFINE(GUEST_X30, offsetof(struct guest_regs, x) + 30 * sizeof(uint64_t));
     DEFINE(GUEST_SPSR, offsetof(struct guest_regs, spsr));
     DEFINE(VCPU_SIZE, sizeof(struct vcpu));
+    DEFINE(HYP_NCPUS, HYP_MAX_CPUS);
 }

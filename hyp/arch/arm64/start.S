@@ -2,22 +2,16 @@
  * Hypervisor entry at EL2, MMU off, x0 = DTB. The boot CPU clears BSS and builds the EL2 page tables;
  * CPUs started later through PSCI CPU_ON enter at arch_secondary_start with their index in x0.
  */
-#include "arch/sysreg.h"
+#include "arm64/image.h"
 #include "asm-offsets.h"
 
+/* Per-CPU EL2 stack (16 KiB: ample for trap handlers and the 256-byte print buffers). */
 #define STACK_SIZE 16384
 
     .section .text.head, "ax"
     .globl _head
 _head:
-    b       boot_entry                  /* arm64 Image header: code0 */
-    .long   0
-    .quad   0x80000                     /* text_offset */
-    .quad   _image_size
-    .quad   0x2                         /* little-endian, 4 KiB pages */
-    .quad   0, 0, 0
-    .ascii  "ARM\x64"
-    .long   0
+    ARM64_IMAGE_HEADER boot_entry
 
     .section .text.boot, "ax"
 boot_entry:
@@ -37,10 +31,10 @@ boot_entry:
     bl      mmu_el2_enable
     mov     x0, #0
     mov     x1, x19
+    adr     x2, arch_secondary_start    /* where CPUs started by PSCI CPU_ON begin */
     bl      hyp_main
     b       park
 
-    .globl arch_secondary_start
 arch_secondary_start:
     mov     x20, x0                     /* CPU index, from the CPU_ON context */
     bl      cpu_common
@@ -74,4 +68,4 @@ park:
     .balign 16
     .globl hyp_stacks
 hyp_stacks:
-    .space  STACK_SIZE * 8
+    .space  STACK_SIZE * HYP_NCPUS

@@ -1,15 +1,23 @@
 /*
- * Exceptions from the partitions: MMIO emulation on stage-2 faults, PSCI calls, and everything else
- * reported with the partition's name.
+ * Exceptions from the partitions: MMIO emulation on stage-2 faults, PSCI calls, GIC system-register
+ * traps, and everything else reported with the partition's name.
  */
-#include "arch/cpu.h"
-#include "board.h"
-#include "hyp/hyp.h"
+#include "arch/entry.h"
+#include "arch/psci.h"
+#include "arch/vgic.h"
+#include "arm64/esr.h"
+#include "arm64/pgtable.h"
+#include "arm64/sysreg.h"
+#include "hyp/lifecycle.h"
+#include "hyp/mmio.h"
+#include "hyp/partition.h"
+#include "hyp/printf.h"
+#include "hyp/vcpu.h"
 
-void hyp_guest_sync(void);
-void hyp_guest_irq(void);
-void hyp_el2_irq(void);
-void hyp_bad_exception(uint64_t kind, uint64_t esr, uint64_t elr, uint64_t far) __attribute__((noreturn));
+/* Refused accesses logged per partition before the reports stop (a guest can fault in a loop). */
+#define FAULT_REPORTS_MAX 10u
+/* HPFAR_EL2.FIPA holds IPA[47:12] from bit 4; FAR_EL2 gives the offset in the page. */
+#define HPFAR_FIPA_SHIFT 4
 
 static struct vcpu *this_vcpu(void)
 {
@@ -21,17 +29,17 @@ static void inject_abort(struct vcpu *v, uint64_t esr, uint64_t far)
 {
     uint64_t spsr = v->guest.spsr;
     uint64_t vbar = ARCH_READ_SYSREG(vbar_el1);
-    uint64_t from_el0 = (spsr & 0xf) == 0;
-    uint64_t offset = from_el0 ? 0x400 : ((spsr & 1) ? 0x200 : 0x000);
-    /* Same class, same-EL or lower-EL variant, ISS: synchronous external abort (DFSC/IFSC 0x10). */
-    uint64_t ec = (esr >> EC_SHIFT) & 0x3f;
+    bool from_el0 = (spsr & SPSR_M_MASK) == 0;
+    uint64_t offset = from_el0 ? VECTOR_LOW_A64 : ((spsr & SPSR_M_SPX) ? VECTOR_CUR_SPX : VECTOR_CUR_SP0);
+    /* Same class, same-EL or lower-EL variant, ISS: synchronous external abort, WnR kept. */
+    uint64_t ec = ESR_EC(esr);
     if (!from_el0) {
-        ec |= 1; /* 0x20 -> 0x21, 0x24 -> 0x25: taken from the current EL */
+        ec |= ESR_EC_CUR_EL; /* 0x20 -> 0x21, 0x24 -> 0x25: taken from the current EL */
     } else {
-        ec &= ~1ull;
+        ec &= ~(uint64_t)ESR_EC_CUR_EL;
     }
-    uint64_t iss = (esr & (1u << 6)) | 0x10; /* keep WnR */
-    ARCH_WRITE_SYSREG(esr_el1, (ec << EC_SHIFT) | (1u << 25) | iss);
+    uint64_t iss = (esr & ESR_DABT_WNR) | ESR_FSC_SEA;
+    ARCH_WRITE_SYSREG(esr_el1, (ec << ESR_EC_SHIFT) | ESR_IL | iss);
     ARCH_WRITE_SYSREG(far_el1, far);
     ARCH_WRITE_SYSREG(elr_el1, v->guest.elr);
     ARCH_WRITE_SYSREG(spsr_el1, spsr);
@@ -39,53 +47,34 @@ static void inject_abort(struct vcpu *v, uint64_t esr, uint64_t far)
     v->guest.spsr = SPSR_EL1H_MASKED;
 }
 
-static bool emulate(struct vcpu *v, uint64_t ipa, bool write, uint64_t *val, unsigned size)
-{
-    if (ipa >= BOARD_UART_BASE && ipa < BOARD_UART_BASE + BOARD_UART_SIZE) {
-        return vuart_access(v, ipa - BOARD_UART_BASE, write, val, size);
-    }
-    if (ipa >= BOARD_GICD_BASE && ipa < BOARD_GICD_BASE + BOARD_GICD_SIZE) {
-        return vgicd_access(v, ipa - BOARD_GICD_BASE, write, val, size);
-    }
-    if (ipa >= BOARD_GICR_BASE && ipa < BOARD_GICR_BASE + BOARD_MAX_CPUS * BOARD_GICR_STRIDE) {
-        return vgicr_access(v, ipa, write, val, size);
-    }
-    return false;
-}
-
 static void data_abort(struct vcpu *v, uint64_t esr)
 {
     uint64_t far = ARCH_READ_SYSREG(far_el2);
-    uint64_t ipa = ((ARCH_READ_SYSREG(hpfar_el2) >> 4) << 12) | (far & 0xfff);
-    bool isv = (esr >> 24) & 1;
-    if (isv) {
-        unsigned size = 1u << ((esr >> 22) & 3);
-        unsigned reg = (esr >> 16) & 31;
-        bool write = (esr >> 6) & 1;
-        uint64_t val = write ? (reg == 31 ? 0 : v->guest.x[reg]) : 0;
-        if (emulate(v, ipa, write, &val, size)) {
-            if (v->part->kind == PART_LINUX && ipa >= BOARD_UART_BASE &&
-                ipa < BOARD_UART_BASE + BOARD_UART_SIZE) {
-                vgic_update_uart(v);
-            }
-            if (!write && reg != 31) {
-                bool sign = (esr >> 21) & 1;
-                if (sign && size < 8) {
+    uint64_t ipa =
+        ((ARCH_READ_SYSREG(hpfar_el2) >> HPFAR_FIPA_SHIFT) << PAGE_SHIFT) | (far & (PAGE_SIZE - 1u));
+    bool write = (esr & ESR_DABT_WNR) != 0;
+    if (esr & ESR_DABT_ISV) {
+        unsigned size = 1u << ((esr >> ESR_DABT_SAS_SHIFT) & ESR_DABT_SAS_MASK);
+        unsigned reg = (esr >> ESR_DABT_SRT_SHIFT) & ESR_DABT_SRT_MASK;
+        uint64_t val = write ? (reg == ESR_REG_ZR ? 0 : v->guest.x[reg]) : 0;
+        if (mmio_dispatch(v, ipa, write, &val, size)) {
+            if (!write && reg != ESR_REG_ZR) {
+                if ((esr & ESR_DABT_SSE) && size < 8) {
                     uint64_t m = 1ull << (size * 8 - 1);
                     val = (val ^ m) - m;
                 }
-                v->guest.x[reg] = ((esr >> 15) & 1) ? val : val & 0xffffffffu; /* SF: 64-bit register */
+                v->guest.x[reg] = (esr & ESR_DABT_SF) ? val : (uint32_t)val; /* W register: upper half 0 */
             }
             v->guest.elr += 4;
             return;
         }
     }
     struct partition *p = v->part;
-    if (p->fault_reports < 10) {
+    if (p->fault_reports < FAULT_REPORTS_MAX) {
         p->fault_reports++;
         hyp_printf("rtmux: %s: access to IPA 0x%lx (%s) at PC 0x%lx refused: abort injected%s\n", p->name,
-                   (unsigned long)ipa, ((esr >> 6) & 1) ? "write" : "read", (unsigned long)v->guest.elr,
-                   p->fault_reports == 10 ? " (further reports suppressed)" : "");
+                   (unsigned long)ipa, write ? "write" : "read", (unsigned long)v->guest.elr,
+                   p->fault_reports == FAULT_REPORTS_MAX ? " (further reports suppressed)" : "");
     }
     inject_abort(v, esr, far);
 }
@@ -94,23 +83,23 @@ void hyp_guest_sync(void)
 {
     struct vcpu *v = this_vcpu();
     uint64_t esr = ARCH_READ_SYSREG(esr_el2);
-    switch ((esr >> EC_SHIFT) & 0x3f) {
-    case EC_DABT_LOW:
+    switch (ESR_EC(esr)) {
+    case ESR_EC_DABT_LOW:
         data_abort(v, esr);
         return;
-    case EC_HVC64:
+    case ESR_EC_HVC64:
         psci_guest_call(v); /* ELR already points past the HVC */
         return;
-    case EC_SYSREG:
+    case ESR_EC_SYSREG:
         if (vgic_sysreg_trap(v, esr)) {
             return;
         }
         break;
-    case EC_SMC64:
+    case ESR_EC_SMC64:
         v->guest.elr += 4; /* a trapped SMC returns to itself */
         psci_guest_call(v);
         return;
-    case EC_IABT_LOW: {
+    case ESR_EC_IABT_LOW: {
         uint64_t far = ARCH_READ_SYSREG(far_el2);
         hyp_printf("rtmux: %s: instruction fetch from 0x%lx outside the partition: abort injected\n",
                    v->part->name, (unsigned long)far);

@@ -1,22 +1,30 @@
 /*
- * System configuration: which partitions exist and what they own.
+ * Reading the configuration blob (core/config.c; format in hyp/blob.h).
  */
 #ifndef HYP_CONFIG_H
 #define HYP_CONFIG_H
 
-#include "hyp/hyp.h"
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 
-/*
- * Reads the configuration blob that ./rtmux appends to the hypervisor image (right after its BSS, at
- * the linker symbol _end; layout in docs/configuration.md), fills parts[] (at most max) and returns the
- * number of partitions. An absent, corrupt or inconsistent blob stops the machine with a message that
- * names the problem: the hypervisor never guesses a partition table.
- */
-unsigned config_load(struct partition *parts, unsigned max);
+struct partition;
 
 /* Console settings from the blob. */
-extern bool config_console_tags;
-extern uint8_t config_console_escape;
-extern unsigned config_console_focus;
+struct hyp_config {
+    bool console_tags;
+    uint8_t console_escape;
+    unsigned console_focus; /* partition index */
+};
+
+/*
+ * Checks and reads the blob at `blob` (at most `avail` bytes readable there) into parts[] (at most max)
+ * and *out; returns the number of partitions. image_base is the address of the bundle image's first
+ * byte (images are found at image_base + bundle_offset); the bundle occupies [image_base, blob + total
+ * size), which no partition may overlap. An absent, damaged, foreign or inconsistent blob stops the
+ * machine (hyp_panic) with a message naming the problem: the hypervisor never guesses a partition table.
+ */
+unsigned config_parse(const uint8_t *blob, size_t avail, uint64_t image_base, struct partition *parts,
+                      unsigned max, struct hyp_config *out);
 
 #endif /* HYP_CONFIG_H */

@@ -7,10 +7,11 @@
  * worker thread (so each load interrupt also costs two context switches).
  */
 #include "arch/cpu.h"
+#include "board.h"
 #include "rtos/latmon.h"
 #include "rtos/rtos.h"
 
-#define LOAD_INTID     RT_IRQ_PPI(14) /* EL1 physical timer */
+#define LOAD_INTID     BOARD_INTID_PHYS_TIMER
 #define LOAD_PERIOD_NS 47000u /* ~21 kHz; not a divisor of usual sampling periods, so the phase sweeps */
 #define LOAD_BUSY      3u
 

@@ -5,8 +5,11 @@
 #include <stdint.h>
 
 #include "arch/cpu.h"
+#include "arm64/pgtable.h"
+#include "arm64/psci.h"
 
-void arch_context_init(struct arch_context *ctx, uintptr_t stack_top, void (*entry)(void *), void *arg)
+void arch_context_init(struct arch_context *ctx, uintptr_t stack_top, arch_thread_main_t thread_main,
+                       void (*entry)(void *), void *arg)
 {
     /* AAPCS64: SP 16-byte aligned at every public interface. */
     uintptr_t sp = stack_top & ~(uintptr_t)15;
@@ -15,6 +18,7 @@ void arch_context_init(struct arch_context *ctx, uintptr_t stack_top, void (*ent
     }
     ctx->x19_x28[0] = (uint64_t)(uintptr_t)entry;
     ctx->x19_x28[1] = (uint64_t)(uintptr_t)arg;
+    ctx->x19_x28[2] = (uint64_t)(uintptr_t)thread_main;
     ctx->fp = 0;
     ctx->lr = (uint64_t)(uintptr_t)arch_thread_start;
     ctx->sp = sp;
@@ -30,30 +34,21 @@ void arch_context_init(struct arch_context *ctx, uintptr_t stack_top, void (*ent
  * (all of QEMU virt's devices) as Device-nGnRnE, the second (RAM) as normal write-back memory. Inside
  * an rtmux partition stage 2 decides what really exists behind these ranges.
  */
-#define PTE_VALID      (1ull << 0)
-#define PTE_BLOCK      (0ull << 1)
-#define PTE_ATTR(i)    ((uint64_t)(i) << 2)
-#define PTE_SH_INNER   (3ull << 8)
-#define PTE_AF         (1ull << 10)
-#define PTE_PXN        (1ull << 53)
-#define PTE_UXN        (1ull << 54)
-#define MAIR_DEVICE    0x00u /* attr index 0: Device-nGnRnE */
-#define MAIR_NORMAL_WB 0xffu /* attr index 1: Normal, inner/outer write-back RW-allocate */
-#define GIB            (1ull << 30)
-
-static uint64_t l1_table[512] __attribute__((aligned(4096), section(".pgtables")));
+static uint64_t l1_table[PT_ENTRIES] __attribute__((aligned(4096), section(".pgtables")));
 
 void arch_mmu_init(void)
 {
-    for (size_t i = 0; i < 512; i++) {
+    for (size_t i = 0; i < PT_ENTRIES; i++) {
         l1_table[i] = 0;
     }
-    l1_table[0] = 0 * GIB | PTE_VALID | PTE_BLOCK | PTE_ATTR(0) | PTE_AF | PTE_PXN | PTE_UXN;
-    l1_table[1] = 1 * GIB | PTE_VALID | PTE_BLOCK | PTE_ATTR(1) | PTE_SH_INNER | PTE_AF | PTE_UXN;
+    /* Level-1 blocks (PTE_TABLE clear); attribute index 0 = device, 1 = normal memory (MAIR below). */
+    l1_table[0] = 0 * L1_BLOCK_SIZE | PTE_VALID | PTE_S1_ATTR(0) | PTE_AF | PTE_PXN | PTE_XN;
+    l1_table[1] = 1 * L1_BLOCK_SIZE | PTE_VALID | PTE_S1_ATTR(1) | PTE_SH_INNER | PTE_AF | PTE_XN;
 
-    ARCH_WRITE_SYSREG(mair_el1, (uint64_t)MAIR_DEVICE | ((uint64_t)MAIR_NORMAL_WB << 8));
-    /* T0SZ=25 (39-bit), IRGN0/ORGN0 write-back, SH0 inner, TG0 4 KiB, EPD1 (no TTBR1), IPS 40-bit. */
-    uint64_t tcr = 25u | (1u << 8) | (1u << 10) | (3u << 12) | (0u << 14) | (1u << 23) | (2ull << 32);
+    ARCH_WRITE_SYSREG(mair_el1, MAIR_ATTR(0, MAIR_DEVICE_nGnRnE) | MAIR_ATTR(1, MAIR_NORMAL_WB));
+    /* 39-bit VA (level-1 start), write-back inner-shareable walks, 4 KiB granule, no TTBR1, 40-bit PA. */
+    uint64_t tcr = TCR_T0SZ(39) | TCR_IRGN0_WBWA | TCR_ORGN0_WBWA | TCR_SH0_INNER | TCR_TG0_4K |
+                   TCR_EL1_EPD1 | TCR_EL1_IPS_40BIT;
     ARCH_WRITE_SYSREG(tcr_el1, tcr);
     ARCH_WRITE_SYSREG(ttbr0_el1, (uint64_t)(uintptr_t)l1_table);
     __asm__ volatile("dsb ish\n\ttlbi vmalle1\n\tdsb ish\n\tisb" : : : "memory");
@@ -73,8 +68,6 @@ void arch_set_psci_conduit(unsigned entry_el)
 {
     psci_use_smc = entry_el >= 2;
 }
-
-#define PSCI_SYSTEM_OFF 0x84000008u
 
 void arch_system_off(void)
 {

@@ -4,20 +4,14 @@
  * At EL2 the rtos configures just enough of EL2 to run as a plain EL1 kernel and drops there, so the
  * same binary runs bare-metal and in a partition.
  */
-#include "arch/sysreg.h"
+#include "arm64/gicv3.h"
+#include "arm64/image.h"
+#include "arm64/sysreg.h"
 
     .section .text.head, "ax"
     .globl _head
 _head:
-    /* arm64 Image header (Linux Documentation/arch/arm64/booting.rst layout). */
-    b       boot_entry                  /* code0 */
-    .long   0                           /* code1 */
-    .quad   0x80000                     /* text_offset: load at RAM base + 512 KiB */
-    .quad   _image_size                 /* image_size, including BSS */
-    .quad   0x2                         /* flags: little-endian, 4 KiB pages */
-    .quad   0, 0, 0                     /* reserved */
-    .ascii  "ARM\x64"                   /* magic */
-    .long   0                           /* reserved (PE header offset) */
+    ARM64_IMAGE_HEADER boot_entry
 
     .section .text.boot, "ax"
 boot_entry:
@@ -58,7 +52,7 @@ el1_entry:
     ldr     x0, =SCTLR_EL1_RES1
     msr     sctlr_el1, x0
     isb
-    mov     x0, #CPACR_FPEN_NONE_TRAPPED
+    mov     x0, #CPACR_EL1_FPEN_NONE_TRAPPED
     msr     cpacr_el1, x0               /* threads use FP/SIMD; the kernel is built without it */
     adr     x0, arch_vectors
     msr     vbar_el1, x0

@@ -73,7 +73,8 @@ arch_switch_no_save:
     .size arch_switch, . - arch_switch
 
 /*
- * First code of every thread: arch_thread_init() leaves entry in x19 and its argument in x20.
+ * First code of every thread: arch_context_init() leaves entry in x19, its argument in x20 and the
+ * kernel's thread main function in x21.
  */
     .globl arch_thread_start
     .type arch_thread_start, %function
@@ -81,6 +82,6 @@ arch_thread_start:
     mov     x0, x19
     mov     x1, x20
     mov     x29, xzr                    /* terminate frame-pointer chains for debuggers */
-    bl      k_thread_main               /* never returns */
+    blr     x21                         /* k_thread_main(entry, arg): never returns */
 1:  b       1b
     .size arch_thread_start, . - arch_thread_start

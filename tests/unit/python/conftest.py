@@ -12,6 +12,8 @@ from types import SimpleNamespace
 import pytest
 
 from rtmux import paths
+from rtmux.board import MIB
+from rtmux.image import blob
 
 RTH = "RTH|----lat min|----lat avg|----lat max|-overrun|---msw|---lat best|--lat worst"
 SEP = "---|-----------|-----------|-----------|--------|------|-------------------------"
@@ -132,3 +134,22 @@ def fake_qemu(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Callable[..., 
         return argv_file
 
     return install
+
+
+@pytest.fixture
+def blob_payloads() -> dict[str, blob.Payload]:
+    """Where the default configuration's images sit in a bundle and load (plausible, inside each RAM)."""
+    return {
+        "rtos": blob.Payload(
+            kernel=blob.ImageSlot(0x10_0000, 0x6B60, 0x4008_0000),
+            entry_ipa=0x4008_0000,
+            dtb=blob.ImageSlot(0x20_0000, 0x800, 0x40E0_0000),
+        ),
+        "linux": blob.Payload(
+            kernel=blob.ImageSlot(0x30_0000, 32 * MIB, 0x4900_0000),
+            entry_ipa=0x4900_0000,
+            dtb=blob.ImageSlot(0x230_0000, 0x1000, 0x68E0_0000),
+            initrd=blob.ImageSlot(0x240_0000, 2 * MIB, 0x68C0_0000),
+            seeds=(blob.SeedRange(0x300, 8), blob.SeedRange(0x320, 32)),
+        ),
+    }

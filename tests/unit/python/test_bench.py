@@ -8,7 +8,8 @@ import time
 
 import pytest
 
-from rtmux import bench, sysbench
+from rtmux.bench import linux_script, model, report, runner
+from rtmux.bench.progress import Progress, estimate_remaining, plan_cost
 from rtmux.errors import RtmuxError
 
 BEGIN, END = "<!-- bench-icount:begin -->", "<!-- bench-icount:end -->"
@@ -16,15 +17,15 @@ BEGIN, END = "<!-- bench-icount:begin -->", "<!-- bench-icount:end -->"
 
 def test_replace_section_keeps_other_content() -> None:
     text = f"# Title\n\nintro\n\n{BEGIN}\nold results\n{END}\n\n## Findings\n\nother section\n"
-    new = bench.replace_section(text, "new results\n", BEGIN, END)
+    new = report.replace_section(text, "new results\n", BEGIN, END)
     assert new == f"# Title\n\nintro\n\n{BEGIN}\nnew results\n{END}\n\n## Findings\n\nother section\n"
-    assert bench.replace_section(new, "new results", BEGIN, END) == new, "idempotent"
+    assert report.replace_section(new, "new results", BEGIN, END) == new, "idempotent"
 
 
 def test_replace_section_appends_when_absent() -> None:
-    got = bench.replace_section("# T\n\ntext\n\n\n", "body", BEGIN, END)
+    got = report.replace_section("# T\n\ntext\n\n\n", "body", BEGIN, END)
     assert got == f"# T\n\ntext\n\n{BEGIN}\nbody\n{END}\n"
-    assert bench.replace_section("", "body", BEGIN, END) == f"{BEGIN}\nbody\n{END}\n"
+    assert report.replace_section("", "body", BEGIN, END) == f"{BEGIN}\nbody\n{END}\n"
 
 
 @pytest.mark.parametrize(
@@ -33,34 +34,34 @@ def test_replace_section_appends_when_absent() -> None:
 )
 def test_replace_section_refuses_broken_markers(text: str) -> None:
     with pytest.raises(RtmuxError, match="by hand"):
-        bench.replace_section(text, "body", BEGIN, END)
+        report.replace_section(text, "body", BEGIN, END)
 
 
 def test_fmt_duration() -> None:
-    assert bench.fmt_duration(0) == "0:00"
-    assert bench.fmt_duration(61.4) == "1:01"
-    assert bench.fmt_duration(3725) == "1:02:05"
-    assert bench.fmt_duration(-3) == "0:00"
+    assert model.fmt_duration(0) == "0:00"
+    assert model.fmt_duration(61.4) == "1:01"
+    assert model.fmt_duration(3725) == "1:02:05"
+    assert model.fmt_duration(-3) == "0:00"
 
 
 # ------------------------------------------------------------------------------------ remaining time
 
 
 def test_estimate_remaining_one_job_adds_up() -> None:
-    assert bench.estimate_remaining([], [10, 20, 30], 1, 1.0) == 60
-    assert bench.estimate_remaining([(10, 4)], [20], 1, 1.0) == 26
-    assert bench.estimate_remaining([(10, 4)], [20], 1, 2.0) == 56, "measured speed scales predictions"
+    assert estimate_remaining([], [10, 20, 30], 1, 1.0) == 60
+    assert estimate_remaining([(10, 4)], [20], 1, 1.0) == 26
+    assert estimate_remaining([(10, 4)], [20], 1, 2.0) == 56, "measured speed scales predictions"
 
 
 def test_estimate_remaining_parallel_slots() -> None:
     # Two slots: 100 and 50 running (30 s in); queued 60 then 10 go to the first free slot.
-    assert bench.estimate_remaining([(100, 30), (50, 30)], [60, 10], 2, 1.0) == 80
-    assert bench.estimate_remaining([], [60, 50, 40, 30], 2, 1.0) == 90
-    assert bench.estimate_remaining([], [], 2, 1.0) == 0
+    assert estimate_remaining([(100, 30), (50, 30)], [60, 10], 2, 1.0) == 80
+    assert estimate_remaining([], [60, 50, 40, 30], 2, 1.0) == 90
+    assert estimate_remaining([], [], 2, 1.0) == 0
     # A run that overstays its prediction counts as about to end, not as negative time.
-    assert bench.estimate_remaining([(10, 50)], [], 1, 1.0) == 0
+    assert estimate_remaining([(10, 50)], [], 1, 1.0) == 0
     with pytest.raises(ValueError):
-        bench.estimate_remaining([], [1], 0, 1.0)
+        estimate_remaining([], [1], 0, 1.0)
 
 
 class Clock:
@@ -73,7 +74,7 @@ class Clock:
 
 def test_progress_lines_and_speed_correction() -> None:
     clock, out = Clock(), io.StringIO()
-    p = bench.Progress({"a": 10.0, "b": 30.0}, 1, out, clock=clock)
+    p = Progress({"a": 10.0, "b": 30.0}, 1, out, clock=clock)
     p.say("2 QEMU runs")
     p.begin("a", "first case")
     clock.t += 20  # twice the prediction
@@ -98,7 +99,7 @@ def test_progress_lines_and_speed_correction() -> None:
 
 def test_progress_speed_is_bounded() -> None:
     clock = Clock()
-    p = bench.Progress({"a": 1.0}, 1, io.StringIO(), clock=clock)
+    p = Progress({"a": 1.0}, 1, io.StringIO(), clock=clock)
     assert p.speed() == 1.0, "nothing finished yet: the model as it is"
     p.begin("a", "x")
     clock.t += 100
@@ -109,24 +110,24 @@ def test_progress_speed_is_bounded() -> None:
 # ---------------------------------------------------------------------------------------- running
 
 
-def _run(run_id: str, seconds: float, log: list[str], fail: bool = False) -> bench.Run:
-    def work(phase: object) -> bench.RunOutput:
+def _run(run_id: str, seconds: float, log: list[str], fail: bool = False) -> model.Run:
+    def work(phase: object) -> model.RunOutput:
         log.append(f"start {run_id}")
         time.sleep(seconds)
         if fail:
             raise RtmuxError(f"{run_id} failed")
         log.append(f"end {run_id}")
-        return bench.RunOutput(summary=f"{run_id} ok")
+        return model.RunOutput(summary=f"{run_id} ok")
 
-    return bench.Run(run_id, f"case {run_id}", seconds, work)
+    return model.Run(run_id, f"case {run_id}", seconds, work)
 
 
 def test_execute_runs_longest_first_in_parallel() -> None:
     log: list[str] = []
     runs = [_run("short", 0.01, log), _run("long", 0.2, log), _run("mid", 0.05, log)]
     out = io.StringIO()
-    progress = bench.Progress({r.id: r.predicted_s for r in runs}, 2, out)
-    outputs = bench.execute(runs, 2, progress)
+    progress = Progress({r.id: r.predicted_s for r in runs}, 2, out)
+    outputs = runner.execute(runs, 2, progress)
     assert set(outputs) == {"short", "long", "mid"}
     assert log[:2] == ["start long", "start mid"]
     assert "case 2 of 3 started: case long" in out.getvalue()
@@ -135,7 +136,7 @@ def test_execute_runs_longest_first_in_parallel() -> None:
 def test_execute_one_job_keeps_the_order() -> None:
     log: list[str] = []
     runs = [_run("a", 0.0, log), _run("b", 0.01, log)]
-    bench.execute(runs, 1, bench.Progress({"a": 0.0, "b": 0.01}, 1, io.StringIO()))
+    runner.execute(runs, 1, Progress({"a": 0.0, "b": 0.01}, 1, io.StringIO()))
     assert log == ["start a", "end a", "start b", "end b"]
 
 
@@ -144,10 +145,10 @@ def test_execute_raises_the_first_failure() -> None:
     runs = [_run("bad", 0.0, log, fail=True), _run("slow", 0.1, log)]
     aborted: list[bool] = []
     with pytest.raises(RtmuxError, match="bad failed"):
-        bench.execute(
+        runner.execute(
             runs,
             2,
-            bench.Progress({"bad": 1.0, "slow": 0.1}, 2, io.StringIO()),
+            Progress({"bad": 1.0, "slow": 0.1}, 2, io.StringIO()),
             on_abort=lambda: aborted.append(True),
         )
     assert aborted == [True]
@@ -157,32 +158,32 @@ def test_execute_overall_timeout() -> None:
     log: list[str] = []
     aborted: list[bool] = []
     runs = [_run("slow", 0.5, log)]
-    with pytest.raises(bench.BenchTimeout, match="limit of 0.05 s expired while case.s. 1 of 1 ran"):
-        bench.execute(
+    with pytest.raises(runner.BenchTimeout, match="limit of 0.05 s expired while case.s. 1 of 1 ran"):
+        runner.execute(
             runs,
             1,
-            bench.Progress({"slow": 0.5}, 1, io.StringIO()),
+            Progress({"slow": 0.5}, 1, io.StringIO()),
             on_abort=lambda: aborted.append(True),
             timeout_s=0.05,
         )
-    assert aborted == [True] and bench.BenchTimeout.exit_status == 124
+    assert aborted == [True] and runner.BenchTimeout.exit_status == 124
 
 
 def test_child_pids_lists_running_children() -> None:
     proc = subprocess.Popen(["sleep", "30"])
     try:
-        assert proc.pid in bench.child_pids()
+        assert proc.pid in runner.child_pids()
     finally:
         proc.kill()
         proc.wait()
-    assert proc.pid not in bench.child_pids()
+    assert proc.pid not in runner.child_pids()
 
 
 def test_execute_heartbeat() -> None:
     log: list[str] = []
     out = io.StringIO()
     runs = [_run("slow", 0.3, log)]
-    bench.execute(runs, 1, bench.Progress({"slow": 0.3}, 1, out), heartbeat_s=0.05)
+    runner.execute(runs, 1, Progress({"slow": 0.3}, 1, out), heartbeat_s=0.05)
     assert "running case(s) 1 of 1" in out.getvalue()
 
 
@@ -191,27 +192,27 @@ def test_execute_heartbeat() -> None:
 
 def test_plan_cost() -> None:
     # Loaded guest time dominates in icount mode; the hold of an rtos partition run counts from the shell.
-    plan = sysbench.Plan(1000, load=True, loaded=True, hold_until_s=2.8)
-    assert bench.plan_cost(True, plan, "rtmux") == pytest.approx(10.0 + 37.0 * (1.8 + 0.3))
-    idle = sysbench.Plan(1000, hold_until_s=2.8)
-    assert bench.plan_cost(True, idle, "rtmux") == pytest.approx(10.0 + 0.6 * 1.8)
-    hb = sysbench.Plan(10000, hackbench=True, idle=True, hackbench_loops=500)
-    assert bench.plan_cost(True, hb, "linux") == pytest.approx(5.0 + 37.0 * 0.6 + 0.6 * 10)
-    assert bench.plan_cost(False, hb, "linux") == pytest.approx(10.0 + 1.8 + 11.0)
+    plan = linux_script.Plan(1000, load=True, loaded=True, hold_until_s=2.8)
+    assert plan_cost(True, plan, "rtmux") == pytest.approx(10.0 + 37.0 * (1.8 + 0.3))
+    idle = linux_script.Plan(1000, hold_until_s=2.8)
+    assert plan_cost(True, idle, "rtmux") == pytest.approx(10.0 + 0.6 * 1.8)
+    hb = linux_script.Plan(10000, hackbench=True, idle=True, hackbench_loops=500)
+    assert plan_cost(True, hb, "linux") == pytest.approx(5.0 + 37.0 * 0.6 + 0.6 * 10)
+    assert plan_cost(False, hb, "linux") == pytest.approx(10.0 + 1.8 + 11.0)
 
 
 def test_compare_records() -> None:
     a = ("RTS| 1", ("RTD| x",), ((0, 10),))
-    assert bench.compare_records("idle", a, a) == []
+    assert model.compare_records("idle", a, a) == []
     b = ("RTS| 2", ("RTD| y",), ((0, 9), (1, 1)))
-    diffs = bench.compare_records("idle", a, b)
+    diffs = model.compare_records("idle", a, b)
     assert len(diffs) == 3 and diffs[0].startswith("idle: RTS| lines differ")
 
 
 def test_default_jobs() -> None:
-    assert 1 <= bench.default_jobs() <= 8
+    assert 1 <= runner.default_jobs() <= 8
 
 
 def test_source_version() -> None:
-    version = bench.source_version()
+    version = runner.source_version()
     assert version == "" or all(c.isalnum() or c in "-." for c in version)

@@ -1,4 +1,4 @@
-"""What ./rtmux bench writes: table, CSV, targets, Markdown section, plot (benchreport, benchplot)."""
+"""What ./rtmux bench writes: table, CSV, targets, Markdown section, plot (rtmux.bench.report, .plot)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from rtmux import bench, benchplot, benchreport, cyclictest, latmus, latstats, sysbench
+from rtmux.bench import linux_script, model, plot, report
+from rtmux.formats import cyclictest, latmus, latstats
 
 
 def rtos_stats(lat_max: float, samples: int = 10000, overruns: int = 0) -> latstats.LatencyStats:
@@ -21,14 +22,14 @@ def linux_stats(avg: float, lat_max: int) -> latstats.LatencyStats:
 
 def linux_result(
     kernel: str, boot: float, hackbench: float | None, load_start: float | None = None
-) -> sysbench.LinuxResult:
-    return sysbench.LinuxResult(kernel, 1, boot, hackbench, None, None, load_start, None, None, 1.0, "")
+) -> linux_script.LinuxResult:
+    return linux_script.LinuxResult(kernel, 1, boot, hackbench, None, None, load_start, None, None, 1.0, "")
 
 
 def results(
-    *, part_max: float = 0.608, rt_max: int = 20, rtmux_load_max: int = 30, mode: str = bench.MODE_ICOUNT
-) -> bench.BenchResults:
-    r = bench.BenchResults(
+    *, part_max: float = 0.608, rt_max: int = 20, rtmux_load_max: int = 30, mode: str = model.MODE_ICOUNT
+) -> model.BenchResults:
+    r = model.BenchResults(
         mode=mode,
         quick=False,
         samples=10000,
@@ -56,7 +57,7 @@ def results(
     for row_id, system, load, stats in rows:
         counts = {0: stats.samples} if not stats.whole_us else {4: stats.samples - 1, int(stats.max_us): 1}
         r.rows.append(
-            bench.Row(row_id, f"label {row_id}", system, load, stats, counts, Path(f"/x/{row_id}.dat"), "run")
+            model.Row(row_id, f"label {row_id}", system, load, stats, counts, Path(f"/x/{row_id}.dat"), "run")
         )
     r.ctxsw = latmus.CtxLine(20002, 8840832, 441.997)
     r.linux = {
@@ -67,14 +68,14 @@ def results(
         "rtmux-loaded": linux_result("6.1.0-56-arm64", 1.01, None, load_start=1.05),
     }
     r.kernels = {
-        "std": bench.KernelInfo("std", "6.1.0-56-arm64", "linux-image-6.1.0-56-arm64-unsigned", "6.1.192-2"),
-        "rt": bench.KernelInfo(
+        "std": model.KernelInfo("std", "6.1.0-56-arm64", "linux-image-6.1.0-56-arm64-unsigned", "6.1.192-2"),
+        "rt": model.KernelInfo(
             "rt", "6.1.0-56-rt-arm64", "linux-image-6.1.0-56-rt-arm64-unsigned", "6.1.192-2"
         ),
     }
-    r.determinism = bench.Determinism(1000, ["idle", "with its own load"], [])
+    r.determinism = model.Determinism(1000, ["idle", "with its own load"], [])
     r.docs = [
-        bench.RunDoc(
+        model.RunDoc(
             "linux-std", "Linux std bare", "./rtmux linux run ...", "qemu-system-aarch64 ...", "say x"
         )
     ]
@@ -82,7 +83,7 @@ def results(
 
 
 def test_table_rows() -> None:
-    lines = benchreport.table_rows(results())
+    lines = report.table_rows(results())
     assert lines[0] == "| case | min | avg | p99 | p99.9 | max | overruns | samples |"
     assert lines[2] == "| label rtos-bare-idle | 0.400 | 0.410 | 0.400 | 0.400 | 0.400 | 0 | 10000 |"
     assert lines[5] == "| label rtos-rtmux-load | 0.400 | 0.410 | ≤0.608 | ≤0.608 | 0.608 | 3 | 11500 |"
@@ -91,19 +92,19 @@ def test_table_rows() -> None:
 
 
 def test_csv_round_trip() -> None:
-    text = benchreport.render_csv(results())
-    rows = benchreport.read_csv(text)
+    text = report.render_csv(results())
+    rows = report.read_csv(text)
     assert [r["case"] for r in rows][:2] == ["rtos-bare-idle", "rtos-bare-load"]
     assert rows[5]["max_us"] == "29" and rows[5]["overruns"] == "" and rows[5]["load"] == "1"
     assert rows[3]["p99_9_us"] == "0.608" and rows[3]["overruns"] == "3"
     assert [rows[i]["percentiles"] for i in (0, 3, 5)] == ["exact", "upper bound", "exact"]
-    assert text.splitlines()[0] == ",".join(benchreport.CSV_FIELDS)
+    assert text.splitlines()[0] == ",".join(report.CSV_FIELDS)
     with pytest.raises(Exception, match="unexpected CSV columns"):
-        benchreport.read_csv("a,b\n1,2\n")
+        report.read_csv("a,b\n1,2\n")
 
 
 def test_targets() -> None:
-    got = {t.name: t for t in benchreport.targets(results())}
+    got = {t.name: t for t in report.targets(results())}
     assert got["rtos bare metal max idle <= 2 us"].met
     assert got["rtos context switch <= 500 ns"].measured == "441.997 ns"
     same = got["rtos in partition, Linux load: max <= 1.05 x rtos bare max (idle: the same rtos work)"]
@@ -126,14 +127,14 @@ def test_targets() -> None:
 
 
 def test_targets_missed() -> None:
-    got = {t.name: t.met for t in benchreport.targets(results(part_max=1834.0, rt_max=20, rtmux_load_max=41))}
+    got = {t.name: t.met for t in report.targets(results(part_max=1834.0, rt_max=20, rtmux_load_max=41))}
     assert not got["rtos in partition, Linux load: max <= 0.1 x PREEMPT_RT cyclictest max, same Linux load"]
     assert not got["Linux under rtmux: cyclictest max, Linux load, within 10% of bare"]
 
 
 def test_render_section() -> None:
     r = results()
-    text = benchreport.render_section(
+    text = report.render_section(
         r, Path("/repo/BENCHMARKS.csv"), Path("/repo/docs/img/p.png"), Path("/repo/B.md")
     )
     assert text.startswith("## rtos, Linux and PREEMPT_RT Linux, bare and under rtmux (QEMU icount)")
@@ -162,7 +163,7 @@ def test_render_section_quick_late_load_and_differences() -> None:
     r.linux["rtmux-loaded"].load_start_s = 1.7
     assert r.determinism is not None
     r.determinism.differences = ["idle: histograms differ"]
-    text = benchreport.render_section(r, Path("/r/B.csv"), None, Path("/r/B.md"))
+    text = report.render_section(r, Path("/r/B.csv"), None, Path("/r/B.md"))
     assert "**Quick run** (`./rtmux bench --quick`, 1000 samples per case)" in text
     assert "**That is fewer than 1000: the load started late.**" in text
     assert (
@@ -173,16 +174,16 @@ def test_render_section_quick_late_load_and_differences() -> None:
 
 
 def test_render_section_realtime() -> None:
-    r = results(mode=bench.MODE_REALTIME)
+    r = results(mode=model.MODE_REALTIME)
     r.determinism = None
-    text = benchreport.render_section(r, Path("/r/B-realtime.csv"), None, Path("/r/B.md"))
+    text = report.render_section(r, Path("/r/B-realtime.csv"), None, Path("/r/B.md"))
     assert text.startswith("## The same cases without icount (plain TCG: host-noise-dominated)")
     assert "**Host-noise-dominated:**" in text and "`./rtmux bench --realtime`" in text
     assert "Targets:" not in text and "Determinism" not in text
 
 
 def test_summary_lines() -> None:
-    lines = benchreport.summary_lines(results(part_max=1834.0))
+    lines = report.summary_lines(results(part_max=1834.0))
     assert (
         lines[0]
         == "label rtos-bare-idle: min 0.400 avg 0.410 p99 0.400 p99.9 0.400 max 0.400 us (10000 samples)"
@@ -193,16 +194,16 @@ def test_summary_lines() -> None:
 
 def test_paths() -> None:
     out = Path("/r/BENCHMARKS.md")
-    assert benchreport.csv_path(out, "icount") == Path("/r/BENCHMARKS.csv")
-    assert benchreport.csv_path(out, "realtime") == Path("/r/BENCHMARKS-realtime.csv")
-    assert benchreport.plot_path(out, "icount") == Path("/r/docs/img/bench-latency.png")
-    assert benchreport.markers("realtime") == ("<!-- bench-realtime:begin -->", "<!-- bench-realtime:end -->")
+    assert report.csv_path(out, "icount") == Path("/r/BENCHMARKS.csv")
+    assert report.csv_path(out, "realtime") == Path("/r/BENCHMARKS-realtime.csv")
+    assert report.plot_path(out, "icount") == Path("/r/docs/img/bench-latency.png")
+    assert report.markers("realtime") == ("<!-- bench-realtime:begin -->", "<!-- bench-realtime:end -->")
 
 
 def test_write_all(tmp_path: Path) -> None:
     out = tmp_path / "BENCHMARKS.md"
     out.write_text("# rtmux benchmarks\n\nintro\n\n## Findings\n\nkept\n")
-    written = benchreport.write_all(results(), out)
+    written = report.write_all(results(), out)
     assert written == [out, tmp_path / "BENCHMARKS.csv", tmp_path / "docs" / "img" / "bench-latency.png"]
     text = out.read_text()
     assert text.startswith(
@@ -210,8 +211,8 @@ def test_write_all(tmp_path: Path) -> None:
     )
     assert text.endswith("<!-- bench-icount:end -->\n")
     assert (tmp_path / "docs" / "img" / "bench-latency.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    assert len(benchreport.read_csv((tmp_path / "BENCHMARKS.csv").read_text())) == 11
-    benchreport.write_all(results(), out)
+    assert len(report.read_csv((tmp_path / "BENCHMARKS.csv").read_text())) == 11
+    report.write_all(results(), out)
     assert out.read_text() == text, "a second run replaces its section"
 
 
@@ -219,22 +220,22 @@ def test_write_all(tmp_path: Path) -> None:
 
 
 def test_steps_rtos_narrowed_to_min_and_max() -> None:
-    xs, ys = benchplot.steps(benchplot.Curve("a", "s", False, {0: 990, 3: 10}, 0.4, 3.2, False))
+    xs, ys = plot.steps(plot.Curve("a", "s", False, {0: 990, 3: 10}, 0.4, 3.2, False))
     assert xs == [0.4, 1.0, 2.0, 3.0, 3.2]
     assert ys[0] == 990 and math.isnan(ys[1]) and math.isnan(ys[2]) and ys[3:] == [10, 10]
-    xs, ys = benchplot.steps(benchplot.Curve("a", "s", False, {0: 1000}, 0.4, 0.4, False))
+    xs, ys = plot.steps(plot.Curve("a", "s", False, {0: 1000}, 0.4, 0.4, False))
     assert xs == [0.4, 0.4] and ys == [1000, 1000]
 
 
 def test_steps_whole_us_and_markers() -> None:
-    c = benchplot.Curve("a", "s", True, {4: 5, 6: 2}, 4.0, 6.0, True)
-    xs, ys = benchplot.steps(c)
+    c = plot.Curve("a", "s", True, {4: 5, 6: 2}, 4.0, 6.0, True)
+    xs, ys = plot.steps(c)
     assert xs == [4.0, 5.0, 6.0, 7.0] and ys[0] == 5 and math.isnan(ys[1]) and ys[2:] == [2, 2]
-    mx, my = benchplot.markers(c)
+    mx, my = plot.markers(c)
     assert my == [5, 2] and mx[0] == pytest.approx(math.sqrt(20))
-    assert benchplot.steps(benchplot.Curve("a", "s", True, {}, 0, 0, True)) == ([], [])
-    xs, _ = benchplot.steps(benchplot.Curve("a", "s", True, {0: 3}, 0, 0, True))
-    assert xs == [benchplot.SMALLEST_US, 1.0], "a cell at 0 starts at the log axis' left edge"
+    assert plot.steps(plot.Curve("a", "s", True, {}, 0, 0, True)) == ([], [])
+    xs, _ = plot.steps(plot.Curve("a", "s", True, {0: 3}, 0, 0, True))
+    assert xs == [plot.SMALLEST_US, 1.0], "a cell at 0 starts at the log axis' left edge"
 
 
 def test_cyclictest_histogram_feeds_a_row() -> None:

@@ -8,7 +8,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from rtmux import cyclictest, latmus, latstats
+from rtmux.formats import cyclictest, latmus, latstats
 
 # A real histogram file of `cyclictest -m -p98 -i1000 -a 0 -t 1 -l 2000 -q -h 20000` (Debian's standard
 # kernel under QEMU icount), empty cells left out as the benchmark's guest script does.

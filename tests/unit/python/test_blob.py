@@ -1,4 +1,4 @@
-"""The configuration blob (tools/rtmux/blob.py): exact layout and round trip."""
+"""The configuration blob (rtmux.image.blob): exact layout and round trip."""
 
 from __future__ import annotations
 
@@ -8,9 +8,10 @@ import zlib
 
 import pytest
 
-from rtmux import blob, bundle, config
+from rtmux import config
 from rtmux.board import MIB
 from rtmux.errors import SetupError
+from rtmux.image import blob, bundle
 
 TWO_TRANSPORTS = """
 [[partition]]
@@ -43,38 +44,23 @@ def cfg() -> config.SystemConfig:
     return config.load(config.DEFAULT_CONFIG)
 
 
-def payloads() -> dict[str, blob.Payload]:
-    return {
-        "rtos": blob.Payload(
-            kernel=blob.ImageSlot(0x10_0000, 0x6B60, 0x4008_0000),
-            entry_ipa=0x4008_0000,
-            dtb=blob.ImageSlot(0x20_0000, 0x800, 0x40E0_0000),
-        ),
-        "linux": blob.Payload(
-            kernel=blob.ImageSlot(0x30_0000, 32 * MIB, 0x4900_0000),
-            entry_ipa=0x4900_0000,
-            dtb=blob.ImageSlot(0x230_0000, 0x1000, 0x68E0_0000),
-            initrd=blob.ImageSlot(0x240_0000, 2 * MIB, 0x68C0_0000),
-            seeds=(blob.SeedRange(0x300, 8), blob.SeedRange(0x320, 32)),
-        ),
-    }
-
-
 def test_layout_sizes() -> None:
     assert blob.HEADER.size == 128
     assert blob.PART_SIZE == 512
 
 
-def test_round_trip(cfg: config.SystemConfig) -> None:
-    b = blob.from_config(cfg, payloads())
+def test_round_trip(cfg: config.SystemConfig, blob_payloads: dict[str, blob.Payload]) -> None:
+    b = blob.from_config(cfg, blob_payloads)
     data = blob.pack(b)
     assert len(data) == 128 + 2 * 512
     assert blob.unpack(data) == b
     assert blob.pack(blob.unpack(data)) == data
 
 
-def test_header_fields_at_documented_offsets(cfg: config.SystemConfig) -> None:
-    data = blob.pack(blob.from_config(cfg, payloads()))
+def test_header_fields_at_documented_offsets(
+    cfg: config.SystemConfig, blob_payloads: dict[str, blob.Payload]
+) -> None:
+    data = blob.pack(blob.from_config(cfg, blob_payloads))
     assert data[0:4] == b"RMXC"
     assert struct.unpack_from("<HHIII", data, 4) == (
         1,
@@ -91,8 +77,10 @@ def test_header_fields_at_documented_offsets(cfg: config.SystemConfig) -> None:
     assert data[96:128] == bytes(32)
 
 
-def test_partition_fields_at_documented_offsets(cfg: config.SystemConfig) -> None:
-    data = blob.pack(blob.from_config(cfg, payloads()))
+def test_partition_fields_at_documented_offsets(
+    cfg: config.SystemConfig, blob_payloads: dict[str, blob.Payload]
+) -> None:
+    data = blob.pack(blob.from_config(cfg, blob_payloads))
     rtos, linux = 128, 128 + 512
     assert data[rtos : rtos + 16] == b"rtos".ljust(16, b"\0")
     assert data[rtos + 16 : rtos + 32] == b"rtos".ljust(16, b"\0")
@@ -123,8 +111,10 @@ def test_partition_fields_at_documented_offsets(cfg: config.SystemConfig) -> Non
     assert blob.unpack(data).partitions[1].seeds == (blob.SeedRange(0x300, 8), blob.SeedRange(0x320, 32))
 
 
-def test_seed_range_outside_the_dtb_is_refused(cfg: config.SystemConfig) -> None:
-    bad = payloads()
+def test_seed_range_outside_the_dtb_is_refused(
+    cfg: config.SystemConfig, blob_payloads: dict[str, blob.Payload]
+) -> None:
+    bad = blob_payloads
     bad["linux"] = dataclasses.replace(bad["linux"], seeds=(blob.SeedRange(0xFF0, 32),))
     with pytest.raises(blob.BlobError, match="do not fit its 4096-byte DTB"):
         blob.pack(blob.from_config(cfg, bad))
@@ -153,8 +143,10 @@ def test_without_payloads_images_are_absent(cfg: config.SystemConfig) -> None:
     assert all(slot == blob.ImageSlot() for p in b.partitions for slot in p.images)
 
 
-def test_payload_outside_ram_is_refused(cfg: config.SystemConfig) -> None:
-    bad = payloads()
+def test_payload_outside_ram_is_refused(
+    cfg: config.SystemConfig, blob_payloads: dict[str, blob.Payload]
+) -> None:
+    bad = blob_payloads
     bad["rtos"] = blob.Payload(
         blob.ImageSlot(0, 16, 0x4800_0000), 0x4800_0000, blob.ImageSlot(0, 16, 0x40E0_0000)
     )

@@ -1,4 +1,4 @@
-"""System configurations: parsing, every class of error, placement (tools/rtmux/config.py)."""
+"""System configurations: parsing, every class of error, placement (rtmux.config)."""
 
 from __future__ import annotations
 
@@ -314,3 +314,30 @@ def test_describe_lists_the_placement() -> None:
     assert "RAM       0x4800_0000..0x4900_0000 (16 MiB), seen at IPA 0x4000_0000..0x4100_0000" in text
     assert "device    net (board virtio-mmio.31): 0x0a00_3e00..0x0a00_4000, INTID 79 (SPI 47)" in text
     assert "free RAM: 0x6900_0000..0x8000_0000 (368 MiB)" in text
+
+
+# ------------------------------------------------------------------------------- Debian kernels
+def test_debian_kernel_through_the_lookup_load_is_given(images: dict[str, Path]) -> None:
+    """config sits below rtmux.image.debian: the cache lookup comes in as `find_kernel`."""
+    text = system(images).replace(f'kernel = "{images["kernel"]}"', 'kernel = "debian:rt"')
+    asked: list[str] = []
+
+    def find_kernel(flavour: str) -> Path | None:
+        asked.append(flavour)
+        return images["kernel"]
+
+    kernel = config.loads(text, find_kernel=find_kernel).partition("linux").image("kernel")
+    assert asked == ["rt"]
+    assert kernel is not None and kernel.exists and kernel.path == images["kernel"]
+    unfetched = config.loads(text, find_kernel=lambda flavour: None)
+    missing = unfetched.partition("linux").image("kernel")
+    assert missing is not None and not missing.exists and missing.build == "./rtmux linux fetch"
+    assert any("debian:rt is not fetched yet" in note for note in unfetched.notes)
+
+
+def test_debian_kernel_flavour_unknown(images: dict[str, Path]) -> None:
+    text = system(images).replace(f'kernel = "{images["kernel"]}"', 'kernel = "debian:lts"')
+    assert errors_of(text) == [
+        "x.toml: partition 'linux': kernel 'debian:lts' is not a Debian kernel flavour "
+        "(known: debian:std, debian:rt)"
+    ]

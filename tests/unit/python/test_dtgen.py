@@ -1,4 +1,4 @@
-"""Partition device trees (tools/rtmux/dtgen.py, fdt.py), checked by decompiling them with dtc.
+"""Partition device trees (rtmux.image.dtgen, rtmux.formats.fdt), checked by decompiling them with dtc.
 
 The board DTB is QEMU virt's own (tests/unit/python/data/, compiled here with dtc), so these tests need
 no QEMU; tests/system/test_config.py checks the same against a fresh `dumpdtb`.
@@ -14,8 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from rtmux import config, dtgen, fdt
+from rtmux import config
 from rtmux.board import MIB
+from rtmux.formats import fdt
+from rtmux.image import dtgen
 
 BOARD_DTS = Path(__file__).parent / "data" / "qemu-virt-smp2-1G.dts"
 

@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from rtmux import elf, initramfs, kmod
 from rtmux.errors import SetupError
+from rtmux.formats import elf
+from rtmux.image import initramfs, modules_dep
 
 # ------------------------------------------------------------------------------ minimal ELF builders
 
@@ -96,7 +97,7 @@ def test_modinfo(tmp_path: Path) -> None:
     ]
 
 
-# ------------------------------------------------------------------------------------------ kmod
+# ---------------------------------------------------------------------------------------- modules_dep
 
 SAMPLE_DEP = """\
 kernel/drivers/net/virtio_net.ko: kernel/drivers/net/net_failover.ko kernel/net/core/failover.ko
@@ -112,10 +113,10 @@ kernel/c.ko:
 
 
 def test_parse_modules_dep_and_closure() -> None:
-    index = kmod.parse_modules_dep(SAMPLE_DEP)
+    index = modules_dep.parse_modules_dep(SAMPLE_DEP)
     assert index.path["virtio_rng"] == "kernel/drivers/char/hw_random/virtio-rng.ko"
-    assert kmod.closure(index.deps, ["virtio_mmio"]) == ["virtio_mmio"]
-    order = kmod.closure(index.deps, ["virtio-rng", "virtio_net", "virtio_mmio"])
+    assert modules_dep.closure(index.deps, ["virtio_mmio"]) == ["virtio_mmio"]
+    order = modules_dep.closure(index.deps, ["virtio-rng", "virtio_net", "virtio_mmio"])
     assert sorted(order) == [
         "failover",
         "net_failover",
@@ -127,26 +128,26 @@ def test_parse_modules_dep_and_closure() -> None:
     for name in order:  # load order: every module after what it needs
         assert all(order.index(dep) < order.index(name) for dep in index.deps[name])
     # a lists c before b, though b needs c: the order must still load c, then b, then a.
-    assert kmod.closure(index.deps, ["a"]) == ["c", "b", "a"]
+    assert modules_dep.closure(index.deps, ["a"]) == ["c", "b", "a"]
 
 
 def test_closure_unknown_module_names_who_needs_it() -> None:
     deps = {"x": ["y"]}
-    with pytest.raises(kmod.ModuleError, match=r"y \(needed by x\)"):
-        kmod.closure(deps, ["x"])
-    with pytest.raises(kmod.ModuleError, match="nosuch"):
-        kmod.closure(deps, ["nosuch"])
+    with pytest.raises(modules_dep.ModuleError, match=r"y \(needed by x\)"):
+        modules_dep.closure(deps, ["x"])
+    with pytest.raises(modules_dep.ModuleError, match="nosuch"):
+        modules_dep.closure(deps, ["nosuch"])
 
 
 def test_closure_survives_a_cycle() -> None:
-    assert sorted(kmod.closure({"a": ["b"], "b": ["a"]}, ["a"])) == ["a", "b"]
+    assert sorted(modules_dep.closure({"a": ["b"], "b": ["a"]}, ["a"])) == ["a", "b"]
 
 
 def test_dep_text_lists_closure_loadable_from_the_end() -> None:
-    index = kmod.parse_modules_dep(SAMPLE_DEP)
+    index = modules_dep.parse_modules_dep(SAMPLE_DEP)
     text = index.dep_text(["a", "b", "c"])
     assert "kernel/a.ko: kernel/b.ko kernel/c.ko\n" in text
-    assert kmod.parse_modules_dep(text).deps == {"a": ["b", "c"], "b": ["c"], "c": []}
+    assert modules_dep.parse_modules_dep(text).deps == {"a": ["b", "c"], "b": ["c"], "c": []}
 
 
 def _module_tree(root: Path) -> Path:
@@ -169,12 +170,12 @@ def _module_tree(root: Path) -> Path:
 
 def test_build_index_from_modinfo(tmp_path: Path) -> None:
     mods = _module_tree(tmp_path)
-    index = kmod.build_index(mods)
-    kmod.write_index(index, mods)
-    dep = kmod.parse_modules_dep((mods / "modules.dep").read_text())
+    index = modules_dep.build_index(mods)
+    modules_dep.write_index(index, mods)
+    dep = modules_dep.parse_modules_dep((mods / "modules.dep").read_text())
     assert dep.deps["virtio_net"] == ["net_failover", "failover"]
     assert dep.path["unrelated_snd"] == "kernel/sound/unrelated-snd.ko"
-    assert ("virtio:d00000001v*", "virtio_net") in kmod.parse_modules_alias(
+    assert ("virtio:d00000001v*", "virtio_net") in modules_dep.parse_modules_alias(
         (mods / "modules.alias").read_text()
     )
 
@@ -183,8 +184,8 @@ def test_build_index_refuses_missing_dependency(tmp_path: Path) -> None:
     mods = tmp_path / "m"
     mods.mkdir()
     (mods / "x.ko").write_bytes(make_module(["depends=ghost"]))
-    with pytest.raises(kmod.ModuleError, match="ghost"):
-        kmod.build_index(mods)
+    with pytest.raises(modules_dep.ModuleError, match="ghost"):
+        modules_dep.build_index(mods)
 
 
 # ------------------------------------------------------------------------------------------ cpio
@@ -226,7 +227,7 @@ def fake_trees(tmp: Path) -> tuple[Path, list[Path]]:
     """A kernel modules folder and userland trees laid out as the Debian packages are."""
     kernel = tmp / "kernel"
     mods = _module_tree(kernel)
-    kmod.write_index(kmod.build_index(mods), mods)
+    modules_dep.write_index(modules_dep.build_index(mods), mods)
     busybox = tmp / "busybox-static"
     (busybox / "bin").mkdir(parents=True)
     (busybox / "bin" / "busybox").write_bytes(_busybox(["ash", "modprobe", "sh", "udhcpc"]))
@@ -282,7 +283,7 @@ def test_plan_lists_what_the_guest_needs(tmp_path: Path) -> None:
         "kernel/drivers/virtio/virtio_mmio.ko",
         "kernel/net/core/failover.ko",
     ]
-    dep = kmod.parse_modules_dep(e[f"{base}/modules.dep"].data.decode())
+    dep = modules_dep.parse_modules_dep(e[f"{base}/modules.dep"].data.decode())
     assert set(dep.path) == {"virtio_console", "net_failover", "virtio_net", "virtio_mmio", "failover"}
     assert "virtio_net" in e[f"{base}/modules.alias"].data.decode()
     assert e["etc/rtmux/modules"].data == b"virtio_mmio\nvirtio_console\nvirtio_net\n"

@@ -8,8 +8,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from rtmux import latmus
-from rtmux.latmus import LatmusFormatError
+from rtmux.formats import latmus
+from rtmux.formats.latmus import LatmusFormatError
 
 
 def test_parse_latency_good(consoles: SimpleNamespace) -> None:

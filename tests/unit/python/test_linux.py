@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from rtmux import linux, qemu
-from rtmux.errors import EXIT_TIMEOUT, RtmuxError
-from rtmux.rtos import GuestFailure
+from rtmux import qemu
+from rtmux.errors import EXIT_TIMEOUT, GuestFailure, RtmuxError, SetupError
+from rtmux.run import linux
 
 
 def test_qemu_argv() -> None:
@@ -150,7 +150,8 @@ def test_run_console_respond_sends_input() -> None:
 
 
 def test_fetch_needs_no_apt_when_cached(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from rtmux import debian, paths
+    from rtmux import paths
+    from rtmux.image import debian
 
     monkeypatch.setattr(paths, "DEBIAN_CACHE", tmp_path / "cache")
     roots = tmp_path / "cache" / "roots"
@@ -168,7 +169,7 @@ def test_fetch_needs_no_apt_when_cached(tmp_path: Path, monkeypatch: pytest.Monk
 
 
 def test_debian_kernel_names() -> None:
-    from rtmux import debian
+    from rtmux.image import debian
 
     dep = "linux-image-6.1.0-56-rt-arm64 (= 6.1.192-2)"
     assert debian.kernel_image_dependency(dep) == "linux-image-6.1.0-56-rt-arm64"
@@ -189,10 +190,10 @@ def test_debian_kernel_names() -> None:
 
 
 def test_debian_not_root_prints_the_commands(monkeypatch: pytest.MonkeyPatch) -> None:
-    from rtmux import debian
+    from rtmux.image import debian
 
     answers = {"--print-foreign-architectures": "\n", "--print-architecture": "amd64\n"}
     monkeypatch.setattr(debian, "_run", lambda argv, *a, **k: answers[argv[1]])
     monkeypatch.setattr(debian, "_is_root", lambda: False)
-    with pytest.raises(debian.SetupError, match=r"dpkg --add-architecture arm64 && apt-get update"):
+    with pytest.raises(SetupError, match=r"dpkg --add-architecture arm64 && apt-get update"):
         debian.ensure_arch()

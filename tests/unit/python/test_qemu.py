@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from rtmux import qemu
+from rtmux.errors import SetupError
 
 
 def test_qemu_command() -> None:
@@ -36,7 +37,7 @@ def test_qemu_command_icount_no_append() -> None:
 
 def test_find_qemu_missing(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("PATH", str(tmp_path))
-    with pytest.raises(qemu.SetupError, match="make deps"):
+    with pytest.raises(SetupError, match="make deps"):
         qemu.find_qemu()
 
 
@@ -94,7 +95,7 @@ def test_run_console_needs_timeout() -> None:
 
 
 def test_run_console_missing_binary() -> None:
-    with pytest.raises(qemu.SetupError, match="cannot start"):
+    with pytest.raises(SetupError, match="cannot start"):
         qemu.run_console(["/nonexistent/qemu-system-aarch64"], 5)
 
 

@@ -8,8 +8,10 @@ from types import SimpleNamespace
 
 import pytest
 
-from rtmux import cli, latmus, rtos
-from rtmux.errors import EXIT_FAILED, EXIT_SETUP, EXIT_TIMEOUT
+from rtmux import cli, paths
+from rtmux.errors import EXIT_FAILED, EXIT_SETUP, EXIT_TIMEOUT, RtmuxError, SetupError
+from rtmux.formats import latmus
+from rtmux.run import rtos
 
 
 def run_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
@@ -66,7 +68,7 @@ def test_selftest_timeout(fake_qemu: Callable[..., Path], capsys) -> None:
 def test_run_reports_fatal(fake_qemu: Callable[..., Path], consoles: SimpleNamespace, capsys) -> None:
     argv = fake_qemu(consoles.fault)
     rc, out, err = run_cli(
-        ["rtos", "run", "--no-build", "--app", "selftest", "--append", "fault=data"], capsys
+        ["rtos", "run", "--no-build", "--app", "selftest", "--bootargs", "fault=data"], capsys
     )
     assert rc == EXIT_FAILED
     assert "FATAL: ESR=0x96000045" in out
@@ -158,12 +160,12 @@ def test_default_latency_timeout_scales() -> None:
 
 def test_format_bootargs() -> None:
     assert rtos.format_bootargs({"period_us": 100, "load": True, "x": "a,b"}) == "period_us=100 load=1 x=a,b"
-    with pytest.raises(rtos.RtmuxError):
+    with pytest.raises(RtmuxError):
         rtos.format_bootargs({"only": "a b"})
 
 
 def test_build_runs_make_rtos(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.setattr(rtos.paths, "REPO_ROOT", tmp_path)
+    monkeypatch.setattr(paths, "REPO_ROOT", tmp_path)
     (tmp_path / "Makefile").write_text("rtos:\n\t@touch built\n")
     rtos.build(True)
     assert (tmp_path / "built").exists()
@@ -173,9 +175,9 @@ def test_build_runs_make_rtos(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -
 
 
 def test_build_failure_is_a_setup_error(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.setattr(rtos.paths, "REPO_ROOT", tmp_path)
-    with pytest.raises(rtos.SetupError, match="no Makefile"):
+    monkeypatch.setattr(paths, "REPO_ROOT", tmp_path)
+    with pytest.raises(SetupError, match="no Makefile"):
         rtos.build(True)
     (tmp_path / "Makefile").write_text("rtos:\n\t@exit 3\n")
-    with pytest.raises(rtos.SetupError, match="--no-build"):
+    with pytest.raises(SetupError, match="--no-build"):
         rtos.build(True)

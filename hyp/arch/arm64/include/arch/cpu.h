@@ -1,32 +1,54 @@
 /*
- * Small inline CPU helpers for EL2.
+ * Small inline CPU operations for EL2 code. (Host unit tests replace this header.)
  */
 #ifndef HYP_ARCH_CPU_H
 #define HYP_ARCH_CPU_H
 
 #include <stdint.h>
 
-#include "arch/sysreg.h"
-
-#define ARCH_READ_SYSREG(reg)                         \
-    ({                                                \
-        uint64_t v_;                                  \
-        __asm__ volatile("mrs %0, " #reg : "=r"(v_)); \
-        v_;                                           \
-    })
-#define ARCH_WRITE_SYSREG(reg, v) __asm__ volatile("msr " #reg ", %0" : : "r"((uint64_t)(v)) : "memory")
-#define ARCH_RD(reg)              ARCH_READ_SYSREG(reg)
-#define ARCH_WR(reg, v)           ARCH_WRITE_SYSREG(reg, v)
+#include "arm64/sysreg.h"
 
 static inline void arch_isb(void)
 {
     __asm__ volatile("isb" : : : "memory");
 }
 
+/* Stores to translation tables are visible to the table walker before the next walk. */
+static inline void arch_dsb_ishst(void)
+{
+    __asm__ volatile("dsb ishst" : : : "memory");
+}
+
+/* Newly written instructions (loaded images) are visible to every CPU's instruction fetch. */
+static inline void arch_sync_icache(void)
+{
+    __asm__ volatile("dsb sy\n\tic iallu\n\tdsb sy\n\tisb" : : : "memory");
+}
+
+/* A hint that this CPU is in a long loop: under QEMU icount it ends the vCPU's time slice. */
+static inline void arch_yield(void)
+{
+    __asm__ volatile("yield" : : : "memory");
+}
+
+static inline void arch_wfi(void)
+{
+    __asm__ volatile("wfi" : : : "memory");
+}
+
+static inline void arch_irq_enable(void)
+{
+    __asm__ volatile("msr daifclr, #2" : : : "memory");
+}
+
+static inline uint64_t arch_counter(void)
+{
+    return ARCH_READ_SYSREG(cntpct_el0);
+}
+
 static inline uint64_t arch_mpidr_affinity(void)
 {
-    uint64_t m = ARCH_READ_SYSREG(mpidr_el1);
-    return (m & 0xffffffu) | ((m >> 8) & 0xff000000u);
+    return mpidr_affinity(ARCH_READ_SYSREG(mpidr_el1));
 }
 
 #endif /* HYP_ARCH_CPU_H */

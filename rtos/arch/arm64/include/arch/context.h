@@ -32,5 +32,9 @@ struct arch_frame {
 };
 
 _Static_assert(sizeof(struct arch_frame) % 16 == 0, "exception frame keeps SP 16-byte aligned");
+_Static_assert(sizeof(struct arch_frame) == 272, "RT_STACK_MIN and the docs count a 272-byte frame");
+_Static_assert(__builtin_offsetof(struct arch_context, q) % 16 == 0,
+               "stp/ldp of q registers need 16-byte alignment");
+_Static_assert(__builtin_offsetof(struct arch_context, x19_x28) == 0, "switch.S stores x19..x28 first");
 
 #endif /* ARCH_CONTEXT_H */

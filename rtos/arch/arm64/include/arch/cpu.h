@@ -7,15 +7,7 @@
 #include <stdint.h>
 
 #include "arch/context.h"
-#include "arch/sysreg.h"
-
-#define ARCH_READ_SYSREG(reg)                         \
-    ({                                                \
-        uint64_t v_;                                  \
-        __asm__ volatile("mrs %0, " #reg : "=r"(v_)); \
-        v_;                                           \
-    })
-#define ARCH_WRITE_SYSREG(reg, v) __asm__ volatile("msr " #reg ", %0" : : "r"((uint64_t)(v)) : "memory")
+#include "arm64/sysreg.h"
 
 /* Masks IRQs and returns the previous DAIF, for arch_irq_unlock. */
 static inline uint64_t arch_irq_lock(void)
@@ -37,7 +29,7 @@ static inline void arch_irq_enable(void)
 
 static inline int arch_irqs_masked(void)
 {
-    return (ARCH_READ_SYSREG(daif) & (1u << 7)) != 0;
+    return (ARCH_READ_SYSREG(daif) & DAIF_I) != 0;
 }
 
 static inline void arch_isb(void)
@@ -60,7 +52,7 @@ static inline uint64_t arch_counter(void)
 
 static inline uint64_t arch_counter_freq(void)
 {
-    return ARCH_READ_SYSREG(cntfrq_el0) & 0xffffffffu;
+    return ARCH_READ_SYSREG(cntfrq_el0) & CNTFRQ_MASK;
 }
 
 /* Program the EL1 virtual timer to fire when the counter reaches cval (absolute). */
@@ -79,8 +71,7 @@ static inline void arch_timer_disarm(void)
 
 static inline uint64_t arch_mpidr_affinity(void)
 {
-    uint64_t m = ARCH_READ_SYSREG(mpidr_el1);
-    return (m & 0xffffffu) | ((m >> 8) & 0xff000000u);
+    return mpidr_affinity(ARCH_READ_SYSREG(mpidr_el1));
 }
 
 /* Implemented in assembly (switch.S) */
@@ -90,7 +81,11 @@ void arch_thread_start(void);
 
 /* Implemented in arch C files */
 void arch_mmu_init(void);
-void arch_context_init(struct arch_context *ctx, uintptr_t stack_top, void (*entry)(void *), void *arg);
+/* A new thread's first C function: main(entry, arg), called by arch_thread_start. The kernel passes
+ * it in so that the arch layer calls no kernel symbol (no dependency cycle between the layers). */
+typedef void (*arch_thread_main_t)(void (*entry)(void *), void *arg);
+void arch_context_init(struct arch_context *ctx, uintptr_t stack_top, arch_thread_main_t thread_main,
+                       void (*entry)(void *), void *arg);
 /* Powers the system (or, inside an rtmux partition, the partition) off; returns only on failure. */
 void arch_system_off(void);
 void arch_set_psci_conduit(unsigned entry_el);

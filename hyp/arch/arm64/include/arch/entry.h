@@ -1,0 +1,27 @@
+/*
+ * The functions assembly calls and the assembly functions C calls: the one place their prototypes live.
+ */
+#ifndef HYP_ARCH_ENTRY_H
+#define HYP_ARCH_ENTRY_H
+
+#include <stdint.h>
+
+#include "arch/vcpu_state.h"
+
+/* start.S -> C. secondary_entry is the address CPUs started with PSCI CPU_ON must begin at (context id
+ * = CPU index). */
+void hyp_main(unsigned cpu, uint64_t dtb, uint64_t secondary_entry) __attribute__((noreturn));
+void hyp_secondary(unsigned cpu) __attribute__((noreturn));
+void mmu_el2_init(void);
+void mmu_el2_enable(void);
+
+/* vectors.S -> C (trap.c): exceptions from the partitions, and those taken in the hypervisor. */
+void hyp_guest_sync(void);
+void hyp_guest_irq(void);
+void hyp_el2_irq(void);
+void hyp_bad_exception(uint64_t kind, uint64_t esr, uint64_t elr, uint64_t far) __attribute__((noreturn));
+
+/* C -> guest_enter.S: loads the guest's registers and returns into it. */
+void arch_guest_enter(struct guest_regs *regs) __attribute__((noreturn));
+
+#endif /* HYP_ARCH_ENTRY_H */

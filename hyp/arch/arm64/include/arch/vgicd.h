@@ -1,0 +1,27 @@
+/*
+ * The GIC distributor and redistributors as partitions see them (arch/arm64/vgicd.c): never mapped,
+ * every access traps and is filtered by interrupt ownership.
+ */
+#ifndef HYP_ARCH_VGICD_H
+#define HYP_ARCH_VGICD_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct vcpu;
+
+/* Where the physical registers are (the board's addresses; a fake register file in unit tests). The
+ * redistributor region holds HYP_MAX_CPUS frames. */
+struct vgicd_hw {
+    uintptr_t gicd;
+    uintptr_t gicr;
+};
+
+extern struct vgicd_hw vgicd_board;
+
+/* MMIO handlers; ctx is a struct vgicd_hw, off is from the start of the distributor or of the
+ * redistributor region. */
+bool vgicd_mmio(struct vcpu *v, void *ctx, uint64_t off, bool write, uint64_t *val, unsigned size);
+bool vgicr_mmio(struct vcpu *v, void *ctx, uint64_t off, bool write, uint64_t *val, unsigned size);
+
+#endif /* HYP_ARCH_VGICD_H */

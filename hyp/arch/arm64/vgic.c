@@ -1,0 +1,231 @@
+/*
+ * Virtual CPU interface for partitions that take interrupts through EL2 (Linux): physical interrupts
+ * trap to EL2 (HCR_EL2.IMO/FMO), are acknowledged here and handed to the guest through list registers.
+ * Interrupts the partition owns are injected hardware-mapped (the guest's EOI deactivates the physical
+ * interrupt, no second trap); emulated devices' lines and guest SGIs are injected as purely virtual
+ * ones. Priority drop happens here (ICC_CTLR_EL1.EOImode = 1), deactivation by the guest or by ICC_DIR.
+ */
+#include "arch/vgic.h"
+
+#include "arch/cpu.h"
+#include "arm64/esr.h"
+#include "arm64/gicv3.h"
+#include "board.h"
+#include "drivers/gicv3.h"
+#include "hyp/assert.h"
+#include "hyp/partition.h"
+#include "hyp/vcpu.h"
+
+/* Priority of the hypervisor's own PPIs at the physical GIC (mid-range; nothing else runs at EL2). */
+#define HYP_PPI_PRIO 0x80u
+/* The priority every injected interrupt gets: Linux's default (GICv3 driver, GICD_INT_DEF_PRI). */
+#define VGIC_LR_PRIO 0xa0u
+
+/* Handlers of the hypervisor's own interrupts, by INTID (PPIs and SPIs below 64 are enough here). */
+#define HYP_IRQ_SLOTS 64u
+static vgic_hyp_irq_t hyp_irq[HYP_IRQ_SLOTS];
+
+void vgic_set_hyp_irq(unsigned intid, vgic_hyp_irq_t fn)
+{
+    HYP_ASSERT(intid < HYP_IRQ_SLOTS);
+    hyp_irq[intid] = fn;
+}
+
+void vgic_cpu_init(struct vcpu *v)
+{
+    unsigned nlr = (unsigned)(ARCH_READ_SYSREG(ICH_VTR_EL2) & ICH_VTR_LISTREGS) + 1u;
+    v->vgic.nlr = nlr > ICH_LR_MAX ? ICH_LR_MAX : nlr; /* QEMU implements 4 */
+    for (unsigned i = 0; i < v->vgic.nlr; i++) {
+        ich_lr_write(i, 0);
+    }
+    ARCH_WRITE_SYSREG(ICH_AP1R0_EL2, 0);
+    ARCH_WRITE_SYSREG(ICH_VMCR_EL2, 0);
+    ARCH_WRITE_SYSREG(ICH_HCR_EL2, ICH_HCR_EN);
+    /* Physical CPU interface at EL2: split priority drop / deactivation. */
+    ARCH_WRITE_SYSREG(ICC_SRE_EL1, ARCH_READ_SYSREG(ICC_SRE_EL1) | ICC_SRE_SRE);
+    arch_isb();
+    ARCH_WRITE_SYSREG(ICC_CTLR_EL1, ICC_CTLR_EOIMODE);
+    ARCH_WRITE_SYSREG(ICC_PMR_EL1, ICC_PMR_UNMASKED);
+    ARCH_WRITE_SYSREG(ICC_BPR1_EL1, 0);
+    ARCH_WRITE_SYSREG(ICC_IGRPEN1_EL1, ICC_IGRPEN1_EN);
+    arch_isb();
+    gicv3_redist_wake(v->cpu);
+    v->vgic.gicr_waker = GICR_WAKER_PS; /* the guest finds its redistributor asleep, as after reset */
+    gicv3_ppi_enable(v->cpu, BOARD_INTID_GIC_MAINT, HYP_PPI_PRIO);
+    gicv3_ppi_enable(v->cpu, BOARD_INTID_HYP_TIMER, HYP_PPI_PRIO);
+    ARCH_WRITE_SYSREG(cnthp_ctl_el2, 0);
+}
+
+void vgic_add_level(struct vcpu *v, unsigned intid, bool (*line)(const void *ctx), const void *ctx)
+{
+    for (unsigned i = 0; i < VGIC_MAX_LEVELS; i++) {
+        if (v->vgic.level[i].intid == 0) {
+            v->vgic.level[i] = (struct vgic_level){intid, line, ctx};
+            return;
+        }
+    }
+    HYP_ASSERT(false && "VGIC_MAX_LEVELS level sources per CPU");
+}
+
+/* Index of the LR holding vintid, or -1. */
+static int lr_find(struct vcpu *v, unsigned vintid, uint64_t *lr)
+{
+    uint64_t empty = ARCH_READ_SYSREG(ICH_ELRSR_EL2);
+    for (unsigned i = 0; i < v->vgic.nlr; i++) {
+        if (!((empty >> i) & 1u)) {
+            uint64_t val = ich_lr_read(i);
+            if ((val & ICH_LR_VINTID_MASK) == vintid) {
+                *lr = val;
+                return (int)i;
+            }
+        }
+    }
+    return -1;
+}
+
+static bool lr_put(struct vcpu *v, unsigned vintid, unsigned pintid, bool eoi_notify)
+{
+    uint64_t empty = ARCH_READ_SYSREG(ICH_ELRSR_EL2);
+    for (unsigned i = 0; i < v->vgic.nlr; i++) {
+        if ((empty >> i) & 1u) {
+            uint64_t val =
+                ICH_LR_PENDING | ICH_LR_GROUP1 | ((uint64_t)VGIC_LR_PRIO << ICH_LR_PRIO_SHIFT) | vintid;
+            if (pintid != 0) {
+                val |= ICH_LR_HW | ((uint64_t)pintid << ICH_LR_PINTID_SHIFT);
+            } else if (eoi_notify) {
+                val |= ICH_LR_EOI;
+            }
+            ich_lr_write(i, val);
+            return true;
+        }
+    }
+    return false;
+}
+
+void vgic_inject(struct vcpu *v, unsigned vintid, unsigned pintid, bool eoi_notify)
+{
+    HYP_ASSERT(vintid < HYP_MAX_INTID);
+    uint64_t lr;
+    int i = lr_find(v, vintid, &lr);
+    if (i >= 0) {
+        /* Already listed: a purely virtual interrupt that is active becomes active and pending. */
+        if (pintid == 0 && !(lr & ICH_LR_PENDING)) {
+            ich_lr_write((unsigned)i, lr | ICH_LR_PENDING);
+        }
+        return;
+    }
+    if (!lr_put(v, vintid, pintid, eoi_notify)) {
+        /* All LRs busy: queue it and ask for a maintenance interrupt when they drain. Hardware-mapped
+         * interrupts stay active at the distributor meanwhile, so nothing is lost. */
+        v->vgic.sw_pending[vintid / 32] |= 1u << (vintid % 32);
+        ARCH_WRITE_SYSREG(ICH_HCR_EL2, ICH_HCR_EN | ICH_HCR_UIE);
+    }
+}
+
+static bool is_level_source(const struct vcpu *v, unsigned intid)
+{
+    for (unsigned i = 0; i < VGIC_MAX_LEVELS; i++) {
+        if (v->vgic.level[i].intid == intid && intid != 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static void refill(struct vcpu *v)
+{
+    bool left = false;
+    for (unsigned w = 0; w < HYP_INTID_WORDS; w++) {
+        while (v->vgic.sw_pending[w] != 0) {
+            unsigned bit = (unsigned)__builtin_ctz(v->vgic.sw_pending[w]);
+            unsigned intid = w * 32u + bit;
+            /* Owned SPIs and PPIs are hardware-mapped; SGIs and emulated devices' lines are virtual. */
+            bool level = is_level_source(v, intid);
+            unsigned pintid = (intid >= GIC_SGI_COUNT && !level) ? intid : 0;
+            if (!lr_put(v, intid, pintid, level)) {
+                left = true;
+                break;
+            }
+            v->vgic.sw_pending[w] &= ~(1u << bit);
+        }
+    }
+    ARCH_WRITE_SYSREG(ICH_HCR_EL2, left ? ICH_HCR_EN | ICH_HCR_UIE : ICH_HCR_EN);
+}
+
+void vgic_sync_levels(struct vcpu *v)
+{
+    for (unsigned i = 0; i < VGIC_MAX_LEVELS; i++) {
+        const struct vgic_level *l = &v->vgic.level[i];
+        if (l->intid != 0 && l->line(l->ctx)) {
+            vgic_inject(v, l->intid, 0, true);
+        }
+    }
+}
+
+static void maintenance(struct vcpu *v)
+{
+    uint64_t misr = ARCH_READ_SYSREG(ICH_MISR_EL2);
+    uint64_t eisr = ARCH_READ_SYSREG(ICH_EISR_EL2); /* LRs with EOI maintenance done */
+    for (unsigned i = 0; i < v->vgic.nlr; i++) {
+        if ((eisr >> i) & 1u) {
+            ich_lr_write(i, 0); /* the guest is done with it: free the LR */
+        }
+    }
+    refill(v);
+    if (misr & ICH_MISR_EOI) {
+        vgic_sync_levels(v); /* a level interrupt still asserted after the guest's EOI comes back */
+    }
+}
+
+void vgic_handle_irq(struct vcpu *v)
+{
+    for (;;) {
+        unsigned intid = (unsigned)(ARCH_READ_SYSREG(ICC_IAR1_EL1) & GIC_INTID_MASK);
+        if (intid >= GIC_INTID_SPECIAL) {
+            return;
+        }
+        ARCH_WRITE_SYSREG(ICC_EOIR1_EL1, intid); /* priority drop only (EOImode 1) */
+        if (intid == BOARD_INTID_GIC_MAINT) {
+            ARCH_WRITE_SYSREG(ICC_DIR_EL1, intid);
+            maintenance(v);
+        } else if (intid < HYP_IRQ_SLOTS && hyp_irq[intid] != NULL) {
+            hyp_irq[intid](v);
+            ARCH_WRITE_SYSREG(ICC_DIR_EL1, intid);
+        } else if (v->part != NULL && v->part->state == PART_RUNNING && intid >= GIC_SGI_COUNT &&
+                   (intid < GIC_SPI_BASE || part_owns_irq(v->part, intid))) {
+            vgic_inject(v, intid, intid, false); /* the guest's EOI deactivates it */
+        } else {
+            ARCH_WRITE_SYSREG(ICC_DIR_EL1, intid); /* not the partition's (or it is stopped): dropped */
+        }
+    }
+}
+
+bool vgic_sysreg_trap(struct vcpu *v, uint64_t esr)
+{
+    unsigned op0 = ESR_SYSREG_OP0(esr), op2 = ESR_SYSREG_OP2(esr), op1 = ESR_SYSREG_OP1(esr);
+    unsigned crn = ESR_SYSREG_CRN(esr), rt = ESR_SYSREG_RT(esr), crm = ESR_SYSREG_CRM(esr);
+    bool read = ESR_SYSREG_READ(esr) != 0;
+    bool sgi_space = op0 == ICC_SGIR_OP0 && op1 == ICC_SGIR_OP1 && crn == ICC_SGIR_CRN && crm == ICC_SGIR_CRM;
+    bool sgi1r = sgi_space && op2 == ICC_SGI1R_OP2;
+    bool sgi_other = sgi_space && (op2 == ICC_ASGI1R_OP2 || op2 == ICC_SGI0R_OP2);
+    if (!sgi1r && !sgi_other) {
+        return false;
+    }
+    v->guest.elr += 4;
+    if (read || !sgi1r) {
+        if (read && rt != ESR_REG_ZR) {
+            v->guest.x[rt] = 0;
+        }
+        return true; /* Group 0 / alias SGIs: not used by Linux here, ignored */
+    }
+    uint64_t val = rt == ESR_REG_ZR ? 0 : v->guest.x[rt];
+    unsigned sgi = (unsigned)(val >> ICC_SGI1R_INTID_SHIFT) % GIC_SGI_COUNT;
+    bool broadcast = (val & ICC_SGI1R_IRM) != 0; /* all but self */
+    uint64_t aff1 = (val >> ICC_SGI1R_AFF1_SHIFT) & 0xffu;
+    /* A partition's SGIs stay inside it; with one CPU per partition only self-targets remain. */
+    if (!broadcast && aff1 == MPIDR_AFF1(v->mpidr) &&
+        ((val >> (MPIDR_AFF0(v->mpidr) % ICC_SGI1R_TARGET_AFF0_MAX)) & 1u)) {
+        vgic_inject(v, sgi, 0, false);
+    }
+    return true;
+}

@@ -1,0 +1,61 @@
+/*
+ * The physical GICv3: what the hypervisor itself programs. Partitions reach the distributor only
+ * through the filter in arch/arm64/vgicd.c.
+ */
+#include "drivers/gicv3.h"
+
+#include "arm64/gicv3.h"
+#include "board.h"
+#include "hyp/limits.h"
+
+static volatile uint32_t *gicd32(uint64_t off)
+{
+    return (volatile uint32_t *)(BOARD_GICD_BASE + off);
+}
+
+static uintptr_t gicr_rd(unsigned cpu)
+{
+    return BOARD_GICR_BASE + cpu * BOARD_GICR_STRIDE;
+}
+
+static void dist_wait_rwp(void)
+{
+    while (*gicd32(GICD_CTLR) & GICD_CTLR_RWP) {
+    }
+}
+
+void gicv3_dist_init(void)
+{
+    uint32_t lines = ((*gicd32(GICD_TYPER) & GICD_TYPER_LINES) + 1u) * 32u;
+    *gicd32(GICD_CTLR) = 0;
+    dist_wait_rwp();
+    for (uint32_t i = GIC_SPI_BASE; i < lines && i < HYP_MAX_INTID; i += 32) {
+        *gicd32(GICD_ICENABLER + i / 8u) = 0xffffffffu;
+        *gicd32(GICD_IGROUPR + i / 8u) = 0xffffffffu;
+    }
+    *gicd32(GICD_CTLR) = GICD_CTLR_ARE_NS | GICD_CTLR_GRP1NS;
+    dist_wait_rwp();
+}
+
+void gicv3_spi_route(unsigned intid, uint64_t aff, uint8_t prio)
+{
+    *(volatile uint8_t *)(BOARD_GICD_BASE + GICD_IPRIORITYR + intid) = prio;
+    *(volatile uint64_t *)(BOARD_GICD_BASE + GICD_IROUTER + intid * 8u) = aff;
+    *gicd32(GICD_ISENABLER + (intid / 32u) * 4u) = 1u << (intid % 32u);
+}
+
+void gicv3_redist_wake(unsigned cpu)
+{
+    volatile uint32_t *waker = (volatile uint32_t *)(gicr_rd(cpu) + GICR_WAKER);
+    *waker &= ~GICR_WAKER_PS;
+    while (*waker & GICR_WAKER_CA) {
+    }
+    *(volatile uint32_t *)(gicr_rd(cpu) + GICR_SGI_OFFSET + GICR_IGROUPR0) = 0xffffffffu;
+}
+
+void gicv3_ppi_enable(unsigned cpu, unsigned intid, uint8_t prio)
+{
+    uintptr_t sgi = gicr_rd(cpu) + GICR_SGI_OFFSET;
+    *(volatile uint8_t *)(sgi + GICR_IPRIORITYR0 + intid) = prio;
+    *(volatile uint32_t *)(sgi + GICR_ISENABLER0) = 1u << intid;
+}

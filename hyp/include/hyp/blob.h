@@ -1,0 +1,156 @@
+/*
+ * The configuration blob: the resolved system configuration that ./rtmux appends to the hypervisor image
+ * (tools/rtmux writes it, core/config.c reads it). This header is its one definition; docs and the tools
+ * refer here, and tests/unit/python/test_hyp_blob.py runs the hypervisor's parser on blobs the tools make.
+ *
+ * Little-endian, fixed-size records: a header, then partition_count partition records of
+ * partition_size bytes from partitions_offset. A reader refuses another major revision and accepts a
+ * newer minor one (minor revisions only give meaning to reserved bytes, which are zero before).
+ * Revision history: 1.0 first; 1.1 added the partition's seed ranges (zero in a 1.0 blob: none).
+ */
+#ifndef HYP_BLOB_H
+#define HYP_BLOB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define BLOB_MAGIC             0x43584d52u /* "RMXC" read as a little-endian word */
+#define BLOB_VERSION_MAJOR     1u
+#define BLOB_VERSION_MINOR     1u
+#define BLOB_FLAG_CONSOLE_TAGS 0x1u
+#define BLOB_NAME_SIZE         16u /* NUL-padded; at most 15 characters, so always terminated */
+#define BLOB_MAX_DEVICES       8u
+#define BLOB_MAX_IRQS          32u
+#define BLOB_MAX_SEEDS         2u
+#define BLOB_KIND_RTOS         1u
+#define BLOB_KIND_LINUX        2u
+/* The CRC-32 (IEEE 802.3: reflected polynomial 0xEDB88320, initial value and final XOR 0xFFFFFFFF, as
+ * zlib computes it) covers total_size bytes with the crc32 field taken as zero. */
+#define BLOB_CRC_POLY 0xedb88320u
+
+enum blob_image_slot { BLOB_IMAGE_KERNEL, BLOB_IMAGE_INITRD, BLOB_IMAGE_DTB, BLOB_IMAGES };
+
+struct __attribute__((packed)) blob_header {
+    uint32_t magic;
+    uint16_t version_major;
+    uint16_t version_minor;
+    uint32_t header_size; /* sizeof(struct blob_header) */
+    uint32_t total_size;  /* header + partition_count * partition_size */
+    uint32_t crc32;
+    uint32_t flags; /* BLOB_FLAG_* */
+    uint32_t partition_count;
+    uint32_t partition_size;    /* sizeof(struct blob_partition) */
+    uint32_t partitions_offset; /* header_size */
+    uint32_t board_cpus;
+    uint64_t ram_base; /* PA of the board's RAM */
+    uint64_t ram_size;
+    uint64_t hyp_base; /* the hypervisor's reserved RAM (starts at ram_base) */
+    uint64_t hyp_size;
+    uint8_t console_escape; /* the focus-switch key (0x14 = Ctrl-T) */
+    uint8_t console_focus;  /* index of the partition that has console input at boot */
+    uint16_t reserved0;
+    uint32_t reserved1;
+    char board[BLOB_NAME_SIZE];
+    uint8_t reserved2[32];
+};
+
+/* One image in the bundle: bundle_offset counts from the bundle's first byte (its arm64 Image header);
+ * the hypervisor copies it to PA = ram_pa + (load_ipa - ram_ipa). size 0 = absent. */
+struct __attribute__((packed)) blob_image {
+    uint64_t bundle_offset;
+    uint64_t size;
+    uint64_t load_ipa;
+};
+
+/* MMIO mapped into the partition: whole 4 KiB pages, merged where they touch; for an rtos partition
+ * this includes its CPUs' GIC redistributor frames (direct access). */
+struct __attribute__((packed)) blob_device {
+    uint64_t ipa;
+    uint64_t pa;
+    uint64_t size;
+};
+
+/* Random bytes in the DTB image (a Linux partition's rng-seed and kaslr-seed) that the hypervisor
+ * changes at every start of the partition. size 0 = none. */
+struct __attribute__((packed)) blob_seed {
+    uint32_t offset; /* within the DTB image */
+    uint32_t size;
+};
+
+/* One partition, in configuration order (its index + 1 is its console focus key). */
+struct __attribute__((packed)) blob_partition {
+    char name[BLOB_NAME_SIZE];
+    char tag[BLOB_NAME_SIZE]; /* console line tag */
+    uint32_t kind;            /* BLOB_KIND_* */
+    uint32_t flags;           /* 0 */
+    uint64_t cpu_mask;        /* bit n = CPU n (MPIDR Aff0 = n on qemu-virt) */
+    uint64_t ram_ipa;
+    uint64_t ram_pa;
+    uint64_t ram_size;  /* 2 MiB multiple; ram_ipa and ram_pa 2 MiB aligned */
+    uint64_t entry_ipa; /* PC of the boot CPU at entry (EL1h, MMU off, x0 = dtb_ipa) */
+    uint64_t dtb_ipa;
+    uint32_t boot_cpu; /* the CPU that starts at entry_ipa */
+    uint32_t device_count;
+    uint32_t irq_count;
+    uint32_t reserved;
+    struct blob_image image[BLOB_IMAGES];
+    struct blob_device device[BLOB_MAX_DEVICES]; /* unused entries zero */
+    uint32_t irq[BLOB_MAX_IRQS];                 /* GIC INTIDs (SPIs) the partition owns, ascending */
+    struct blob_seed seed[BLOB_MAX_SEEDS];       /* since 1.1 */
+};
+
+#define BLOB_CHECK(type, field, off) \
+    _Static_assert(offsetof(struct type, field) == (off), #type "." #field " is at byte " #off)
+BLOB_CHECK(blob_header, magic, 0);
+BLOB_CHECK(blob_header, version_major, 4);
+BLOB_CHECK(blob_header, version_minor, 6);
+BLOB_CHECK(blob_header, header_size, 8);
+BLOB_CHECK(blob_header, total_size, 12);
+BLOB_CHECK(blob_header, crc32, 16);
+BLOB_CHECK(blob_header, flags, 20);
+BLOB_CHECK(blob_header, partition_count, 24);
+BLOB_CHECK(blob_header, partition_size, 28);
+BLOB_CHECK(blob_header, partitions_offset, 32);
+BLOB_CHECK(blob_header, board_cpus, 36);
+BLOB_CHECK(blob_header, ram_base, 40);
+BLOB_CHECK(blob_header, ram_size, 48);
+BLOB_CHECK(blob_header, hyp_base, 56);
+BLOB_CHECK(blob_header, hyp_size, 64);
+BLOB_CHECK(blob_header, console_escape, 72);
+BLOB_CHECK(blob_header, console_focus, 73);
+BLOB_CHECK(blob_header, reserved0, 74);
+BLOB_CHECK(blob_header, reserved1, 76);
+BLOB_CHECK(blob_header, board, 80);
+BLOB_CHECK(blob_header, reserved2, 96);
+_Static_assert(sizeof(struct blob_header) == 128, "blob header is 128 bytes");
+BLOB_CHECK(blob_image, bundle_offset, 0);
+BLOB_CHECK(blob_image, size, 8);
+BLOB_CHECK(blob_image, load_ipa, 16);
+_Static_assert(sizeof(struct blob_image) == 24, "image entry is 24 bytes");
+_Static_assert(sizeof(struct blob_device) == 24, "device entry is 24 bytes");
+_Static_assert(sizeof(struct blob_seed) == 8, "seed entry is 8 bytes");
+BLOB_CHECK(blob_partition, name, 0);
+BLOB_CHECK(blob_partition, tag, 16);
+BLOB_CHECK(blob_partition, kind, 32);
+BLOB_CHECK(blob_partition, flags, 36);
+BLOB_CHECK(blob_partition, cpu_mask, 40);
+BLOB_CHECK(blob_partition, ram_ipa, 48);
+BLOB_CHECK(blob_partition, ram_pa, 56);
+BLOB_CHECK(blob_partition, ram_size, 64);
+BLOB_CHECK(blob_partition, entry_ipa, 72);
+BLOB_CHECK(blob_partition, dtb_ipa, 80);
+BLOB_CHECK(blob_partition, boot_cpu, 88);
+BLOB_CHECK(blob_partition, device_count, 92);
+BLOB_CHECK(blob_partition, irq_count, 96);
+BLOB_CHECK(blob_partition, reserved, 100);
+BLOB_CHECK(blob_partition, image, 104);
+BLOB_CHECK(blob_partition, device, 176);
+BLOB_CHECK(blob_partition, irq, 368);
+BLOB_CHECK(blob_partition, seed, 496);
+_Static_assert(sizeof(struct blob_partition) == 512, "partition record is 512 bytes");
+#undef BLOB_CHECK
+
+/* The largest blob a hypervisor with max_parts partitions reads. */
+#define BLOB_MAX_SIZE(max_parts) (sizeof(struct blob_header) + (max_parts) * sizeof(struct blob_partition))
+
+#endif /* HYP_BLOB_H */

@@ -1,0 +1,32 @@
+/*
+ * The console line mux (core/conmux.c): partitions' emulated UARTs to the physical console and back.
+ * Output is drained on one CPU whose interrupts trap to EL2 (a Linux CPU; never the rtos's), on a
+ * periodic tick; input arrives there too and goes to the focused partition. The escape key followed by
+ * a partition number (1 = first) moves the focus.
+ */
+#ifndef HYP_CONMUX_H
+#define HYP_CONMUX_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct partition;
+struct vcpu;
+
+#define CONMUX_TICK_HZ 250u /* drains partitions' output every 4 ms; a prompt shows after one quiet tick */
+
+/* The CPU that drains partitions' output (the first CPU of the first Linux partition), or -1. */
+extern int con_drain_cpu;
+extern struct partition *con_focus;
+
+/* Chooses the drain CPU and routes UART input to it; focus = index of the partition with input. */
+void conmux_init(unsigned focus, uint8_t escape);
+/* Moves every partition's pending output to the console. */
+void con_drain(bool flush_partial);
+/* Hypervisor interrupts on the drain CPU: UART input, and the drain tick (EL2 timer). */
+void conmux_rx_irq(struct vcpu *v);
+void conmux_tick(struct vcpu *v);
+/* MMIO handler of a partition's emulated UART; ctx is the partition. */
+bool conmux_uart_mmio(struct vcpu *v, void *ctx, uint64_t off, bool write, uint64_t *val, unsigned size);
+
+#endif /* HYP_CONMUX_H */

@@ -1,0 +1,75 @@
+/*
+ * Partitions (core/partition.c). Static partitioning: every partition owns whole CPUs, a RAM range,
+ * devices and interrupts, fixed at boot by the configuration blob.
+ */
+#ifndef HYP_PARTITION_H
+#define HYP_PARTITION_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "hyp/limits.h"
+#include "hyp/mmio.h"
+#include "hyp/vuart.h"
+
+enum part_kind { PART_RTOS = 1, PART_LINUX = 2 };
+enum part_state { PART_OFF = 0, PART_RUNNING, PART_FAULTED };
+
+/* A passed-through range: guest IPA -> physical PA, mapped at stage 2 as device memory. */
+struct mem_range {
+    uint64_t ipa, pa, size;
+};
+
+struct part_image {
+    const uint8_t *data; /* pristine copy in the hypervisor's payload */
+    uint64_t size;       /* 0: absent */
+    uint64_t ipa;        /* where it is loaded */
+};
+
+struct partition {
+    const char *name;
+    const char *tag;
+    enum part_kind kind;
+    uint64_t cpu_mask;
+    uint64_t ram_ipa, ram_pa, ram_size;
+    struct mem_range dev[HYP_MAX_DEVICES];
+    unsigned ndev;
+    uint32_t irqs[HYP_INTID_WORDS]; /* bitmap of the SPIs (INTID >= 32) the partition owns */
+    struct part_image kernel, initrd, dtb;
+    uint64_t entry_ipa; /* PC at entry (EL1h, MMU off, x0 = dtb.ipa) */
+    struct {
+        uint32_t off, size; /* random bytes in the DTB image (Linux's seeds), changed at every start */
+    } seed[HYP_MAX_SEEDS];
+    /* runtime */
+    uint64_t starts; /* partition starts so far: boot, then one per reset */
+    uint64_t *s2_root;
+    uint64_t vttbr;
+    volatile int state; /* enum part_state; read by other CPUs */
+    struct vuart uart;
+    struct mmio_region mmio[HYP_MAX_MMIO];
+    unsigned nmmio;
+    unsigned fault_reports; /* rate limit for logged faults */
+};
+
+extern struct partition hyp_part[HYP_MAX_PARTITIONS];
+extern unsigned hyp_nparts;
+
+/* Builds p's stage-2 table, resets its UART and loads its images; p is then RUNNING. */
+void part_setup(struct partition *p);
+/* Wipes p's RAM and copies its pristine images in again (a reset must not leak the old run's state). */
+void part_load(struct partition *p);
+bool part_any_running(void);
+/* The partition owning CPU `cpu`, or NULL. */
+struct partition *part_of_cpu(unsigned cpu);
+
+static inline bool part_owns_irq(const struct partition *p, unsigned intid)
+{
+    return intid >= 32u && intid < HYP_MAX_INTID && ((p->irqs[intid / 32u] >> (intid % 32u)) & 1u) != 0;
+}
+
+static inline unsigned part_index(const struct partition *p)
+{
+    return (unsigned)(p - hyp_part);
+}
+
+#endif /* HYP_PARTITION_H */

@@ -1,0 +1,38 @@
+/*
+ * QEMU virt (QEMU 7.2, gic-version=3, virtualization=on): the board facts the rtos, the hypervisor and
+ * both linker scripts use. The one C source of them; tools/rtmux's board description must agree
+ * (tests/unit/python/test_board_header.py compares the two). Inside an rtmux partition the hypervisor
+ * presents the same addresses as intermediate physical addresses. Usable from C, assembly and linker
+ * scripts (no C-only suffixes on addresses the linker scripts use).
+ */
+#ifndef BOARD_H
+#define BOARD_H
+
+#define BOARD_NAME "qemu-virt"
+
+/* RAM starts here; images with the arm64 Image header are loaded BOARD_TEXT_OFFSET above it (the
+ * header's text_offset), which is where both images are linked. */
+#define BOARD_RAM_BASE    0x40000000
+#define BOARD_TEXT_OFFSET 0x80000
+#define BOARD_LINK_ADDR   (BOARD_RAM_BASE + BOARD_TEXT_OFFSET)
+
+/* GICv3: one distributor, redistributor frames from GICR_BASE one BOARD_GICR_STRIDE apart, in CPU
+ * (Aff0) order. */
+#define BOARD_GICD_BASE   0x08000000ul
+#define BOARD_GICR_BASE   0x080a0000ul
+#define BOARD_GICR_STRIDE 0x20000ul /* RD_base frame then SGI_base frame, 64 KiB each */
+#define BOARD_GICR_MAX    32u       /* frames the rtos scans for its CPU's affinity (stops at Last) */
+
+/* PL011 console UART, SPI 1. */
+#define BOARD_UART_BASE  0x09000000ul
+#define BOARD_UART_SIZE  0x1000ul
+#define BOARD_UART_INTID 33u
+
+/* Generic timer PPIs (the board's DTB /timer node: secure 29, EL1 physical 30, virtual 27, EL2 26) and
+ * the GIC maintenance PPI (25). */
+#define BOARD_INTID_GIC_MAINT  25u
+#define BOARD_INTID_HYP_TIMER  26u
+#define BOARD_INTID_VIRT_TIMER 27u
+#define BOARD_INTID_PHYS_TIMER 30u
+
+#endif /* BOARD_H */

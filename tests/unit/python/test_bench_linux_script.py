@@ -1,0 +1,195 @@
+"""The benchmark's Linux scripts and the reading of their consoles (rtmux.bench.linux_script)."""
+
+from __future__ import annotations
+
+import pytest
+
+from rtmux.bench import linux_script
+from rtmux.errors import RtmuxError
+
+HIST = """\
+# Histogram
+000004 000900
+000005 000099
+000017 000001
+# Total: 000001000
+# Min Latencies: 00004
+# Avg Latencies: 00004
+# Max Latencies: 00017
+# Histogram Overflows: 00000
+# Histogram Overflow at cycle number:
+# Thread 0:
+"""
+
+
+def test_plan_phases() -> None:
+    full = linux_script.Plan(1000, hackbench=True, idle=True, load=True, loaded=True)
+    assert full.phases == ["hackbench", "idle", "loaded", "dump"]
+    assert linux_script.Plan(1000, load=True, loaded=True, hold_until_s=2.8).phases == [
+        "loaded",
+        "hold",
+        "dump",
+    ]
+    with pytest.raises(ValueError):
+        linux_script.Plan(1000, loaded=True)
+
+
+def test_script_announces_every_phase_in_order() -> None:
+    for plan in (
+        linux_script.Plan(1000, hackbench=True, idle=True, load=True, loaded=True, hackbench_loops=100),
+        linux_script.Plan(2000, hold_until_s=3.8),
+        linux_script.Plan(2000, load=True, loaded=True, hold_until_s=3.8),
+    ):
+        text = linux_script.script(plan)
+        phases = [line.split()[2] for line in text.splitlines() if line.startswith("say phase ")]
+        assert phases == plan.phases
+        assert text.splitlines()[-1] == "say done 1"
+        # The console's echo of the script must never look like a report line.
+        assert "@bench" not in text
+
+
+def test_script_contents() -> None:
+    text = linux_script.script(
+        linux_script.Plan(1000, hackbench=True, idle=True, load=True, loaded=True, hackbench_loops=100)
+    )
+    assert "hackbench -g 2 -f 10 -l 100 | sed -n 's/^Time: //p'" in text
+    assert "cyclictest -m -p98 -i1000 -a 0 -t 1 -l 1000 -q -h 20000 --histfile=/tmp/rtmux-idle.hist" in text
+    assert text.index("rtmux-idle.hist >/dev/null") < text.index("pids=") < text.index("rtmux-loaded.hist >")
+    assert text.index(linux_script.STOP_LOAD) < text.index("say hist idle")
+    held = linux_script.script(linux_script.Plan(1000, load=True, hold_until_s=2.8))
+    assert "awk -v t=2.80 '{exit !($1 < t)}' /proc/uptime; do sleep 0.1; done" in held
+    assert "cyclictest" not in held
+
+
+def console(tagged: bool, *, hist: str = HIST, extra: str = "") -> str:
+    linux = [
+        '> say kernel "$(uname -r)"',
+        "@bench kernel=6.1.0-56-arm64",
+        "@bench cpus=1",
+        "@bench uptime=1.01",
+        "@bench load_start=1.05",
+        "@bench phase=loaded",
+        "@bench loaded_status=0",
+        "@bench load_end=3.06",
+        "@bench hist=loaded",
+        *hist.splitlines(),
+        "[   12.345678] a kernel warning in the middle",
+        "@bench end=loaded",
+        "@bench done=1",
+    ]
+    rtos = [
+        "RTT|  00:00:01  (rtos periodic thread, 1000 us period, priority 255, load off)",
+        "RTH|----lat min|----lat avg|----lat max|-overrun|---msw|---lat best|--lat worst",
+        "RTD|      0.400|      0.450|      0.608|       0|     0|      0.400|      0.608",
+        "---|-----------|-----------|-----------|--------|------|-------------------------",
+        "RTS|      0.400|      0.453|      0.608|       0|     0|    00:00:02/00:00:02",
+        "HSH| 1 us cells, 2500 samples, 1000 cells",
+        "HSD| 0 2500",
+        "HSE|",
+    ]
+    if not tagged:
+        return "\n".join(linux) + extra
+    lines = (
+        [f"[linux] {x}" for x in linux[:5]]
+        + [f"[rtos] {x}" for x in rtos]
+        + [f"[linux] {x}" for x in linux[5:]]
+    )
+    return "\n".join(lines) + extra
+
+
+def test_parse_console_tagged_and_bare() -> None:
+    for tagged in (False, True):
+        found = linux_script.parse_console(console(tagged))
+        assert found.values["kernel"] == "6.1.0-56-arm64"
+        assert found.values["load_start"] == "1.05"
+        assert "phase" not in found.values
+        assert found.histograms["loaded"] == HIST.rstrip("\n"), "the kernel message is left out"
+        assert ("RTS|" in found.rtos) is tagged
+
+
+def test_parse_console_refuses_an_unmatched_end() -> None:
+    with pytest.raises(RtmuxError, match="without its"):
+        linux_script.parse_console("@bench hist=idle\n@bench end=loaded\n")
+
+
+def test_read_results() -> None:
+    plan = linux_script.Plan(1000, load=True, loaded=True, hold_until_s=3.0)
+    r = linux_script.read_results(console(True), plan, what="rtmux", rtos_samples=2500, wall_s=12.0)
+    assert (r.kernel, r.cpus, r.boot_s, r.load_start_s, r.load_end_s, r.wall_s) == (
+        "6.1.0-56-arm64", 1, 1.01, 1.05, 3.06, 12.0,
+    )  # fmt: skip
+    assert r.idle is None and r.hackbench_s is None
+    assert r.loaded is not None and r.loaded.max_us == 17
+    assert r.rtos is not None and r.rtos.summary.lat_max == 0.608
+
+
+@pytest.mark.parametrize(
+    ("text", "kwargs", "message"),
+    [
+        (console(False).replace("@bench done=1", ""), {}, "did not finish"),
+        (console(False).replace("loaded_status=0", "loaded_status=1"), {}, "exited with status 1"),
+        (console(False).replace("000005 000099", "000005 000098"), {}, "add up to 999"),
+        (console(False).replace("@bench cpus=1\n", ""), {}, "cpus"),
+        (console(False), {"rtos_samples": 2500}, "rtos partition: malformed"),
+        (console(True), {"rtos_samples": 1000}, "2500 samples, 1000 were requested"),
+    ],
+)
+def test_read_results_refuses(text: str, kwargs: dict[str, int], message: str) -> None:
+    plan = linux_script.Plan(1000, load=True, loaded=True)
+    with pytest.raises(RtmuxError, match=message):
+        linux_script.read_results(text, plan, what="x", rtos_samples=kwargs.get("rtos_samples"))
+
+
+def test_read_results_needs_the_idle_histogram_it_planned() -> None:
+    plan = linux_script.Plan(1000, idle=True, load=True, loaded=True)
+    text = console(False).replace("@bench loaded_status=0", "@bench loaded_status=0\n@bench idle_status=0")
+    with pytest.raises(RtmuxError, match="no dump of the idle"):
+        linux_script.read_results(text, plan, what="x", rtos_samples=None)
+
+
+def test_phase_sink() -> None:
+    seen: list[str] = []
+    sink = linux_script._PhaseSink(seen.append)
+    sink.write("[linux] @bench phase=idle\n@bench pha")
+    sink.write("se=loaded\n> say phase hold\n")
+    assert seen == ["idle", "loaded"]
+
+
+CONFIG = """\
+[board]
+cpus = 2                # -smp 2
+
+[[partition]]
+name = "rtos"
+cpus = [0]              # CPU 0
+memory = "16M"
+
+[[partition]]
+name = "linux"
+cpus = [ 1 ]
+bootargs = "cpus = [7]"
+
+[[partition.device]]
+name = "net"
+"""
+
+
+def test_swap_cpus() -> None:
+    out = linux_script.swap_cpus(CONFIG)
+    assert "cpus = [1]  # exchanged for the benchmark's artifact check\nmemory" in out
+    assert "cpus = [0]  # exchanged for the benchmark's artifact check\nbootargs" in out
+    assert "cpus = 2                # -smp 2" in out, "the board's CPU count stays"
+    assert out.count("\n") == CONFIG.count("\n")
+
+
+def test_swap_cpus_refuses_other_shapes() -> None:
+    with pytest.raises(RtmuxError, match="found 1"):
+        linux_script.swap_cpus(CONFIG.replace("cpus = [ 1 ]", "cpus = [1, 2]"))
+
+
+def test_swap_cpus_on_the_default_configuration() -> None:
+    from rtmux import config
+    from rtmux.run import system
+
+    swapped = config.loads(linux_script.swap_cpus(system.DEFAULT_CONFIG.read_text()))
+    assert {p.kind: p.cpus for p in swapped.partitions} == {"rtos": (1,), "linux": (0,)}

@@ -1,0 +1,58 @@
+"""The board facts are written once in C (platform/qemu-virt/board.h: the rtos, the hypervisor and both
+linker scripts use it) and once in the tools' board description (tools/rtmux/board.py); they must agree."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from rtmux import board, paths
+from rtmux.image import bundle
+
+HEADER = paths.REPO_ROOT / "platform" / "qemu-virt" / "board.h"
+DEFINE = re.compile(r"^#define[ \t]+(BOARD_\w+)[ \t]+(.+?)[ \t]*(?:/\*.*)?$", re.M)
+
+
+def defines() -> dict[str, int | str]:
+    """#define BOARD_* lines: integers (C suffixes dropped; sums of numbers and earlier names) or strings."""
+    out: dict[str, int | str] = {}
+    for name, value in DEFINE.findall(HEADER.read_text()):
+        if value.startswith('"'):
+            out[name] = value.strip('"')
+            continue
+        expr = re.sub(r"\b(0x[0-9a-fA-F]+|\d+)[uUlL]*\b", r"\1", value)
+        expr = re.sub(r"\bBOARD_\w+\b", lambda m: str(out[m.group(0)]), expr)
+        terms = expr.replace("(", "").replace(")", "").split("+")
+        assert all(re.fullmatch(r"\s*(0x[0-9a-fA-F]+|\d+)\s*", t) for t in terms), f"{name}: {value!r}"
+        out[name] = sum(int(t, 0) for t in terms)
+    return out
+
+
+@pytest.fixture(scope="module")
+def c() -> dict[str, int | str]:
+    return defines()
+
+
+def test_header_agrees_with_the_tools_board(c: dict[str, int | str]) -> None:
+    b = board.qemu_virt()
+    uart = b.device("pl011")
+    assert uart is not None
+    assert c["BOARD_NAME"] == b.name
+    assert c["BOARD_RAM_BASE"] == b.ram.base
+    assert c["BOARD_GICD_BASE"] == b.gicd.base
+    assert c["BOARD_GICR_BASE"] == b.gicr.base
+    assert c["BOARD_GICR_STRIDE"] == b.gicr_stride
+    assert c["BOARD_UART_BASE"] == uart.regions[0].base
+    assert c["BOARD_UART_SIZE"] == uart.regions[0].size
+    assert c["BOARD_UART_INTID"] == uart.interrupts[0]
+
+
+def test_link_address_is_where_the_bundle_loads(c: dict[str, int | str]) -> None:
+    assert c["BOARD_TEXT_OFFSET"] == bundle.LOAD_OFFSET
+    assert c["BOARD_LINK_ADDR"] == board.qemu_virt().ram.base + bundle.LOAD_OFFSET
+
+
+def test_reader_sees_every_define(c: dict[str, int | str]) -> None:
+    names = re.findall(r"^#define[ \t]+(BOARD_\w+)[ \t]", HEADER.read_text(), re.M)
+    assert sorted(c) == sorted(names)

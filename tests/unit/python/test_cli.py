@@ -1,0 +1,54 @@
+"""The command line's shared options: one spelling and one validation across commands."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from rtmux import cli, config
+
+COMMANDS_WITH_TIMEOUT = [
+    ["rtos", "run"],
+    ["rtos", "selftest"],
+    ["rtos", "latency"],
+    ["rtos", "ctxsw"],
+    ["linux", "run"],
+    ["run"],
+    ["bench"],
+]
+
+
+@pytest.mark.parametrize("command", COMMANDS_WITH_TIMEOUT, ids=" ".join)
+@pytest.mark.parametrize("value", ["0", "-1", "soon"])
+def test_timeout_is_validated_the_same_everywhere(command: list[str], value: str, capsys) -> None:
+    with pytest.raises(SystemExit) as info:
+        cli.build_parser().parse_args([*command, "--timeout", value])
+    assert info.value.code == 2
+    assert "--timeout" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command", COMMANDS_WITH_TIMEOUT, ids=" ".join)
+def test_timeout_is_seconds(command: list[str]) -> None:
+    assert cli.build_parser().parse_args([*command, "--timeout", "2.5"]).timeout == 2.5
+
+
+@pytest.mark.parametrize("command", [["rtos", "run"], ["linux", "run"]], ids=" ".join)
+def test_bootargs_and_its_old_spelling(command: list[str]) -> None:
+    parser = cli.build_parser()
+    assert parser.parse_args([*command, "--bootargs", "a=1 b"]).bootargs == "a=1 b"
+    assert parser.parse_args([*command, "--append", "a=1 b"]).bootargs == "a=1 b"
+    assert parser.parse_args(command).bootargs == ""
+
+
+def test_system_run_bootargs_per_partition() -> None:
+    args = cli.build_parser().parse_args(["run", "--bootargs", "rtos=samples=0", "--bootargs", "linux=quiet"])
+    assert args.bootargs == ["rtos=samples=0", "linux=quiet"]
+
+
+@pytest.mark.parametrize("command", ["run", "check"])
+def test_config_positional_default_and_old_option(command: str) -> None:
+    parser = cli.build_parser()
+    assert cli._config_of(parser.parse_args([command])) == config.DEFAULT_CONFIG
+    assert cli._config_of(parser.parse_args([command, "x.toml"])) == Path("x.toml")
+    assert cli._config_of(parser.parse_args([command, "--config", "y.toml"])) == Path("y.toml")

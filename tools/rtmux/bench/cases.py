@@ -1,0 +1,540 @@
+"""`./rtmux bench` (`make bench`): rtmux beside bare-metal, Linux and PREEMPT_RT Linux on one emulated board.
+
+Every case samples a 1 ms periodic timer (SAMPLES_FULL samples, SAMPLES_QUICK with --quick), idle and
+under load:
+
+  rtos bare metal          build/rtos/latency.img alone (-smp 1); load: its own (FPU threads, interrupts)
+  rtos in its partition    the rtmux system of configs/qemu-virt.toml, the rtos partition (CPU 0) running
+                           the latency app; Linux (CPU 1) idle, or running the Linux load
+  Linux std, PREEMPT_RT    Debian's kernels bare (-smp 1), cyclictest pinned to CPU 0; Linux load
+  Linux std under rtmux    the same cyclictest in the Linux partition of the rtmux system
+
+plus the rtos context-switch time, Linux's boot-to-shell time and a hackbench run (bare and under rtmux),
+the hypervisor's size, and a determinism check (the quick bare rtos cases run twice must agree exactly).
+Each case is one QEMU boot (a Linux boot measures idle, then loaded); in icount mode the boots run
+`--jobs` at a time, which does not change guest time. The figures go into a marker-delimited section of
+BENCHMARKS.md, a CSV beside it, a histogram plot and gnuplot files (rtmux.bench.report).
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Callable
+from datetime import datetime
+from pathlib import Path
+from typing import TextIO
+
+from rtmux import paths, qemu
+from rtmux.bench import linux_script
+from rtmux.bench.model import (
+    HACKBENCH_LOOPS_FULL,
+    HACKBENCH_LOOPS_QUICK,
+    MODE_ICOUNT,
+    MODE_REALTIME,
+    PARTITION_HOLD_MARGIN_S,
+    PARTITION_WARMUP,
+    PERIOD_US,
+    SAMPLES_FULL,
+    SAMPLES_QUICK,
+    SWITCHES,
+    Options,
+    Row,
+    Run,
+    RunDoc,
+    RunOutput,
+    records,
+)
+from rtmux.bench.progress import plan_cost, predicted_s
+from rtmux.errors import RtmuxError
+from rtmux.formats import cyclictest, latmus, latstats
+from rtmux.image import initramfs
+from rtmux.run import linux, rtos, system
+
+
+def _rtmux_cmd(args: list[str]) -> str:
+    return shlex.join(["./rtmux", *args])
+
+
+def _shown_argv(argv: list[str]) -> str:
+    """QEMU's command line as documentation shows it: program by name, paths relative to the repository."""
+    shown = [qemu.QEMU_BIN]
+    for arg in argv[1:]:
+        shown.append(paths.display(Path(arg)) if arg.startswith(str(paths.REPO_ROOT)) else arg)
+    return shlex.join(shown)
+
+
+def _script_cmd(script_path: Path) -> str:
+    return f'"$(cat {paths.display(script_path)})"'
+
+
+class Bench:
+    """Prepares the images, defines the runs and gathers their outputs into BenchResults."""
+
+    def __init__(self, opts: Options, out: TextIO) -> None:
+        self.opts = opts
+        self.out = out
+        self.icount = not opts.realtime
+        self.mode = MODE_ICOUNT if self.icount else MODE_REALTIME
+        self.samples = SAMPLES_QUICK if opts.quick else SAMPLES_FULL
+        self.data = opts.data_dir / self.mode
+        self.guests: dict[str, initramfs.Guest] = {}
+        self.systems: dict[str, tuple[list[str], Path]] = {}
+        self.hyp_lines = 0
+
+    # ------------------------------------------------------------------ preparation (sequential)
+
+    def prepare(self) -> None:
+        if self.opts.build:
+            system.make(["rtos", "hyp"])
+        self.hyp_lines = linux_script.hypervisor_lines()  # the sources of the hypervisor just built
+        for flavour in ("std", "rt"):
+            self.guests[flavour] = initramfs.build(flavour)
+        n, w = self.samples, PARTITION_WARMUP
+        for name, args in (
+            ("rtos-idle", f"period_us={PERIOD_US} samples={n + w}"),
+            ("rtos-loaded", f"period_us={PERIOD_US} samples={n + w}"),
+            ("linux", f"period_us={PERIOD_US} samples=0"),
+            ("linux-cpu0", f"period_us={PERIOD_US} samples=0"),
+        ):
+            if name == "linux-cpu0" and self.opts.quick:
+                continue
+            self.systems[name] = linux_script.system_argv(
+                f"{self.mode}-{name}",
+                args,
+                icount=self.icount,
+                folder=self.data / "configs",
+                swapped=name == "linux-cpu0",
+            )
+        self.data.mkdir(parents=True, exist_ok=True)
+
+    # ----------------------------------------------------------------------------- the runs
+
+    def plans(self) -> dict[str, linux_script.Plan]:
+        """What Linux does in each Linux boot."""
+        n = self.samples
+        loops = HACKBENCH_LOOPS_QUICK if self.opts.quick else HACKBENCH_LOOPS_FULL
+        hold = (n + PARTITION_WARMUP) * PERIOD_US / 1e6 + PARTITION_HOLD_MARGIN_S
+        return {
+            # PREEMPT_RT's hackbench is not compared with anything and costs three times the standard one's.
+            "linux-std": linux_script.Plan(
+                n, hackbench=True, idle=True, load=True, loaded=True, hackbench_loops=loops
+            ),
+            "linux-rt": linux_script.Plan(n, idle=True, load=True, loaded=True),
+            "rtmux-rtos-idle": linux_script.Plan(n, hold_until_s=hold),
+            "rtmux-loaded": linux_script.Plan(n, load=True, loaded=True, hold_until_s=hold),
+            "rtmux-linux": linux_script.Plan(n, hackbench=True, idle=True, hackbench_loops=loops),
+            "rtmux-linux-cpu0": linux_script.Plan(n, load=True, loaded=True),
+        }
+
+    def runs(self) -> list[Run]:
+        n, icount = self.samples, self.icount
+        guest_s = n * PERIOD_US / 1e6
+        plans = self.plans()
+        runs = [
+            Run(
+                "rtos-bare-idle",
+                "rtos bare metal, idle",
+                predicted_s(icount, boot="rtos", idle_s=guest_s),
+                lambda phase: self.rtos_bare(False, n, "rtos-bare-idle"),
+            ),
+            Run(
+                "rtos-bare-load",
+                "rtos bare metal, its own load",
+                predicted_s(icount, boot="rtos", rtos_load_s=guest_s),
+                lambda phase: self.rtos_bare(True, n, "rtos-bare-load"),
+            ),
+            Run(
+                "ctxsw",
+                "rtos context switch",
+                predicted_s(icount, boot="rtos", rtos_load_s=0.2),
+                lambda phase: self.ctxsw(),
+            ),
+            Run(
+                "linux-std",
+                "Linux std bare (-smp 1): boot, hackbench, cyclictest idle and loaded",
+                plan_cost(icount, plans["linux-std"], "linux"),
+                lambda phase: self.linux_bare("std", plans["linux-std"], phase),
+            ),
+            Run(
+                "linux-rt",
+                "Linux PREEMPT_RT bare (-smp 1): boot, cyclictest idle and loaded",
+                plan_cost(icount, plans["linux-rt"], "linux"),
+                lambda phase: self.linux_bare("rt", plans["linux-rt"], phase),
+            ),
+            Run(
+                "rtmux-rtos-idle",
+                "rtmux: rtos partition latency, Linux idle",
+                plan_cost(icount, plans["rtmux-rtos-idle"], "rtmux"),
+                lambda phase: self.rtmux_rtos_idle(plans["rtmux-rtos-idle"], phase),
+            ),
+            Run(
+                "rtmux-loaded",
+                "rtmux: rtos partition latency and Linux cyclictest, Linux loaded",
+                plan_cost(icount, plans["rtmux-loaded"], "rtmux"),
+                lambda phase: self.rtmux_loaded(plans["rtmux-loaded"], phase),
+            ),
+            Run(
+                "rtmux-linux",
+                "rtmux: Linux boot, hackbench, cyclictest idle",
+                plan_cost(icount, plans["rtmux-linux"], "rtmux"),
+                lambda phase: self.rtmux_linux_idle(plans["rtmux-linux"], phase),
+            ),
+        ]
+        if not self.opts.quick:
+            # Left out of --quick, whose time limit (3 minutes on 2 cores) it would break.
+            runs.append(
+                Run(
+                    "rtmux-linux-cpu0",
+                    "rtmux, artifact check: Linux on CPU 0, rtos on CPU 1: cyclictest, Linux loaded",
+                    plan_cost(icount, plans["rtmux-linux-cpu0"], "rtmux"),
+                    lambda phase: self.rtmux_linux_cpu0(plans["rtmux-linux-cpu0"], phase),
+                )
+            )
+        if icount:
+            # Determinism: the quick bare rtos cases twice (the quick run's own cases are the first time).
+            q = SAMPLES_QUICK
+            for load in (False, True):
+                kind = "load" if load else "idle"
+                for k in (1, 2) if not self.opts.quick else (2,):
+                    runs.append(
+                        Run(
+                            f"repeat-{kind}-{k}",
+                            f"determinism: rtos bare {kind}, {q} samples, run {k}",
+                            predicted_s(
+                                icount,
+                                boot="rtos",
+                                idle_s=0 if load else q / 1000,
+                                rtos_load_s=q / 1000 if load else 0,
+                            ),
+                            self._repeat_work(load, k),
+                        )
+                    )
+        return runs
+
+    def _repeat_work(self, load: bool, k: int) -> Callable[[Callable[[str], None]], RunOutput]:
+        return lambda phase: self.rtos_repeat(load, k)
+
+    # ---------------------------------------------------------------------------- rtos bare
+
+    def _rtos_latency(self, load: bool, samples: int, hist: Path) -> latmus.LatencyReport:
+        run = rtos.latency(
+            period_us=PERIOD_US,
+            samples=samples,
+            load=load,
+            icount=self.icount,
+            timeout_s=rtos.default_latency_timeout(samples, PERIOD_US, load) * 2,
+            histogram_path=hist,
+            on_line=None,
+        )
+        return run.report
+
+    def rtos_bare(self, load: bool, samples: int, row_id: str) -> RunOutput:
+        hist = self.data / f"{row_id}.dat"
+        report = self._rtos_latency(load, samples, hist)
+        stats = latstats.rtos_stats(report)
+        label = "rtos bare metal, rtos load" if load else "rtos bare metal, idle"
+        row = Row(row_id, label, "rtos bare", load, stats, dict(report.histogram.counts), hist, row_id)
+        args = ["rtos", "latency"] + ["--icount"] * self.icount
+        args += ["--period-us", str(PERIOD_US), "--samples", str(samples)] + ["--load"] * load
+        args += ["--histogram", paths.display(hist)]
+        bootargs = rtos.format_bootargs({"period_us": PERIOD_US, "samples": samples, "load": load})
+        doc = RunDoc(row_id, label, _rtmux_cmd(args), rtos.shown_command("latency", bootargs, self.icount))
+        out = RunOutput(rows=[row], docs=[doc], summary=_summary(stats))
+        if self.opts.quick and self.icount:
+            out.records = records(report)
+        return out
+
+    def rtos_repeat(self, load: bool, k: int) -> RunOutput:
+        kind = "load" if load else "idle"
+        report = self._rtos_latency(
+            load, SAMPLES_QUICK, self.data / "determinism" / f"rtos-bare-{kind}-{k}.dat"
+        )
+        return RunOutput(records=records(report), summary=_summary(latstats.rtos_stats(report)))
+
+    def ctxsw(self) -> RunOutput:
+        ctx = rtos.ctxsw(switches=SWITCHES, icount=self.icount, timeout_s=rtos.CTXSW_TIMEOUT_S, echo=None)
+        args = ["rtos", "ctxsw"] + ["--icount"] * self.icount + ["--switches", str(SWITCHES)]
+        shown = rtos.shown_command("ctxsw", rtos.format_bootargs({"switches": SWITCHES}), self.icount)
+        return RunOutput(
+            ctxsw=ctx,
+            docs=[RunDoc("ctxsw", "rtos context switch", _rtmux_cmd(args), shown)],
+            summary=f"{ctx.ns_per_switch:.3f} ns per switch",
+        )
+
+    # ------------------------------------------------------------------------------- Linux
+
+    def _linux_timeout(self, plan: linux_script.Plan) -> float:
+        """Three times the predicted wall time, plus 5 minutes."""
+        return 300.0 + 3.0 * plan_cost(self.icount, plan, "rtmux")
+
+    def _write_script(self, run_id: str, plan: linux_script.Plan) -> Path:
+        path = self.data / f"{run_id}.sh"
+        path.write_text(linux_script.script(plan) + "\n", encoding="utf-8")
+        return path
+
+    def _cyclictest_row(
+        self,
+        row_id: str,
+        label: str,
+        system_name: str,
+        load: bool,
+        hist: cyclictest.Histogram,
+        run_id: str,
+        started: datetime,
+        command: str,
+    ) -> Row:
+        path = self.data / f"{row_id}.dat"
+        cyclictest.write_gnuplot(
+            path,
+            hist,
+            title=label,
+            started=started,
+            mode=qemu.mode_description(self.icount),
+            load=load,
+            command=command,
+        )
+        return Row(row_id, label, system_name, load, hist.stats(), dict(hist.counts), path, run_id)
+
+    def linux_bare(self, flavour: str, plan: linux_script.Plan, phase: Callable[[str], None]) -> RunOutput:
+        run_id = f"linux-{flavour}"
+        guest = self.guests[flavour]
+        script_path = self._write_script(run_id, plan)
+        argv = linux.boot_argv(guest, smp=1, memory=linux.DEFAULT_MEMORY, icount=self.icount, append="")
+        started = datetime.now().astimezone()
+        result = linux_script.run(
+            argv, plan, what=f"Linux {flavour} bare", timeout_s=self._linux_timeout(plan), on_phase=phase
+        )
+        _check_kernel(result, guest.kernel.release, run_id)
+        name = "Linux std" if flavour == "std" else "Linux PREEMPT_RT"
+        rtmux_args = ["linux", "run", "--kernel", flavour] + ["--icount"] * self.icount + ["--smp", "1"]
+        doc = RunDoc(
+            run_id,
+            f"{name} bare (-smp 1)",
+            f"{_rtmux_cmd(rtmux_args)} --linux-cmd {_script_cmd(script_path)}",
+            _shown_argv(argv),
+            linux_script.script(plan),
+        )
+        assert result.idle is not None and result.loaded is not None
+        cmd_idle = cyclictest.command(plan.samples, linux_script.histfile("idle"))
+        cmd_loaded = cyclictest.command(plan.samples, linux_script.histfile("loaded"))
+        rows = [
+            self._cyclictest_row(
+                f"{run_id}-idle",
+                f"{name} (bare, -smp 1), idle",
+                name,
+                False,
+                result.idle,
+                run_id,
+                started,
+                cmd_idle,
+            ),
+            self._cyclictest_row(
+                f"{run_id}-load",
+                f"{name} (bare, -smp 1), Linux load",
+                name,
+                True,
+                result.loaded,
+                run_id,
+                started,
+                cmd_loaded,
+            ),
+        ]
+        return RunOutput(rows=rows, linux=result, docs=[doc], summary=_linux_summary(result))
+
+    def _system_doc(
+        self, run_id: str, title: str, name: str, rtos_args: str, plan: linux_script.Plan
+    ) -> RunDoc:
+        argv, _ = self.systems[name]
+        script_path = self._write_script(run_id, plan)
+        args = (
+            ["run"]
+            + ["--icount"] * self.icount
+            + ["--rtos-app", "latency", "--bootargs", f"rtos={rtos_args}"]
+        )
+        return RunDoc(
+            run_id,
+            title,
+            f"{_rtmux_cmd(args)} --linux-cmd {_script_cmd(script_path)}",
+            _shown_argv(argv),
+            linux_script.script(plan),
+        )
+
+    def _rtos_partition_row(
+        self,
+        row_id: str,
+        label: str,
+        load: bool,
+        report: latmus.LatencyReport,
+        run_id: str,
+        started: datetime,
+        rtos_args: str,
+    ) -> Row:
+        path = self.data / f"{row_id}.dat"
+        latmus.write_histogram(
+            path,
+            report,
+            started=started,
+            period_us=PERIOD_US,
+            mode=qemu.mode_description(self.icount),
+            load=load,
+            command=f"./rtmux run --rtos-app latency --bootargs rtos='{rtos_args}'",
+        )
+        stats = latstats.rtos_stats(report)
+        return Row(row_id, label, "rtos in rtmux", load, stats, dict(report.histogram.counts), path, run_id)
+
+    def rtmux_rtos_idle(self, plan: linux_script.Plan, phase: Callable[[str], None]) -> RunOutput:
+        run_id = "rtmux-rtos-idle"
+        rtos_samples = self.samples + PARTITION_WARMUP
+        rtos_args = f"period_us={PERIOD_US} samples={rtos_samples}"
+        doc = self._system_doc(run_id, "rtmux: rtos partition, Linux idle", "rtos-idle", rtos_args, plan)
+        started = datetime.now().astimezone()
+        result = linux_script.run(
+            self.systems["rtos-idle"][0],
+            plan,
+            what="rtmux, Linux idle",
+            timeout_s=self._linux_timeout(plan),
+            rtos_samples=rtos_samples,
+            on_phase=phase,
+        )
+        assert result.rtos is not None
+        row = self._rtos_partition_row(
+            "rtos-rtmux-idle",
+            "rtos in rtmux partition, Linux idle",
+            False,
+            result.rtos,
+            run_id,
+            started,
+            rtos_args,
+        )
+        return RunOutput(rows=[row], linux=result, docs=[doc], summary=_summary(row.stats))
+
+    def rtmux_loaded(self, plan: linux_script.Plan, phase: Callable[[str], None]) -> RunOutput:
+        run_id = "rtmux-loaded"
+        rtos_samples = self.samples + PARTITION_WARMUP
+        rtos_args = f"period_us={PERIOD_US} samples={rtos_samples}"
+        doc = self._system_doc(
+            run_id, "rtmux: rtos partition and Linux cyclictest, Linux loaded", "rtos-loaded", rtos_args, plan
+        )
+        started = datetime.now().astimezone()
+        result = linux_script.run(
+            self.systems["rtos-loaded"][0],
+            plan,
+            what="rtmux, Linux loaded",
+            timeout_s=self._linux_timeout(plan),
+            rtos_samples=rtos_samples,
+            on_phase=phase,
+        )
+        _check_kernel(result, self.guests["std"].kernel.release, run_id)
+        assert result.rtos is not None and result.loaded is not None
+        rows = [
+            self._rtos_partition_row(
+                "rtos-rtmux-load",
+                "rtos in rtmux partition, Linux load",
+                True,
+                result.rtos,
+                run_id,
+                started,
+                rtos_args,
+            ),
+            self._cyclictest_row(
+                "linux-rtmux-load",
+                "Linux std under rtmux, Linux load",
+                "Linux under rtmux",
+                True,
+                result.loaded,
+                run_id,
+                started,
+                cyclictest.command(plan.samples, linux_script.histfile("loaded")),
+            ),
+        ]
+        return RunOutput(
+            rows=rows,
+            linux=result,
+            docs=[doc],
+            summary=f"rtos {_summary(rows[0].stats)}; Linux {_summary(rows[1].stats)}",
+        )
+
+    def rtmux_linux_idle(self, plan: linux_script.Plan, phase: Callable[[str], None]) -> RunOutput:
+        run_id = "rtmux-linux"
+        rtos_args = f"period_us={PERIOD_US} samples=0"
+        doc = self._system_doc(
+            run_id, "rtmux: Linux boot, hackbench and cyclictest, Linux idle", "linux", rtos_args, plan
+        )
+        started = datetime.now().astimezone()
+        result = linux_script.run(
+            self.systems["linux"][0],
+            plan,
+            what="rtmux, Linux cyclictest",
+            timeout_s=self._linux_timeout(plan),
+            on_phase=phase,
+        )
+        _check_kernel(result, self.guests["std"].kernel.release, run_id)
+        assert result.idle is not None
+        row = self._cyclictest_row(
+            "linux-rtmux-idle",
+            "Linux std under rtmux, idle",
+            "Linux under rtmux",
+            False,
+            result.idle,
+            run_id,
+            started,
+            cyclictest.command(plan.samples, linux_script.histfile("idle")),
+        )
+        return RunOutput(rows=[row], linux=result, docs=[doc], summary=_linux_summary(result))
+
+    def rtmux_linux_cpu0(self, plan: linux_script.Plan, phase: Callable[[str], None]) -> RunOutput:
+        """The icount round-robin check of the design brief: the loaded Linux case under rtmux with the
+        measured work moved to CPU 0 (the partitions' CPUs exchanged, the rtos sampling on CPU 1)."""
+        run_id = "rtmux-linux-cpu0"
+        rtos_args = f"period_us={PERIOD_US} samples=0"
+        argv, config = self.systems["linux-cpu0"]
+        script_path = self._write_script(run_id, plan)
+        args = ["run", paths.display(config)] + ["--icount"] * self.icount
+        args += ["--rtos-app", "latency", "--bootargs", f"rtos={rtos_args}"]
+        doc = RunDoc(
+            run_id,
+            "rtmux, artifact check: Linux partition on CPU 0 (qemu-virt.toml with the CPUs exchanged)",
+            f"{_rtmux_cmd(args)} --linux-cmd {_script_cmd(script_path)}",
+            _shown_argv(argv),
+            linux_script.script(plan),
+        )
+        started = datetime.now().astimezone()
+        result = linux_script.run(
+            argv, plan, what="rtmux, Linux on CPU 0", timeout_s=self._linux_timeout(plan), on_phase=phase
+        )
+        _check_kernel(result, self.guests["std"].kernel.release, run_id)
+        assert result.loaded is not None
+        row = self._cyclictest_row(
+            "linux-rtmux0-load",
+            "Linux std under rtmux on CPU 0 (artifact check), Linux load",
+            "Linux under rtmux on CPU 0",
+            True,
+            result.loaded,
+            run_id,
+            started,
+            cyclictest.command(plan.samples, linux_script.histfile("loaded")),
+        )
+        return RunOutput(rows=[row], linux=result, docs=[doc], summary=_summary(row.stats))
+
+
+def _summary(stats: latstats.LatencyStats) -> str:
+    f = latstats.fmt_value
+    return (
+        f"min {f(stats, stats.min_us)} avg {f(stats, stats.avg_us, average=True)} "
+        f"p99.9 {latstats.fmt_percentile(stats, stats.p999_us)} max {f(stats, stats.max_us)} us"
+    )
+
+
+def _linux_summary(r: linux_script.LinuxResult) -> str:
+    parts = [f"{r.kernel}, shell at {r.boot_s:.2f} s"]
+    if r.hackbench_s is not None:
+        parts.append(f"hackbench {r.hackbench_s:.3f} s")
+    for name, hist in (("idle", r.idle), ("loaded", r.loaded)):
+        if hist is not None:
+            parts.append(f"{name} {_summary(hist.stats())}")
+    return "; ".join(parts)
+
+
+def _check_kernel(result: linux_script.LinuxResult, release: str, what: str) -> None:
+    if result.kernel != release:
+        raise RtmuxError(f"{what}: Linux reports `uname -r` {result.kernel!r}, {release!r} was booted")

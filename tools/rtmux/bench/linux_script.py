@@ -1,0 +1,339 @@
+"""The benchmark's Linux boots: Debian's kernel bare (`./rtmux linux run`) and the whole rtmux system
+(`./rtmux run`, configs/qemu-virt.toml with the rtos partition running its latency app).
+
+Each boot types one shell script (`script`) into Linux. The script reports through lines
+`@bench KEY=VALUE`, printed with `printf '@%s ...' bench` so that the console's echo of the typed script
+never contains them, and dumps each cyclictest histogram between `@bench hist=NAME` and `@bench end=NAME`
+(non-empty cells only). `parse_console` reads them back, together with the rtos partition's latency
+records (its lines are tagged `[rtos] `, Linux's `[linux] `; bare Linux has no tags).
+
+A script runs, in order and each only when its Plan asks: the Linux boot-to-shell time (/proc/uptime)
+and a hackbench run; an idle cyclictest; the load (LOAD_SCRIPT); a cyclictest under the load; then it
+waits, the load still running, until Linux's uptime reaches `hold_until_s` (the end of the rtos
+partition's measurement), stops the load and dumps the histograms.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rtmux import paths
+from rtmux.errors import GuestFailure, RtmuxError
+from rtmux.formats import cyclictest, latmus
+from rtmux.run import linux, system
+
+# hackbench timing and load: the recipe of the first system benchmark (hackbench plus a memory-copy loop),
+# the copy loop started once per Linux CPU.
+HACKBENCH_GROUPS = "-g 2 -f 10"
+LOAD_HACKBENCH = f"hackbench {HACKBENCH_GROUPS} -l 200"
+LOAD_COPY = "dd if=/dev/zero of=/dev/null bs=1M count=64"
+LOAD_SCRIPT = f"""\
+pids=
+n=$(grep -c ^processor /proc/cpuinfo)
+i=0
+while [ $i -lt $n ]; do (while :; do {LOAD_COPY} 2>/dev/null; done) & pids="$pids $!"; i=$((i+1)); done
+(while :; do {LOAD_HACKBENCH} >/dev/null 2>&1; done) & pids="$pids $!\""""
+LOAD_DESCRIPTION = (
+    f"`{LOAD_HACKBENCH}` in a loop plus one `{LOAD_COPY}` loop per Linux CPU (hackbench and a "
+    "memory-copy loop), all at normal priority"
+)
+STOP_LOAD = "kill $pids 2>/dev/null; killall -9 hackbench dd 2>/dev/null"
+
+_LINE_RE = re.compile(r"^@bench ([a-z_]+)=(.*)$")
+_TAG_LINUX = "[linux] "
+_TAG_RTOS = "[rtos] "
+_PRINTK_RE = re.compile(r"^\[\s*\d+\.\d+\]")
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What one Linux boot does (see the module's docstring)."""
+
+    samples: int  # cyclictest samples per measurement
+    hackbench: bool = False
+    idle: bool = False
+    load: bool = False
+    loaded: bool = False  # a cyclictest under the load (needs load)
+    hold_until_s: float = 0.0  # with an rtos partition measuring: Linux uptime (s) to wait for
+    hackbench_loops: int = 500
+
+    def __post_init__(self) -> None:
+        if self.loaded and not self.load:
+            raise ValueError("a loaded cyclictest needs the load")
+
+    @property
+    def phases(self) -> list[str]:
+        """The phases the script announces with `@bench phase=NAME`, in order."""
+        names = ["hackbench"] * self.hackbench + ["idle"] * self.idle + ["loaded"] * self.load
+        return names + (["hold"] if self.hold_until_s else []) + ["dump"]
+
+
+def hackbench(loops: int) -> str:
+    """The timed hackbench run (a throughput figure: guest seconds for a fixed amount of work)."""
+    return f"hackbench {HACKBENCH_GROUPS} -l {loops}"
+
+
+def histfile(name: str) -> str:
+    return f"/tmp/rtmux-{name}.hist"
+
+
+def script(plan: Plan) -> str:
+    """The shell script typed into Linux for `plan` (busybox sh)."""
+    lines = [
+        'say() { printf \'@%s %s=%s\\n\' bench "$1" "$2"; }',
+        'say kernel "$(uname -r)"',
+        'say cpus "$(grep -c ^processor /proc/cpuinfo)"',
+        "say uptime \"$(cut -d' ' -f1 /proc/uptime)\"",
+    ]
+    if plan.hackbench:
+        lines += [
+            "say phase hackbench",
+            f"say hackbench \"$({hackbench(plan.hackbench_loops)} | sed -n 's/^Time: //p')\"",
+        ]
+    if plan.idle:
+        lines += ["say phase idle", f"{cyclictest.command(plan.samples, histfile('idle'))} >/dev/null"]
+        lines += ["say idle_status $?"]
+    if plan.load:
+        lines += [LOAD_SCRIPT, "say load_start \"$(cut -d' ' -f1 /proc/uptime)\"", "say phase loaded"]
+        if plan.loaded:
+            lines += [f"{cyclictest.command(plan.samples, histfile('loaded'))} >/dev/null"]
+            lines += ["say loaded_status $?"]
+    if plan.hold_until_s:
+        lines += [
+            "say phase hold",
+            f"while awk -v t={plan.hold_until_s:.2f} '{{exit !($1 < t)}}' /proc/uptime; do sleep 0.1; done",
+        ]
+    if plan.load:
+        lines += [STOP_LOAD, "say load_end \"$(cut -d' ' -f1 /proc/uptime)\""]
+    lines += ["say phase dump"]
+    for name in ("idle", "loaded"):
+        if getattr(plan, name):
+            lines += [f"say hist {name}; grep -v ' 000000$' {histfile(name)}; say end {name}"]
+    lines += ["say done 1"]
+    return "\n".join(lines)
+
+
+@dataclass
+class Console:
+    """What parse_console finds in a boot's console."""
+
+    values: dict[str, str] = field(default_factory=dict)
+    histograms: dict[str, str] = field(default_factory=dict)  # name -> the histogram file's lines
+    rtos: str = ""  # the rtos partition's lines, tags removed
+
+
+def parse_console(text: str) -> Console:
+    """The `@bench` values, the histogram dumps and the rtos partition's lines of a console."""
+    out = Console()
+    rtos: list[str] = []
+    dump: tuple[str, list[str]] | None = None
+    for raw in text.splitlines():
+        if raw.startswith(_TAG_RTOS):
+            rtos.append(raw[len(_TAG_RTOS) :])
+            continue
+        line = raw[len(_TAG_LINUX) :] if raw.startswith(_TAG_LINUX) else raw
+        m = _LINE_RE.match(line.rstrip())
+        if m is None:
+            if dump is not None and not _PRINTK_RE.match(line):
+                dump[1].append(line)
+            continue
+        key, value = m[1], m[2]
+        if key == "hist":
+            dump = (value, [])
+        elif key == "end":
+            if dump is None or dump[0] != value:
+                raise RtmuxError(f"`@bench end={value}` without its `@bench hist={value}`")
+            out.histograms[value] = "\n".join(dump[1])
+            dump = None
+        elif key != "phase":
+            out.values[key] = value
+    out.rtos = "\n".join(rtos)
+    return out
+
+
+@dataclass
+class LinuxResult:
+    """The figures of one Linux boot."""
+
+    kernel: str
+    cpus: int
+    boot_s: float  # Linux's uptime when the script started: boot to shell, guest seconds
+    hackbench_s: float | None
+    idle: cyclictest.Histogram | None
+    loaded: cyclictest.Histogram | None
+    load_start_s: float | None
+    load_end_s: float | None
+    rtos: latmus.LatencyReport | None
+    wall_s: float
+    console: str
+
+
+def _float(values: dict[str, str], key: str, what: str) -> float:
+    try:
+        return float(values[key])
+    except (KeyError, ValueError):
+        raise RtmuxError(f"{what}: no valid `@bench {key}=` line (got {values.get(key)!r})") from None
+
+
+def read_results(
+    console: str, plan: Plan, *, what: str, rtos_samples: int | None, wall_s: float = 0.0
+) -> LinuxResult:
+    """Check and read the console of a boot that ran script(plan); RtmuxError naming what is wrong."""
+    found = parse_console(console)
+    values = found.values
+    if "done" not in values:
+        raise RtmuxError(f"{what}: the script did not finish (no `@bench done=` line)")
+    hists: dict[str, cyclictest.Histogram] = {}
+    for name in ("idle", "loaded"):
+        if not getattr(plan, name):
+            continue
+        status = values.get(f"{name}_status")
+        if status != "0":
+            raise RtmuxError(f"{what}: the {name} cyclictest exited with status {status}")
+        if name not in found.histograms:
+            raise RtmuxError(f"{what}: no dump of the {name} cyclictest's histogram")
+        try:
+            hists[name] = cyclictest.parse_histogram(found.histograms[name], samples=plan.samples)
+        except cyclictest.CyclictestFormatError as exc:
+            raise RtmuxError(f"{what}: {name} cyclictest: {exc}") from exc
+    hackbench = _float(values, "hackbench", what) if plan.hackbench else None
+    report = None
+    if rtos_samples is not None:
+        try:
+            report = latmus.parse_latency(found.rtos)
+        except latmus.LatmusFormatError as exc:
+            raise RtmuxError(f"{what}: rtos partition: malformed latency output: {exc}") from exc
+        if report.histogram.samples != rtos_samples:
+            raise RtmuxError(
+                f"{what}: the rtos partition reports {report.histogram.samples} samples, "
+                f"{rtos_samples} were requested"
+            )
+    return LinuxResult(
+        kernel=values.get("kernel", "?"),
+        cpus=int(_float(values, "cpus", what)),
+        boot_s=_float(values, "uptime", what),
+        hackbench_s=hackbench,
+        idle=hists.get("idle"),
+        loaded=hists.get("loaded"),
+        load_start_s=_float(values, "load_start", what) if plan.load else None,
+        load_end_s=_float(values, "load_end", what) if plan.load else None,
+        rtos=report,
+        wall_s=wall_s,
+        console=console,
+    )
+
+
+class _PhaseSink:
+    """A write-only text stream for run_command's echo: calls `on_phase(name)` for each phase line."""
+
+    def __init__(self, on_phase: Callable[[str], None]) -> None:
+        self.on_phase = on_phase
+        self.pending = ""
+
+    def write(self, text: str) -> int:
+        self.pending += text
+        *lines, self.pending = self.pending.split("\n")
+        for raw in lines:
+            line = raw[len(_TAG_LINUX) :] if raw.startswith(_TAG_LINUX) else raw
+            m = _LINE_RE.match(line.rstrip())
+            if m and m[1] == "phase":
+                self.on_phase(m[2])
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+
+def run(
+    argv: list[str],
+    plan: Plan,
+    *,
+    what: str,
+    timeout_s: float,
+    rtos_samples: int | None = None,
+    on_phase: Callable[[str], None] | None = None,
+) -> LinuxResult:
+    """Boot `argv`, run script(plan) in Linux's shell and read the figures (GuestFailure or RtmuxError,
+    with the console, when something failed)."""
+    sink = _PhaseSink(on_phase) if on_phase is not None else None
+    cmd_run = linux.run_command(argv, script(plan), timeout_s=timeout_s, echo=sink)  # type: ignore[arg-type]
+    status = linux.check_command(cmd_run, what)
+    if status != 0:
+        raise GuestFailure(f"{what}: the benchmark script exited with status {status}", cmd_run.result)
+    try:
+        return read_results(
+            cmd_run.result.console,
+            plan,
+            what=what,
+            rtos_samples=rtos_samples,
+            wall_s=cmd_run.result.elapsed_s,
+        )
+    except RtmuxError as exc:
+        raise GuestFailure(str(exc), cmd_run.result) from exc
+
+
+# ------------------------------------------------------------------------------------ system images
+
+_build_lock = threading.Lock()
+
+
+_PARTITION_RE = re.compile(r"^\[\[partition\]\]\s*$")
+_CPUS_RE = re.compile(r"^(cpus\s*=\s*)\[\s*(\d+)\s*\](.*)$")
+
+
+def swap_cpus(text: str) -> str:
+    """A system configuration's text with the CPUs of its two partitions exchanged (each must own one
+    CPU, given as `cpus = [N]`): the artifact check runs Linux on CPU 0 and the rtos on CPU 1."""
+    lines = text.splitlines(keepends=True)
+    found: list[tuple[int, re.Match[str]]] = []
+    in_partition = False
+    for i, line in enumerate(lines):
+        if line.startswith("["):
+            in_partition = bool(_PARTITION_RE.match(line))
+            continue
+        m = _CPUS_RE.match(line.rstrip("\n"))
+        if in_partition and m:
+            found.append((i, m))
+    if len(found) != 2:
+        raise RtmuxError(f"expected two partitions with `cpus = [N]`, found {len(found)}")
+    (i, a), (j, b) = found
+    lines[i] = f"{a[1]}[{b[2]}]  # exchanged for the benchmark's artifact check\n"
+    lines[j] = f"{b[1]}[{a[2]}]  # exchanged for the benchmark's artifact check\n"
+    return "".join(lines)
+
+
+def system_argv(
+    name: str, rtos_bootargs: str, *, icount: bool, folder: Path, swapped: bool = False
+) -> tuple[list[str], Path]:
+    """Pack the default system with the rtos partition running the latency app with `rtos_bootargs`, as
+    build/system/bench-NAME.img (a copy of configs/qemu-virt.toml named after the case, so that cases,
+    and other users of ./rtmux run, never overwrite each other's image; `swapped`: with the partitions'
+    CPUs exchanged). Returns QEMU's command line and the configuration copy."""
+    folder.mkdir(parents=True, exist_ok=True)
+    config = folder / f"bench-{name}.toml"
+    text = system.DEFAULT_CONFIG.read_text(encoding="utf-8")
+    config.write_text(swap_cpus(text) if swapped else text, encoding="utf-8")
+    with _build_lock:
+        built = system.build(
+            config,
+            rtos_image=paths.rtos_image("latency"),
+            bootargs={"rtos": rtos_bootargs},
+            icount=icount,
+            no_build=True,
+        )
+    linux_cpus = [p.cpus for p in built.config.partitions if p.kind == "linux"]
+    if swapped and linux_cpus != [(0,)]:
+        raise RtmuxError(f"{paths.display(config)}: the Linux partition should own CPU 0, not {linux_cpus}")
+    return built.argv, config
+
+
+def hypervisor_lines() -> int:
+    """Lines of C and assembly of the hypervisor (hyp/ and the shared lib/), blank lines excluded."""
+    files = [
+        p for d in ("hyp", "lib") for p in (paths.REPO_ROOT / d).rglob("*") if p.suffix in {".c", ".h", ".S"}
+    ]
+    return sum(1 for f in files for line in f.read_text().splitlines() if line.strip())

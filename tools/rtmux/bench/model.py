@@ -1,0 +1,170 @@
+"""The benchmark's results as data: the cases' rows, how each run is reproduced, what one run returns,
+and the constants every part of the benchmark shares (sampling period, sample counts, modes)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+from rtmux import paths
+from rtmux.bench import linux_script
+from rtmux.formats import latmus, latstats
+from rtmux.run import rtos
+
+PERIOD_US = 1000
+SAMPLES_FULL = 10_000
+SAMPLES_QUICK = 1_000
+SWITCHES = rtos.DEFAULT_SWITCHES
+# The rtos partition starts sampling when the system boots; Linux reaches its shell ~1.0 guest s later and
+# only then starts the load. Its run is this many samples longer than the others so that at least the
+# usual sample count is taken once Linux is idle at its shell or loaded (checked from Linux's uptime).
+PARTITION_WARMUP = 1500
+# Linux waits this long after the rtos partition's last sample before it stops the load.
+PARTITION_HOLD_MARGIN_S = 0.3
+HACKBENCH_LOOPS_FULL = 500
+HACKBENCH_LOOPS_QUICK = 100
+
+MODE_ICOUNT = "icount"
+MODE_REALTIME = "realtime"
+
+
+def fmt_duration(seconds: float) -> str:
+    seconds = max(0, round(seconds))
+    minutes, secs = divmod(seconds, 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
+
+
+# -------------------------------------------------------------------------------------------- results
+
+
+@dataclass
+class Row:
+    """One line of the results table: a case's figures and its 1-us histogram."""
+
+    id: str  # file stem of its gnuplot file, CSV id
+    label: str
+    system: (
+        str  # what runs: "rtos bare", "rtos in rtmux", "Linux std", "Linux PREEMPT_RT", "Linux under rtmux"
+    )
+    load: bool
+    stats: latstats.LatencyStats
+    counts: dict[int, int]
+    data_file: Path
+    run_id: str
+
+
+@dataclass
+class RunDoc:
+    """How a run is reproduced: the ./rtmux command, QEMU's command line and the script typed into Linux."""
+
+    run_id: str
+    title: str
+    rtmux: str
+    qemu: str
+    script: str | None = None
+
+
+@dataclass
+class Determinism:
+    samples: int
+    cases: list[str]  # labels of the cases compared
+    differences: list[str]  # empty: every pair identical
+
+    @property
+    def identical(self) -> bool:
+        return not self.differences
+
+
+@dataclass
+class KernelInfo:
+    flavour: str
+    release: str  # uname -r as the guests printed it
+    package: str
+    version: str
+
+
+@dataclass
+class BenchResults:
+    mode: str
+    quick: bool
+    samples: int
+    date: datetime
+    qemu_version: str
+    jobs: int
+    wall_s: float = 0.0
+    rows: list[Row] = field(default_factory=list)
+    ctxsw: latmus.CtxLine | None = None
+    linux: dict[str, linux_script.LinuxResult] = field(default_factory=dict)  # run id -> result
+    kernels: dict[str, KernelInfo] = field(default_factory=dict)
+    determinism: Determinism | None = None
+    docs: list[RunDoc] = field(default_factory=list)
+    hyp_lines: int = 0
+    partition_samples: int = 0  # samples of the rtos partition's runs
+    hackbench_loops: int = HACKBENCH_LOOPS_FULL
+    source: str = ""  # `git describe --always --dirty` of the tree that was built and measured
+
+    @property
+    def icount(self) -> bool:
+        return self.mode == MODE_ICOUNT
+
+    def row(self, row_id: str) -> Row | None:
+        return next((r for r in self.rows if r.id == row_id), None)
+
+
+@dataclass
+class RunOutput:
+    """What one run adds to the results."""
+
+    rows: list[Row] = field(default_factory=list)
+    linux: linux_script.LinuxResult | None = None
+    ctxsw: latmus.CtxLine | None = None
+    records: tuple[str, tuple[str, ...], tuple[tuple[int, int], ...]] | None = None  # determinism runs
+    docs: list[RunDoc] = field(default_factory=list)
+    summary: str = ""
+
+
+@dataclass
+class Run:
+    id: str
+    title: str
+    predicted_s: float
+    work: Callable[[Callable[[str], None]], RunOutput]  # argument: reports a phase
+
+
+@dataclass(frozen=True)
+class Options:
+    quick: bool = False
+    realtime: bool = False
+    jobs: int = 1
+    output: Path = paths.BENCHMARKS_MD
+    data_dir: Path = paths.BENCH_DIR
+    build: bool = True
+    timeout_s: float | None = None  # wall-clock limit of the whole run (each QEMU run has its own too)
+
+
+def records(report: latmus.LatencyReport) -> tuple[str, tuple[str, ...], tuple[tuple[int, int], ...]]:
+    """What must repeat exactly between two runs of the same deterministic case."""
+    return (
+        report.summary.text,
+        tuple(repr(i) for i in report.intervals),
+        tuple(sorted(report.histogram.counts.items())),
+    )
+
+
+def compare_records(
+    label: str,
+    first: tuple[str, tuple[str, ...], tuple[tuple[int, int], ...]],
+    second: tuple[str, tuple[str, ...], tuple[tuple[int, int], ...]],
+) -> list[str]:
+    """The differences between two runs' records (empty when identical), each said in words."""
+    diffs = []
+    if first[0] != second[0]:
+        diffs.append(f"{label}: RTS| lines differ: `{first[0]}` vs `{second[0]}`")
+    if first[1] != second[1]:
+        diffs.append(f"{label}: RTD| interval lines differ")
+    if first[2] != second[2]:
+        diffs.append(f"{label}: histograms differ")
+    return diffs

@@ -1,0 +1,470 @@
+"""What `./rtmux bench` writes: its section of BENCHMARKS.md, the CSV beside it and the histogram plot.
+
+Files, for the Markdown file OUT (BENCHMARKS.md by default) and MODE icount or realtime:
+  OUT: the section between `<!-- bench-MODE:begin -->` and `<!-- bench-MODE:end -->` (created or
+       replaced; the rest of the file is kept)
+  <OUT's folder>/<OUT's stem>[-realtime].csv: one line per case
+  <OUT's folder>/docs/img/bench-latency[-realtime].png: the plot the section shows (relative link)
+The gnuplot histograms are written by the runs themselves (build/bench/MODE/*.dat).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from dataclasses import dataclass
+from pathlib import Path
+
+from rtmux import paths, qemu
+from rtmux.bench import linux_script, plot
+from rtmux.bench.model import MODE_ICOUNT, PARTITION_WARMUP, PERIOD_US, BenchResults, Row, fmt_duration
+from rtmux.errors import RtmuxError
+from rtmux.formats import cyclictest, latstats
+
+# Targets of the benchmark issue (icount guest time).
+TARGET_RTOS_MAX_US = 2.0
+TARGET_NS_PER_SWITCH = 500.0
+TARGET_PARTITION_VS_BARE = 1.05
+TARGET_PARTITION_VS_RT = 0.1
+TARGET_LINUX_UNDER_RTMUX = 1.10
+
+CSV_FIELDS = (
+    "mode", "case", "label", "system", "load", "samples", "min_us", "avg_us", "p99_us", "p99_9_us", "max_us",
+    "overruns", "percentiles", "histogram",
+)  # fmt: skip
+
+
+def markers(mode: str) -> tuple[str, str]:
+    return f"<!-- bench-{mode}:begin -->", f"<!-- bench-{mode}:end -->"
+
+
+def suffix(mode: str) -> str:
+    return "" if mode == MODE_ICOUNT else f"-{mode}"
+
+
+def csv_path(output: Path, mode: str) -> Path:
+    return output.parent / f"{output.stem}{suffix(mode)}.csv"
+
+
+def plot_path(output: Path, mode: str) -> Path:
+    return output.parent / "docs" / "img" / f"bench-latency{suffix(mode)}.png"
+
+
+# -------------------------------------------------------------------------------------------- targets
+
+
+@dataclass(frozen=True)
+class Target:
+    name: str
+    measured: str
+    met: bool
+
+
+def _ratio(a: float, b: float) -> float:
+    return a / b if b > 0 else float("inf")
+
+
+def targets(r: BenchResults) -> list[Target]:
+    """Every target whose cases are in the results."""
+    out: list[Target] = []
+    f = latstats.fmt_value
+    for row_id, what in (("rtos-bare-idle", "idle"), ("rtos-bare-load", "with its own load")):
+        row = r.row(row_id)
+        if row is not None:
+            s = row.stats
+            out.append(
+                Target(
+                    f"rtos bare metal max {what} <= {TARGET_RTOS_MAX_US:g} us",
+                    f"{f(s, s.max_us)} us",
+                    s.max_us <= TARGET_RTOS_MAX_US,
+                )
+            )
+    if r.ctxsw is not None:
+        per = r.ctxsw.ns_per_switch
+        out.append(
+            Target(
+                f"rtos context switch <= {TARGET_NS_PER_SWITCH:g} ns",
+                f"{per:.3f} ns",
+                per <= TARGET_NS_PER_SWITCH,
+            )
+        )
+    part = r.row("rtos-rtmux-load")
+    if part is not None:
+        pmax = part.stats.max_us
+        for row_id, what in (
+            ("rtos-bare-idle", "idle: the same rtos work"),
+            ("rtos-bare-load", "under its own load"),
+        ):
+            bare = r.row(row_id)
+            if bare is not None:
+                ratio = _ratio(pmax, bare.stats.max_us)
+                out.append(
+                    Target(
+                        f"rtos in partition, Linux load: max <= {TARGET_PARTITION_VS_BARE:g} x rtos bare max "
+                        f"({what})",
+                        f"{pmax:.3f} us = {ratio:.2f} x {bare.stats.max_us:.3f} us",
+                        ratio <= TARGET_PARTITION_VS_BARE,
+                    )
+                )
+        rt = r.row("linux-rt-load")
+        if rt is not None:
+            ratio = _ratio(pmax, rt.stats.max_us)
+            out.append(
+                Target(
+                    f"rtos in partition, Linux load: max <= {TARGET_PARTITION_VS_RT:g} x PREEMPT_RT "
+                    "cyclictest max, same Linux load",
+                    f"{pmax:.3f} us = {ratio:.3f} x {rt.stats.max_us:.0f} us",
+                    ratio <= TARGET_PARTITION_VS_RT,
+                )
+            )
+    within = f"{TARGET_LINUX_UNDER_RTMUX - 1:.0%}"
+    pairs = (
+        ("linux-rtmux-idle", "linux-std-idle", "Linux under rtmux", "idle"),
+        ("linux-rtmux-load", "linux-std-load", "Linux under rtmux", "Linux load"),
+        ("linux-rtmux0-load", "linux-std-load", "Linux under rtmux on CPU 0 (artifact check)", "Linux load"),
+    )
+    for under_id, bare_id, who, what in pairs:
+        under, bare = r.row(under_id), r.row(bare_id)
+        if under is None or bare is None:
+            continue
+        for stat, name in (("avg_us", "avg"), ("max_us", "max")):
+            a, b = getattr(under.stats, stat), getattr(bare.stats, stat)
+            ratio = _ratio(a, b)
+            avg = name == "avg"
+            out.append(
+                Target(
+                    f"{who}: cyclictest {name}, {what}, within {within} of bare",
+                    f"{f(under.stats, a, average=avg)} vs {f(bare.stats, b, average=avg)} us = {ratio:.2f} x",
+                    ratio <= TARGET_LINUX_UNDER_RTMUX,
+                )
+            )
+    hb_rtmux, hb_bare = _linux(r, "rtmux-linux"), _linux(r, "linux-std")
+    if hb_rtmux and hb_bare and hb_rtmux.hackbench_s and hb_bare.hackbench_s:
+        ratio = _ratio(hb_rtmux.hackbench_s, hb_bare.hackbench_s)
+        out.append(
+            Target(
+                f"Linux under rtmux: `{linux_script.hackbench(r.hackbench_loops)}` within {within} of bare",
+                f"{hb_rtmux.hackbench_s:.3f} vs {hb_bare.hackbench_s:.3f} s = {ratio:.2f} x",
+                ratio <= TARGET_LINUX_UNDER_RTMUX,
+            )
+        )
+    return out
+
+
+def _linux(r: BenchResults, run_id: str) -> linux_script.LinuxResult | None:
+    return r.linux.get(run_id)
+
+
+def verdict(met: bool) -> str:
+    return "met" if met else "**missed**"
+
+
+# ------------------------------------------------------------------------------------------------ CSV
+
+
+def render_csv(r: BenchResults) -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(CSV_FIELDS)
+    for row in r.rows:
+        s = row.stats
+        f = latstats.fmt_value
+        w.writerow([
+            r.mode, row.id, row.label, row.system, int(row.load), s.samples, f(s, s.min_us),
+            f(s, s.avg_us, average=True), f(s, s.p99_us), f(s, s.p999_us), f(s, s.max_us),
+            "" if s.overruns is None else s.overruns,
+            "upper bound" if latstats.is_bound(s, s.p99_us) or latstats.is_bound(s, s.p999_us) else "exact",
+            paths.display(row.data_file),
+        ])  # fmt: skip
+    return buf.getvalue()
+
+
+def read_csv(text: str) -> list[dict[str, str]]:
+    """The CSV's lines as dictionaries (for tests and tools reading the results back)."""
+    rows = list(csv.DictReader(io.StringIO(text)))
+    if rows and tuple(rows[0].keys()) != CSV_FIELDS:
+        raise RtmuxError(f"unexpected CSV columns {tuple(rows[0].keys())}")
+    return rows
+
+
+# ------------------------------------------------------------------------------------------- Markdown
+
+
+def table_rows(r: BenchResults) -> list[str]:
+    lines = [
+        "| case | min | avg | p99 | p99.9 | max | overruns | samples |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    f, p = latstats.fmt_value, latstats.fmt_percentile
+    for row in r.rows:
+        s = row.stats
+        overruns = "–" if s.overruns is None else str(s.overruns)
+        lines.append(
+            f"| {row.label} | {f(s, s.min_us)} | {f(s, s.avg_us, average=True)} | {p(s, s.p99_us)} "
+            f"| {p(s, s.p999_us)} | {f(s, s.max_us)} | {overruns} | {s.samples} |"
+        )
+    return lines
+
+
+def _linux_table(r: BenchResults) -> list[str]:
+    cols = [("linux-std", "std bare (-smp 1)"), ("linux-rt", "PREEMPT_RT bare (-smp 1)"),
+            ("rtmux-linux", "std under rtmux")]  # fmt: skip
+    present = [(k, t) for k, t in cols if k in r.linux]
+    if not present:
+        return []
+    lines = [
+        "| Linux | " + " | ".join(t for _, t in present) + " | rtmux / std bare |",
+        "|---|" + "---:|" * (len(present) + 1),
+    ]
+
+    def line(name: str, get: object, fmt: str) -> None:
+        vals = {k: get(r.linux[k]) for k, _ in present}  # type: ignore[operator]
+        cells = ["–" if vals[k] is None else format(vals[k], fmt) for k, _ in present]
+        a, b = vals.get("rtmux-linux"), vals.get("linux-std")
+        ratio = f"{a / b:.2f}" if a is not None and b else "–"
+        lines.append(f"| {name} | " + " | ".join(cells) + f" | {ratio} |")
+
+    lines.append("| `uname -r` | " + " | ".join(f"`{r.linux[k].kernel}`" for k, _ in present) + " | |")
+    line("boot to shell (guest s, /proc/uptime)", lambda x: x.boot_s, ".2f")
+    line(f"`{linux_script.hackbench(r.hackbench_loops)}` (guest s)", lambda x: x.hackbench_s, ".3f")
+    return lines
+
+
+def _partition_note(r: BenchResults) -> str:
+    res = _linux(r, "rtmux-loaded")
+    idle = _linux(r, "rtmux-rtos-idle")
+    if res is None or res.load_start_s is None:
+        return ""
+    total = r.partition_samples
+    loaded = max(0, total - round(res.load_start_s * 1e6 / PERIOD_US))
+    shell = f"{idle.boot_s:.2f} s" if idle is not None else "?"
+    text = _para(f"""
+        The rtos partition samples from the moment the system boots: {total} samples, {PARTITION_WARMUP} more
+        than the other cases, because Linux boots during the first second (its shell was ready at {shell} of
+        guest time in the idle run) and only then starts the load ({res.load_start_s:.2f} s in the loaded
+        run), so that about {loaded} of the loaded run's samples were taken under the Linux load.""")
+    if loaded < r.samples:
+        text += f" **That is fewer than {r.samples}: the load started late.**"
+    return text
+
+
+def _para(text: str) -> str:
+    """A paragraph written over several source lines, as one line."""
+    return " ".join(text.split())
+
+
+HOW_RTOS = """
+- **rtos bare metal**: `build/rtos/latency.img` alone; a thread at the top priority (255) released every
+  period by the tickless timer; latency = counter read by the woken thread - release point (interrupt
+  entry, handler, scheduler and context switch, like latmus in user mode). QEMU's counter ticks every
+  16 ns. Its load: three round-robin FPU-busy threads at the lowest priority and the EL1 physical timer
+  interrupting every 47 us, waking a priority-100 worker that does ~20 us of FP work each time.
+- **rtos in rtmux partition**: the system of `configs/qemu-virt.toml` (the rtos partition on CPU 0 takes
+  its interrupts directly, the Linux partition is on CPU 1) with the rtos partition booting the same
+  latency app."""
+
+HOW_LINUX = """
+  (one SCHED_FIFO 98 thread pinned to CPU 0, `clock_nanosleep`, memory locked). Bare rows: Debian's
+  kernels under `./rtmux linux run --smp 1`; under rtmux: the standard kernel as the Linux partition (one
+  CPU, which Linux calls CPU 0). A bare boot measures idle, then starts the load and measures again;
+  under rtmux the loaded cyclictest shares the boot of the rtos partition's loaded case, and the idle one
+  has its own boot (the rtos partition runs the latency app in every rtmux boot, without end in that one).
+- **Percentiles** (nearest rank) come from 1-us histograms: for cyclictest the value is exact (whole
+  microseconds, rounded down, as cyclictest reports them); for the rtos, which measures to the nanosecond
+  but counts in 1-us cells, it is the upper edge of the cell that holds it, or the max when lower, shown
+  `≤`: with every sample below 1 us, p99 and p99.9 can only be said to be at most the max. A percentile
+  above cyclictest's histogram range is shown as the max."""
+
+HOW_ICOUNT = """
+- **Determinism**: bare rtos runs repeat exactly. Runs with Linux do not quite: the shell commands are
+  typed into the console from the host, so they start at a guest time that depends on the host, and every
+  boot gives Linux fresh random seeds (`/chosen` rng-seed, kaslr-seed). Their figures vary a little from
+  run to run, mostly the max of the Linux rows.
+- **icount round-robin artifact**: with several vCPUs QEMU runs them in turns in one host thread, so an
+  interrupt for one vCPU can wait for the other's slice. The bare rows use one vCPU. In the rtmux rows the
+  rtos is on CPU 0, which the design brief measured free of it; the Linux partition is on CPU 1, so its
+  rows are checked as the brief asks, with the measured work moved to CPU 0: the row "on CPU 0 (artifact
+  check)" runs the loaded Linux case on the same system with the two partitions' CPUs exchanged (the
+  rtos sampling on CPU 1; not in quick runs). Where the two placements disagree, the CPU-0 row is the
+  hypervisor's cost."""
+
+MODE_ICOUNT_TEXT = """
+Figures are guest time under emulation, not hardware figures. The bare rows use one vCPU (`-smp 1`), free
+of QEMU's icount round-robin artifact (the design brief, "Measuring"); the rtmux rows run on `-smp 2`
+with the rtos on CPU 0 (the artifact-free CPU) and Linux on CPU 1 (see the notes below)."""
+
+MODE_REALTIME_TEXT = """
+**Host-noise-dominated:** QEMU's emulation speed, the host's scheduler and the other processes on the host
+decide these figures; they change from run to run and say nothing reliable about the guests. Only the
+icount section is a benchmark."""
+
+CTXSW_TEXT = """
+rtos context switch (semaphore ping-pong between two threads of equal priority; each switch includes one
+rt_sem_give, one blocking rt_sem_take and the full register switch with FP/SIMD state):"""
+
+
+def render_section(r: BenchResults, csv_file: Path, png_file: Path | None, output: Path) -> str:
+    """The Markdown between the mode's markers (markers not included)."""
+    rel = output.parent
+    icount = r.mode == MODE_ICOUNT
+    title = (
+        "## rtos, Linux and PREEMPT_RT Linux, bare and under rtmux (QEMU icount)"
+        if icount
+        else "## The same cases without icount (plain TCG: host-noise-dominated)"
+    )
+    kernels = ", ".join(
+        f"{'standard' if k.flavour == 'std' else 'PREEMPT_RT'} `{k.release}` "
+        f"(Debian `{k.package}` {k.version})"
+        for k in r.kernels.values()
+    )
+    command = f"./rtmux bench{' --quick' if r.quick else ''}{'' if icount else ' --realtime'}"
+    make = " (`make bench`)" if icount and not r.quick else ""
+    version = getattr(r, "source", "")  # results pickled before the field existed have none
+    source = f" from commit `{version}`" if version else ""
+    lines = [title, ""]
+    if r.quick:
+        lines += [f"**Quick run** (`{command}`, {r.samples} samples per case): a smoke test, not the "
+                  "reference figures.", ""]  # fmt: skip
+    lines += [
+        _para(f"""
+            Measured {r.date.strftime("%Y-%m-%d %H:%M UTC")}{source} with `{r.qemu_version}`;
+            kernels: {kernels}.
+            Run by `{command}`{make} in {fmt_duration(r.wall_s)} of wall time, {r.jobs} QEMU run(s)
+            at a time."""),
+        "",
+        f"Mode: {qemu.MODE_ICOUNT if icount else qemu.MODE_PLAIN}. "
+        + _para(MODE_ICOUNT_TEXT if icount else MODE_REALTIME_TEXT),
+        "",
+        _para(f"""
+            Timer latency, {PERIOD_US} us period, microseconds (the rtos measures to the nanosecond,
+            cyclictest whole microseconds; p99 and p99.9 come from 1-us histograms, see the notes):"""),
+        "",
+        *table_rows(r),
+        "",
+    ]
+    if png_file is not None:
+        lines += [f"![Latency histograms, one curve per case]({png_file.relative_to(rel).as_posix()})", ""]
+    csv_rel = csv_file.relative_to(rel).as_posix()
+    data_dir = paths.display(r.rows[0].data_file.parent) if r.rows else "build/bench"
+    lines += [
+        f"All figures: [`{csv_rel}`]({csv_rel}). Gnuplot histograms (latmus format, not committed): "
+        f"`{data_dir}/<case>.dat`, with the scripts typed into Linux.",
+        "",
+    ]
+    if icount:
+        lines += ["Targets:", "", "| target | measured | status |", "|---|---:|---|"]
+        lines += [f"| {t.name} | {t.measured} | {verdict(t.met)} |" for t in targets(r)]
+        lines.append("")
+        det = r.determinism
+        if det is not None:
+            state = "**identical**" if det.identical else "**NOT identical**"
+            lines += [
+                _para(f"""
+                    Determinism: the quick bare-metal rtos cases ({" and ".join(det.cases)}, {det.samples}
+                    samples each) were run twice: {state} (RTS| summary, every RTD| interval and the
+                    histogram).""")
+                + ("" if det.identical else " " + "; ".join(det.differences)),
+                "",
+            ]
+    linux_table = _linux_table(r)
+    if linux_table:
+        lines += ["Linux, bare and as the rtmux partition (guest time):", "", *linux_table, ""]
+    if r.ctxsw is not None:
+        c = r.ctxsw
+        lines += [_para(CTXSW_TEXT), "", "| switches | total (ns) | ns per switch |", "|---:|---:|---:|"]
+        lines += [f"| {c.switches} | {c.total_ns} | {c.ns_per_switch:.3f} |", ""]
+    lines += [f"Hypervisor size: {r.hyp_lines} non-blank lines of C and assembly (hyp/ and lib/).", ""]
+    lines += ["### How each case runs", ""]
+    lines += [HOW_RTOS.strip("\n") + " " + _partition_note(r)]
+    lines += [f"- **Linux**: `{cyclictest.command(r.samples, '/tmp/FILE')}`" + HOW_LINUX.rstrip()]
+    lines += [f"- **Linux load**: {linux_script.LOAD_DESCRIPTION}."]
+    if icount:
+        lines += [HOW_ICOUNT.strip("\n")]
+    lines += ["", "<details><summary>Commands (each case reproduces on its own)</summary>", ""]
+    for doc in r.docs:
+        lines += [f"**{doc.title}**", "", "```", doc.rtmux, doc.qemu, "```", ""]
+        if doc.script is not None:
+            lines += ["Typed into Linux's shell:", "", "```sh", doc.script, "```", ""]
+    lines += ["</details>"]
+    return "\n".join(lines)
+
+
+def summary_lines(r: BenchResults) -> list[str]:
+    """What the command prints at the end: one line per case, the targets, determinism."""
+    f, p = latstats.fmt_value, latstats.fmt_percentile
+    out = []
+    for row in r.rows:
+        s = row.stats
+        out.append(
+            f"{row.label}: min {f(s, s.min_us)} avg {f(s, s.avg_us, average=True)} p99 {p(s, s.p99_us)} "
+            f"p99.9 {p(s, s.p999_us)} max {f(s, s.max_us)} us ({s.samples} samples)"
+        )
+    if r.mode == MODE_ICOUNT:
+        out += [f"target {t.name}: {t.measured} ({'met' if t.met else 'MISSED'})" for t in targets(r)]
+        if r.determinism is not None:
+            det = r.determinism
+            out.append(
+                "determinism: quick bare rtos cases run twice: "
+                + ("identical" if det.identical else "NOT identical: " + "; ".join(det.differences))
+            )
+    return out
+
+
+# ---------------------------------------------------------------------------------------------- files
+
+
+def curves(r: BenchResults) -> list[plot.Curve]:
+    return [
+        plot.Curve(
+            row.label,
+            row.system,
+            row.load,
+            row.counts,
+            row.stats.min_us,
+            row.stats.max_us,
+            row.stats.whole_us,
+        )
+        for row in r.rows
+    ]
+
+
+def plot_title(r: BenchResults) -> str:
+    mode = "QEMU icount" if r.mode == MODE_ICOUNT else "plain TCG, host-noise-dominated"
+    quick = ", quick run" if r.quick else ""
+    return f"Timer latency histograms, {PERIOD_US} us period, {r.samples} samples per case ({mode}{quick})"
+
+
+def write_all(r: BenchResults, output: Path) -> list[Path]:
+    """Write the CSV, the plot and the Markdown section; returns the paths written."""
+    csv_file = csv_path(output, r.mode)
+    png_file = plot_path(output, r.mode)
+    csv_file.parent.mkdir(parents=True, exist_ok=True)
+    csv_file.write_text(render_csv(r), encoding="utf-8")
+    plot.plot(curves(r), png_file, plot_title(r))
+    begin, end = markers(r.mode)
+    text = output.read_text(encoding="utf-8") if output.exists() else "# rtmux benchmarks\n"
+    output.write_text(
+        replace_section(text, render_section(r, csv_file, png_file, output), begin, end), encoding="utf-8"
+    )
+    return [output, csv_file, png_file]
+
+
+def rows_by_id(r: BenchResults) -> dict[str, Row]:
+    return {row.id: row for row in r.rows}
+
+
+def replace_section(text: str, body: str, begin: str, end: str) -> str:
+    """`text` with the part between the markers replaced by `body`; appended when the markers are absent."""
+    section = f"{begin}\n{body.strip()}\n{end}"
+    n_begin, n_end = text.count(begin), text.count(end)
+    if n_begin == 0 and n_end == 0:
+        head = text.rstrip("\n")
+        return f"{head}\n\n{section}\n" if head else f"{section}\n"
+    if n_begin != 1 or n_end != 1:
+        raise RtmuxError(
+            f"expected one `{begin}` and one `{end}`, found {n_begin} and {n_end}; fix the file by hand"
+        )
+    i, j = text.index(begin), text.index(end)
+    if j < i:
+        raise RtmuxError(f"`{end}` comes before `{begin}`; fix the file by hand")
+    return text[:i] + section + text[j + len(end) :]

@@ -1,0 +1,66 @@
+"""The resolved placement of a configuration as `./rtmux check` prints it."""
+
+from __future__ import annotations
+
+from rtmux import paths
+from rtmux.board import hexa, intid_text, size_text
+from rtmux.config.model import SystemConfig, range_text
+from rtmux.config.payload import layout_for
+from rtmux.config.place import free_ranges
+
+
+def describe(config: SystemConfig) -> str:
+    """The resolved placement, as `./rtmux check` prints it."""
+    b = config.board
+    lines = [
+        f"{paths.display(config.path)}: valid",
+        f"board {b.name}: {b.cpus} CPUs, RAM {b.ram} ({size_text(b.ram.size)}); "
+        f"QEMU {' '.join(b.qemu_args())}",
+        f"hypervisor: RAM {config.hypervisor} ({size_text(config.hypervisor.size)})",
+    ]
+    for p in config.partitions:
+        cpus = ", ".join(str(c) for c in p.cpus)
+        lines.append(
+            f"partition {p.name!r}: kind {p.kind}, CPU{'s' if len(p.cpus) > 1 else ''} {cpus}, tag {p.tag!r}"
+        )
+        ram = p.ram
+        if ram.ipa == ram.pa:
+            lines.append(f"  RAM       {ram.pa_region} ({size_text(ram.size)}), IPA = PA")
+        else:
+            lines.append(f"  RAM       {ram.pa_region} ({size_text(ram.size)}), seen at IPA {ram.ipa_region}")
+        for img in p.images:
+            shown = (
+                img.text
+                if img.path.name in img.text or not img.exists
+                else f"{img.text} = {paths.display(img.path)}"
+            )
+            lines.append(f"  {img.role:<9} {shown} ({img.status()})")
+        layout = layout_for(p)
+        if layout is not None:
+            load = f"entry {hexa(layout.entry_ipa)}, image up to {hexa(layout.kernel_end)}"
+            if layout.initrd_size:
+                load += (
+                    f", initramfs {hexa(layout.initrd_ipa)}..{hexa(layout.initrd_ipa + layout.initrd_size)}"
+                )
+            lines.append(f"  load      {load}, DTB {hexa(layout.dtb_ipa)} (IPAs)")
+        lines.append(f"  bootargs  {p.bootargs!r}")
+        for dev in p.devices:
+            where = ", ".join(range_text(r) for r in dev.mmio)
+            what = f"board {dev.board_device}" if dev.board_device else ("direct" if dev.implicit else "mmio")
+            irqs = ", ".join(intid_text(i) for i in dev.interrupts) or "no interrupts"
+            lines.append(f"  device    {dev.name} ({what}): {where}, {irqs}")
+    used = [config.hypervisor, *(p.ram.pa_region for p in config.partitions)]
+    free = free_ranges(b.ram, used)
+    lines.append("free RAM: " + (", ".join(f"{r} ({size_text(r.size)})" for r in free) or "none"))
+    c = config.console
+    keys = ", ".join(f"{i + 1} {p.name}" for i, p in enumerate(config.partitions))
+    lines.append(
+        f"console: tags {'on' if c.tags else 'off'}, input to {c.focus!r} at boot; "
+        f"{_key_name(c.escape)} then a number switches ({keys}), {_key_name(c.escape)} twice sends it"
+    )
+    lines += [f"note: {n}" for n in config.notes]
+    return "\n".join(lines)
+
+
+def _key_name(escape: str) -> str:
+    return "Ctrl-" + escape[-1].upper()

@@ -1,0 +1,201 @@
+"""The resolved form of a system configuration (what `rtmux.config.load` returns) and the limits it is
+checked against: the hypervisor's (hyp/include/hyp/hyp.h) and those of the blob's fixed-size records."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from rtmux import board as boards
+from rtmux import paths
+from rtmux.board import KIB, MIB, Board, Region, hexa
+from rtmux.errors import SetupError
+
+DEFAULT_CONFIG = paths.REPO_ROOT / "configs" / "qemu-virt.toml"
+
+KINDS = ("rtos", "linux")
+KIND_RTOS = "rtos"
+KIND_LINUX = "linux"
+RAM_ALIGN = 2 * MIB  # partition RAM: base and size (stage-2 block size)
+PAGE = boards.PAGE_SIZE  # stage 2 maps devices by whole pages
+DTB_SLOT = 2 * MIB  # the top 2 MiB of a partition's RAM hold its DTB (arm64 boot protocol maximum)
+INITRD_ALIGN = 4 * KIB
+RTOS_IPA = 0x4000_0000  # where the rtos is linked to find its RAM (QEMU virt's RAM base)
+DEFAULT_HYP_MEMORY = 128 * MIB
+
+# Limits of the hypervisor (hyp/include/hyp/hyp.h) and of the blob's fixed-size records (rtmux.image.blob).
+MAX_PARTITIONS = 4
+MAX_CPUS = 8
+# The hypervisor gives each partition one CPU (hyp/core/config.c refuses more at boot): no SMP
+# partition yet (no vCPU start/stop, no cross-CPU vGIC state).
+MAX_PARTITION_CPUS = 1
+MAX_DEVICES = 8
+MAX_IRQS = 32
+MAX_NAME = 15  # name and tag: bytes, without the NUL
+
+NAME_RE = re.compile(r"^[a-z][a-z0-9_-]*$")
+TAG_RE = re.compile(r"^[!-~]+$")  # printable ASCII, no spaces
+
+# Console escape keys that would break something: QEMU's own escape, signals, flow control, line editing.
+ESCAPE_REFUSED = {
+    "a": "QEMU -nographic uses Ctrl-A as its own escape",
+    "c": "Ctrl-C must reach the focused partition (interrupt)",
+    "d": "Ctrl-D must reach the focused partition (end of input)",
+    "h": "Ctrl-H is backspace",
+    "i": "Ctrl-I is Tab",
+    "j": "Ctrl-J is newline",
+    "m": "Ctrl-M is Enter",
+    "q": "Ctrl-Q is XON flow control",
+    "s": "Ctrl-S is XOFF flow control",
+    "z": "Ctrl-Z must reach the focused partition (suspend)",
+}
+DEFAULT_ESCAPE = "ctrl-t"
+
+
+def default_linux_bootargs(board: Board) -> str:
+    uart = board.uart.regions[0].base
+    return f"console=ttyAMA0 earlycon=pl011,mmio32,{uart:#x}"
+
+
+def align_up(value: int, align: int) -> int:
+    return (value + align - 1) // align * align
+
+
+def page_round(r: Region) -> Region:
+    base = r.base // PAGE * PAGE
+    return Region(base, align_up(r.end, PAGE) - base)
+
+
+def range_text(r: Region) -> str:
+    return f"{hexa(r.base)}..{hexa(r.end)}"
+
+
+# ------------------------------------------------------------------------------------------ resolved form
+@dataclass(frozen=True)
+class Image:
+    """A file a partition boots from."""
+
+    role: str  # "image" (rtos), "kernel", "initramfs"
+    text: str  # as written in the configuration
+    path: Path
+    exists: bool
+    build: str | None  # the command that produces it, when a build step does
+
+    def status(self) -> str:
+        if self.exists:
+            return f"{self.path.stat().st_size} bytes"
+        return f"not built yet: `{self.build}`"
+
+
+@dataclass(frozen=True)
+class Mapping:
+    """A range a partition sees at `ipa`, backed by physical `pa`."""
+
+    ipa: int
+    pa: int
+    size: int
+
+    @property
+    def ipa_region(self) -> Region:
+        return Region(self.ipa, self.size)
+
+    @property
+    def pa_region(self) -> Region:
+        return Region(self.pa, self.size)
+
+
+@dataclass(frozen=True)
+class AssignedDevice:
+    name: str
+    board_device: str | None  # the board's device name, when the range is one
+    mmio: tuple[Region, ...]  # exact device ranges (what the device tree describes)
+    interrupts: tuple[int, ...]  # INTIDs
+    qemu_args: tuple[str, ...] = ()
+    implicit: bool = False  # added by the tool (the rtos's own redistributor frames)
+
+    @property
+    def pages(self) -> tuple[Region, ...]:
+        """The ranges rounded out to whole 4 KiB pages: what stage 2 maps."""
+        return tuple(page_round(r) for r in self.mmio)
+
+
+@dataclass(frozen=True)
+class Partition:
+    index: int
+    name: str
+    kind: str
+    cpus: tuple[int, ...]
+    ram: Mapping
+    base_given: bool
+    tag: str
+    bootargs: str
+    images: tuple[Image, ...]
+    devices: tuple[AssignedDevice, ...]
+
+    @property
+    def cpu_mask(self) -> int:
+        return sum(1 << c for c in self.cpus)
+
+    @property
+    def boot_cpu(self) -> int:
+        return min(self.cpus)
+
+    @property
+    def interrupts(self) -> tuple[int, ...]:
+        return tuple(sorted({i for d in self.devices for i in d.interrupts}))
+
+    def image(self, role: str) -> Image | None:
+        for img in self.images:
+            if img.role == role:
+                return img
+        return None
+
+
+@dataclass(frozen=True)
+class Console:
+    tags: bool
+    escape: str  # "ctrl-t"
+    focus: str  # name of the partition that has the input at boot
+
+    @property
+    def escape_byte(self) -> int:
+        return ord(self.escape[-1]) - 0x60
+
+
+@dataclass(frozen=True)
+class SystemConfig:
+    path: Path
+    board: Board
+    hypervisor: Region
+    console: Console
+    partitions: tuple[Partition, ...]
+    notes: tuple[str, ...] = ()
+
+    def partition(self, name: str) -> Partition:
+        for p in self.partitions:
+            if p.name == name:
+                return p
+        raise KeyError(name)
+
+    def of_kind(self, kind: str) -> list[Partition]:
+        return [p for p in self.partitions if p.kind == kind]
+
+    def qemu_args(self) -> list[str]:
+        """The board's QEMU options followed by those of every device (e.g. a user-mode network)."""
+        args = self.board.qemu_args()
+        for p in self.partitions:
+            for d in p.devices:
+                args += d.qemu_args
+        return args
+
+
+class ConfigError(SetupError):
+    """An invalid configuration: every problem found, one message each."""
+
+    def __init__(self, path: str, errors: Sequence[str]) -> None:
+        self.path = path
+        self.errors = list(errors)
+        count = f"{len(self.errors)} error{'s' if len(self.errors) != 1 else ''}"
+        super().__init__(f"{count} in {path}:\n" + "\n".join(f"  {e}" for e in self.errors))

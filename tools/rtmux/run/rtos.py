@@ -1,0 +1,238 @@
+"""`./rtmux rtos ...`: build, boot and check the rtos images under QEMU (docs/rtos-console.md)."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import signal
+import subprocess
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import TextIO
+
+from rtmux import paths, qemu
+from rtmux.errors import EXIT_TIMEOUT, GuestFailure, RtmuxError, SetupError
+from rtmux.formats import latmus
+from rtmux.formats.rtos_console import find_fatal, has_system_off, parse_selftest
+
+BUILD_TIMEOUT_S = 1800
+RUN_TIMEOUT_S = 600.0
+SELFTEST_TIMEOUT_S = 300.0
+CTXSW_TIMEOUT_S = 300.0
+DEFAULT_PERIOD_US = 1000
+DEFAULT_SAMPLES = 10000
+DEFAULT_SWITCHES = 20000
+
+
+def build(enabled: bool = True) -> None:
+    """Run `make -s rtos` in the repository root so that no stale image is ever booted."""
+    if not enabled:
+        return
+    if not (paths.REPO_ROOT / "Makefile").is_file():
+        raise SetupError(f"no Makefile in {paths.REPO_ROOT}; cannot build the rtos images")
+    try:
+        proc = subprocess.Popen(
+            ["make", "-s", "rtos"], cwd=paths.REPO_ROOT, stdin=subprocess.DEVNULL, process_group=0
+        )
+    except FileNotFoundError as exc:
+        raise SetupError(
+            "`make` not found; install the build tools with `make deps` (tools/deps.sh)"
+        ) from exc
+    try:
+        rc = proc.wait(timeout=BUILD_TIMEOUT_S)
+    except subprocess.TimeoutExpired as exc:
+        raise SetupError(f"`make -s rtos` did not finish within {BUILD_TIMEOUT_S} s") from exc
+    finally:
+        if proc.poll() is None:
+            # make runs in its own process group (which it and the compilers it started form); end it.
+            os.killpg(proc.pid, signal.SIGTERM)
+            proc.wait()
+    if rc != 0:
+        raise SetupError(
+            f"`make -s rtos` failed (exit status {rc}); fix the build (output above), "
+            "or pass --no-build to boot the images already in build/rtos/"
+        )
+
+
+def image_for(app: str) -> Path:
+    image = paths.rtos_image(app)
+    if not image.is_file():
+        raise SetupError(f"image {paths.display(image)} not found; build it with `make rtos`")
+    return image
+
+
+def boot(
+    app: str,
+    bootargs: str,
+    *,
+    icount: bool,
+    timeout_s: float,
+    echo: TextIO | None = None,
+    on_line: Callable[[str], None] | None = None,
+    interactive: bool = False,
+) -> qemu.RunResult:
+    """Boot build/rtos/<app>.img under QEMU (one vCPU) and capture its console."""
+    qemu_path = qemu.find_qemu()
+    image = image_for(app)
+    cmd = qemu.qemu_command(image, bootargs, icount=icount, qemu=qemu_path)
+    return qemu.run_console(cmd, timeout_s, echo=echo, on_line=on_line, interactive=interactive)
+
+
+def format_bootargs(args: dict[str, object]) -> str:
+    """`key=value` boot arguments, space separated, in the given order."""
+    parts = []
+    for key, value in args.items():
+        text = str(int(value)) if isinstance(value, bool) else str(value)
+        if not text or any(c.isspace() for c in text):
+            raise RtmuxError(f"boot argument {key}={text!r} must be non-empty and contain no blanks")
+        parts.append(f"{key}={text}")
+    return " ".join(parts)
+
+
+def check_exit(result: qemu.RunResult, what: str, *, need_system_off: bool = True) -> None:
+    """Raise GuestFailure unless the guest ended by itself, cleanly: no timeout, no fatal error."""
+    if result.timed_out:
+        raise GuestFailure(
+            f"{what}: QEMU timed out after {result.timeout_s:g} s (wall clock) and was killed",
+            result,
+            EXIT_TIMEOUT,
+        )
+    fatal = find_fatal(result.console)
+    if fatal is not None:
+        raise GuestFailure(f"{what}: the guest stopped after a fatal error: {fatal.describe()}", result)
+    if result.returncode != 0:
+        raise GuestFailure(f"{what}: QEMU exited with status {result.returncode}", result)
+    if need_system_off and not has_system_off(result.console):
+        raise GuestFailure(f"{what}: QEMU exited but the console has no `rtos: system off` line", result)
+
+
+# ---------------------------------------------------------------------------------------------- run
+
+
+def run(app: str, append: str, *, icount: bool, timeout_s: float) -> qemu.RunResult:
+    """Boot an image with the console on stdout (and stdin on QEMU when it is a terminal)."""
+    result = boot(app, append, icount=icount, timeout_s=timeout_s, echo=sys.stdout, interactive=True)
+    check_exit(result, f"{app}.img", need_system_off=False)
+    return result
+
+
+# ----------------------------------------------------------------------------------------- selftest
+
+
+def selftest(only: str | None, *, icount: bool, timeout_s: float, echo: TextIO | None) -> tuple[int, int]:
+    """Run the on-target tests; (passed, failed) when all passed, GuestFailure otherwise."""
+    bootargs = format_bootargs({"only": only}) if only else ""
+    result = boot("selftest", bootargs, icount=icount, timeout_s=timeout_s, echo=echo)
+    if result.timed_out:
+        check_exit(result, "selftest")
+    report = parse_selftest(result.console)
+    if report.failures or (report.failed or 0) > 0:
+        names = ", ".join(r.name for r in report.failures) or "see the console"
+        raise GuestFailure(
+            f"selftest: {report.failed or len(report.failures)} test(s) failed: {names}", result
+        )
+    check_exit(result, "selftest")
+    if not report.has_summary:
+        raise GuestFailure("selftest: no summary line `N passed, M failed` on the console", result)
+    assert report.passed is not None and report.failed is not None
+    if report.passed == 0:
+        raise GuestFailure("selftest: no test ran (0 passed)", result)
+    return report.passed, report.failed
+
+
+# ------------------------------------------------------------------------------------------ latency
+
+
+def default_latency_timeout(samples: int, period_us: int, load: bool = False) -> float:
+    """A generous wall-clock limit for a latency run: 2 minutes plus 10x (30x with load) its guest time.
+
+    Plain emulation runs about in real time. In icount mode an idle guest skips to its next timer and
+    runs far faster than real time, but a loaded guest never idles and every guest nanosecond costs one
+    emulated instruction: about 6 s of host time per guest second measured on a 2-core development
+    machine.
+    """
+    return 120.0 + (30.0 if load else 10.0) * samples * period_us / 1e6
+
+
+@dataclass
+class LatencyRun:
+    report: latmus.LatencyReport
+    result: qemu.RunResult
+    histogram_path: Path
+
+
+def latency(
+    *,
+    period_us: int,
+    samples: int,
+    load: bool,
+    icount: bool,
+    timeout_s: float,
+    histogram_path: Path,
+    on_line: Callable[[str], None] | None,
+) -> LatencyRun:
+    """Run the latency monitor, check its output strictly and write the gnuplot histogram."""
+    if period_us < 1:
+        raise RtmuxError("the sampling period must be at least 1 us")
+    if samples < 1:
+        raise RtmuxError("the sample count must be at least 1 (every run needs an end)")
+    bootargs = format_bootargs({"period_us": period_us, "samples": samples, "load": load})
+    started = datetime.now().astimezone()
+    result = boot("latency", bootargs, icount=icount, timeout_s=timeout_s, on_line=on_line)
+    check_exit(result, "latency")
+    try:
+        report = latmus.parse_latency(result.console)
+    except latmus.LatmusFormatError as exc:
+        raise GuestFailure(f"latency: malformed output: {exc}", result) from exc
+    if report.histogram.samples != samples:
+        raise GuestFailure(
+            f"latency: the histogram has {report.histogram.samples} samples, {samples} were requested", result
+        )
+    if report.header.period_us is not None and report.header.period_us != period_us:
+        raise GuestFailure(
+            f"latency: RTT| reports a {report.header.period_us} us period, {period_us} us was requested",
+            result,
+        )
+    latmus.write_histogram(
+        histogram_path,
+        report,
+        started=started,
+        period_us=period_us,
+        mode=qemu.mode_description(icount),
+        load=load,
+        command=shown_command("latency", bootargs, icount),
+    )
+    return LatencyRun(report, result, histogram_path)
+
+
+def latency_echo(line: str) -> None:
+    """Live view of a latency run: everything but the (long) histogram data lines."""
+    if not line.startswith("HSD|"):
+        print(line, flush=True)
+
+
+# -------------------------------------------------------------------------------------------- ctxsw
+
+
+def ctxsw(*, switches: int, icount: bool, timeout_s: float, echo: TextIO | None) -> latmus.CtxLine:
+    if switches < 1:
+        raise RtmuxError("the number of switches must be at least 1")
+    bootargs = format_bootargs({"switches": switches})
+    result = boot("ctxsw", bootargs, icount=icount, timeout_s=timeout_s, echo=echo)
+    check_exit(result, "ctxsw")
+    try:
+        ctx = latmus.parse_ctxsw(result.console)
+    except latmus.LatmusFormatError as exc:
+        raise GuestFailure(f"ctxsw: malformed output: {exc}", result) from exc
+    if ctx.switches < switches:
+        raise GuestFailure(f"ctxsw: CTX| reports {ctx.switches} switches, {switches} were requested", result)
+    return ctx
+
+
+def shown_command(app: str, bootargs: str, icount: bool) -> str:
+    """The QEMU command line as documentation shows it: image path relative to the repository root."""
+    image = paths.display(paths.rtos_image(app))
+    return shlex.join(qemu.qemu_command(image, bootargs, icount=icount))

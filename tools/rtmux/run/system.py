@@ -1,0 +1,129 @@
+"""`./rtmux run`: build the whole system of a configuration (hypervisor, rtos, Linux) and boot it.
+
+The images come from the configuration: an rtos partition's `image` (built by `make rtos`), a Linux
+partition's Debian kernel and initramfs (fetched and built by rtmux.image.debian and
+rtmux.image.initramfs). rtmux.image.bundle packs them with the configuration blob behind
+build/hyp/rtmux.img into build/system/NAME.img.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TextIO
+
+from rtmux import config as cfg
+from rtmux import paths, qemu
+from rtmux.errors import SetupError
+from rtmux.image import bundle, debian, dtgen, initramfs
+from rtmux.run import linux
+
+DEFAULT_CONFIG = cfg.DEFAULT_CONFIG
+SYSTEM_DIR = paths.BUILD_DIR / "system"
+HYP_IMAGE = paths.BUILD_DIR / "hyp" / "rtmux.img"
+
+
+@dataclass(frozen=True)
+class System:
+    config: cfg.SystemConfig
+    image: Path
+    argv: list[str]
+
+
+def make(targets: list[str]) -> None:
+    """Run `make -s TARGETS` at the repository root; SetupError with its output when it fails."""
+    proc = subprocess.run(["make", "-s", *targets], cwd=paths.REPO_ROOT, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise SetupError(f"`make -s {' '.join(targets)}` failed:\n{proc.stdout}{proc.stderr}")
+
+
+def _flavour(text: str) -> str | None:
+    return text.split(":", 1)[1] if text.startswith("debian:") else None
+
+
+def partition_images(
+    config: cfg.SystemConfig, rtos_image: Path | None, bootargs: dict[str, str]
+) -> dict[str, bundle.PartitionImages]:
+    """The bytes each partition boots, fetching and building what a Linux partition needs."""
+    out: dict[str, bundle.PartitionImages] = {}
+    for part in config.partitions:
+        args = bootargs.get(part.name)
+        if part.kind == cfg.KIND_RTOS:
+            img = part.image("image")
+            path = rtos_image if rtos_image is not None else (img.path if img else None)
+            if path is None or not path.is_file():
+                raise SetupError(f"partition {part.name!r}: rtos image {path} not found; run `make rtos`")
+            out[part.name] = bundle.PartitionImages(path.read_bytes(), bootargs=args)
+            continue
+        kernel = part.image("kernel")
+        initrd = part.image("initramfs")
+        if kernel is None:
+            raise SetupError(f"partition {part.name!r}: no kernel")
+        flavour = _flavour(kernel.text)
+        kernel_path: Path
+        initrd_path: Path | None
+        if flavour is not None:
+            guest = initramfs.build(flavour)
+            kernel_path, initrd_path = guest.kernel.image, guest.initramfs
+        else:
+            kernel_path = kernel.path
+            initrd_path = initrd.path if initrd is not None else None
+        if initrd is not None and _flavour(kernel.text) is None and not initrd.path.is_file():
+            raise SetupError(f"partition {part.name!r}: initramfs {initrd.path} not found")
+        out[part.name] = bundle.PartitionImages(
+            kernel_path.read_bytes(),
+            initrd_path.read_bytes() if initrd_path is not None else b"",
+            bootargs=args,
+        )
+    return out
+
+
+def build(
+    config_path: Path,
+    *,
+    rtos_image: Path | None = None,
+    bootargs: dict[str, str] | None = None,
+    icount: bool = False,
+    no_build: bool = False,
+) -> System:
+    """Build everything the configuration needs and pack build/system/<config>.img."""
+    config = cfg.load(config_path, find_kernel=debian.cached_kernel_image)
+    if not no_build:
+        make(["rtos", "hyp"])
+    if not HYP_IMAGE.is_file():
+        raise SetupError(f"{paths.display(HYP_IMAGE)} not found; run `make hyp`")
+    images = partition_images(config, rtos_image, bootargs or {})
+    data = bundle.pack(config, HYP_IMAGE.read_bytes(), images, dtgen.board_dtb(config.board))
+    SYSTEM_DIR.mkdir(parents=True, exist_ok=True)
+    image = SYSTEM_DIR / f"{Path(config_path).stem}.img"
+    image.write_bytes(data)
+    argv = [qemu.find_qemu(), *config.qemu_args(), "-nographic", "-nic", "none", "-kernel", str(image)]
+    if icount:
+        argv += ["-icount", qemu.ICOUNT]
+    return System(config, image, argv)
+
+
+def run(
+    config_path: Path,
+    *,
+    icount: bool,
+    timeout_s: float | None,
+    linux_cmd: str | None,
+    rtos_image: Path | None = None,
+    bootargs: dict[str, str] | None = None,
+    no_build: bool = False,
+    echo: TextIO | None = None,
+) -> int:
+    """Boot the system. Interactive without linux_cmd (0 when QEMU ends normally); with linux_cmd, wait
+    for Linux's shell, run it, power Linux off and return its exit status."""
+    echo = echo if echo is not None else sys.stdout
+    system = build(config_path, rtos_image=rtos_image, bootargs=bootargs, icount=icount, no_build=no_build)
+    print(f"rtmux: booting {paths.display(system.image)}: {qemu.mode_description(icount)}", file=sys.stderr)
+    if linux_cmd is not None and not system.config.of_kind(cfg.KIND_LINUX):
+        raise SetupError(f"--linux-cmd: {paths.display(config_path)} has no Linux partition")
+    what = f"system {paths.display(system.image)}"
+    return linux.session(
+        system.argv, what, icount=icount, linux_cmd=linux_cmd, timeout_s=timeout_s, echo=echo
+    )
