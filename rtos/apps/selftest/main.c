@@ -574,15 +574,18 @@ static const char *test_timer_accuracy(void)
     EXPECT_RC(rt_sleep_until(dl), RT_OK);
     rt_time_t now = rt_time_now();
     FAIL_IF(now < dl || now > dl + SLACK, "rt_sleep_until woke %ld ns off", (long)(now - dl));
-    /* Periodic: release points are exact multiples of the period from the start. */
-    rt_time_t start = rt_time_now() + RT_MSEC(1), rel = 0;
+    /* Periodic: release points are exact multiples of the period from the start. The period is SLACK:
+     * a vCPU held up by the emulator for less than that (seen: 2-3 ms in icount while the other vCPU
+     * runs hackbench) must not count as an overrun here; latency is measured by the bench, not here. */
+    const rt_time_t period = SLACK;
+    rt_time_t start = rt_time_now() + period, rel = 0;
     uint64_t ov = 0;
-    EXPECT_RC(rt_periodic_start(start, RT_MSEC(1)), RT_OK);
+    EXPECT_RC(rt_periodic_start(start, period), RT_OK);
     for (unsigned k = 0; k < 20; k++) {
         int rc = rt_periodic_wait(&ov, &rel);
         now = rt_time_now();
         FAIL_IF(rc != RT_OK || ov != 0, "period %u: %s, %lu overruns", k, rt_strerror(rc), (unsigned long)ov);
-        rt_time_t expect = start + RT_MSEC(k);
+        rt_time_t expect = start + k * period;
         FAIL_IF(rel < expect || rel >= expect + rt_time_resolution(),
                 "period %u released at %lu, expected %lu", k, (unsigned long)rel, (unsigned long)expect);
         FAIL_IF(now < rel, "woke before the release point");
@@ -591,11 +594,11 @@ static const char *test_timer_accuracy(void)
      * never held up; more if the emulator holds this vCPU up in between). The wait then serves the
      * latest point that passed, exactly `ov` periods after the previous one, and never a future one. */
     rt_time_t prev = rel;
-    spin_for(RT_USEC(2500));
+    spin_for(period * 5 / 2);
     EXPECT_RC(rt_periodic_wait(&ov, &rel), RT_EOVERRUN);
     now = rt_time_now();
     FAIL_IF(ov < 2, "%lu overruns after 2.5 periods of work, expected at least 2", (unsigned long)ov);
-    FAIL_IF(rel != prev + ov * RT_MSEC(1) || rel > now,
+    FAIL_IF(rel != prev + ov * period || rel > now,
             "overrun release point %lu after %lu with %lu overruns", (unsigned long)rel, (unsigned long)prev,
             (unsigned long)ov);
     EXPECT_RC(rt_periodic_wait(&ov, &rel), RT_OK);
