@@ -23,7 +23,7 @@ KFLAGS  := -mgeneral-regs-only
 BOARD   := qemu-virt
 LIBGCC   = $$($(CC) -print-libgcc-file-name)
 
-.PHONY: all rtos hyp deps run test unit lint cycles format format-check pytest-unit pytest-system bench clean
+.PHONY: all rtos hyp guests deps run test unit lint cycles format format-check pytest-unit pytest-system bench clean
 all: rtos hyp
 
 # ---------------------------------------------------------------- dependencies
@@ -126,6 +126,41 @@ $(H)/rtmux.elf: $(HOBJ) $(HYP_LDS)
 
 -include $(shell find $(B) $(BA) $(H) -name '*.d' 2>/dev/null)
 
+# ---------------------------------------------------------------- test guests
+# Bare-metal arm64 kernels that tests boot as a partition in place of Linux (tests/guests/NAME/, with
+# tests/guests/common/ linked into each). Position independent, so any partition can load them: they
+# keep no absolute addresses (see common/start.S); linked at the board's address like the rtos.
+G      := $(BUILD)/guests
+GUESTS := $(filter-out common,$(notdir $(wildcard tests/guests/*)))
+GUEST_CFLAGS := $(TFLAGS) -Itests/guests/common -Iplatform/$(BOARD) -Ilib/include
+GCOMMON := $(patsubst %.c,$(G)/%.o,$(wildcard tests/guests/common/*.c)) \
+           $(patsubst %.S,$(G)/%.o,$(wildcard tests/guests/common/*.S))
+
+guests: $(foreach g,$(GUESTS),$(G)/$(g).img)
+
+$(G)/tests/%.o: tests/%.c
+	@mkdir -p $(dir $@)
+	@echo "  CC      $<"
+	$(Q)$(CC) $(GUEST_CFLAGS) -MMD -MP -c -o $@ $<
+
+$(G)/tests/%.o: tests/%.S
+	@mkdir -p $(dir $@)
+	@echo "  AS      $<"
+	$(Q)$(CC) -g -Itests/guests/common -Iplatform/$(BOARD) -Ilib/include -MMD -MP -c -o $@ $<
+
+$(G)/image.ld: lib/arm64/image.ld.S platform/$(BOARD)/board.h
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) -E -P -x c -Iplatform/$(BOARD) -o $@ $<
+
+define guest_image
+$(G)/$(1).elf: $(patsubst %.c,$(G)/%.o,$(wildcard tests/guests/$(1)/*.c)) $(GCOMMON) $(G)/image.ld
+	@echo "  LD      $$@"
+	$$(Q)$$(LD) -nostdlib -T $(G)/image.ld -o $$@ $$(filter %.o,$$^) $$(LIBGCC) --no-warn-rwx-segments
+endef
+$(foreach g,$(GUESTS),$(eval $(call guest_image,$(g))))
+
+-include $(shell find $(G) -name '*.d' 2>/dev/null)
+
 # ---------------------------------------------------------------- run / test / bench
 run: deps rtos hyp
 	./rtmux run
@@ -164,7 +199,7 @@ pytest-system: deps rtos
 	$(PYTHON) -m pytest -q -m system tests/system
 
 # One pytest session at the end gives CI its recognisable summary line.
-test: deps lint unit rtos hyp
+test: deps lint unit rtos hyp guests
 	$(PYTHON) -m pytest tests/unit/python tests/system
 
 bench: deps rtos hyp

@@ -1,0 +1,516 @@
+/*
+ * A malicious partition: booted as the Linux partition beside the rtos, it attacks the hypervisor in
+ * the way its boot arguments name (attack=NAME). Every attack prints what it did in figures it
+ * computed, so a test can tell "attacked and survived" from "did not attack". tests/system/
+ * test_hostile.py runs them; docs/security.md lists them with their outcome.
+ */
+#include "arm64/gicv3.h"
+#include "arm64/psci.h"
+#include "arm64/sysreg.h"
+#include "board.h"
+#include "guest.h"
+
+/* An address no partition has: QEMU virt's flash at 0 is never mapped at stage 2. */
+#define UNMAPPED_IPA 0x1000u
+/* The rtos's RAM as physical (= Linux's IPA) address: below the Linux partition's RAM. */
+#define RTOS_RAM_PA 0x48000000u
+
+/* Distinct values written before a reset and looked for after it. */
+#define MARK 0x5eedf00d0badcafeull
+
+static volatile uint64_t sync_count, undef_count, abort_count, irq_count;
+static volatile uint32_t last_intid;
+
+/* ---------------------------------------------------------------- exception hooks */
+
+bool guest_on_sync(struct guest_frame *f)
+{
+    uint64_t ec = (f->esr >> 26) & 0x3fu;
+    sync_count++;
+    if (ec == 0x21u) { /* instruction abort at EL1: the attack branched with a return address in x30 */
+        abort_count++;
+        f->elr = f->x[30];
+        return true;
+    }
+    if (ec == 0x25u) { /* data abort injected by the hypervisor: skip the access */
+        abort_count++;
+        f->elr += 4;
+        return true;
+    }
+    if (ec == 0x00u) { /* undefined instruction: a refused system register */
+        undef_count++;
+        f->elr += 4;
+        return true;
+    }
+    return false;
+}
+
+void guest_on_irq(struct guest_frame *f)
+{
+    (void)f;
+    uint64_t iar = GUEST_READ_SYSREG(S3_0_C12_C12_0); /* ICC_IAR1_EL1 */
+    uint32_t intid = (uint32_t)(iar & GIC_INTID_MASK);
+    if (intid >= GIC_INTID_SPECIAL) {
+        return;
+    }
+    irq_count++;
+    last_intid = intid;
+    if (intid == BOARD_INTID_VIRT_TIMER) {
+        GUEST_WRITE_SYSREG(cntv_ctl_el0, CNT_CTL_ENABLE | CNT_CTL_IMASK); /* the line drops */
+    }
+    GUEST_WRITE_SYSREG(S3_0_C12_C12_1, iar); /* ICC_EOIR1_EL1 */
+}
+
+/* ---------------------------------------------------------------- GIC helpers */
+
+static volatile uint32_t *my_gicr_sgi(void)
+{
+    uint64_t mpidr = GUEST_READ_SYSREG(mpidr_el1) & MPIDR_AFF012_MASK;
+    for (unsigned i = 0; i < BOARD_GICR_MAX; i++) {
+        uintptr_t frame = BOARD_GICR_BASE + i * BOARD_GICR_STRIDE;
+        uint64_t typer = *(volatile uint64_t *)(frame + GICR_TYPER);
+        if ((typer >> GICR_TYPER_AFF_SHIFT) == mpidr) {
+            return (volatile uint32_t *)(frame + GICR_SGI_OFFSET);
+        }
+        if (typer & GICR_TYPER_LAST) {
+            break;
+        }
+    }
+    guest_puts("hostile: no redistributor frame for this CPU\n");
+    guest_halt();
+}
+
+static void ppi_enable(unsigned intid, uint8_t prio)
+{
+    volatile uint32_t *sgi = my_gicr_sgi();
+    ((volatile uint8_t *)sgi)[GICR_IPRIORITYR0 + intid] = prio;
+    sgi[GICR_ISENABLER0 / 4] = 1u << intid;
+}
+
+static void cpu_if_on(void)
+{
+    GUEST_WRITE_SYSREG(S3_0_C4_C6_0, 0xffu);  /* ICC_PMR_EL1: all priorities */
+    GUEST_WRITE_SYSREG(S3_0_C12_C12_7, 1u);   /* ICC_IGRPEN1_EL1 */
+    __asm__ volatile("isb");
+}
+
+static void irqs_on(void)
+{
+    __asm__ volatile("msr daifclr, #2" ::: "memory");
+}
+
+static void irqs_off(void)
+{
+    __asm__ volatile("msr daifset, #2" ::: "memory");
+}
+
+static void timer_in(uint64_t ticks)
+{
+    GUEST_WRITE_SYSREG(cntv_cval_el0, guest_counter() + ticks);
+    GUEST_WRITE_SYSREG(cntv_ctl_el0, CNT_CTL_ENABLE);
+    __asm__ volatile("isb");
+}
+
+static void spin_ms(uint64_t ms)
+{
+    uint64_t end = guest_counter() + ms * guest_counter_hz() / 1000u;
+    while (guest_counter() < end) {
+    }
+}
+
+/* ---------------------------------------------------------------- attacks */
+
+/* Item: the hypervisor's stack on re-entry. Asks for SYSTEM_RESET at once, every boot. */
+static void attack_reset(void)
+{
+    guest_puts("hostile: resetting\n");
+    (void)guest_hvc(PSCI_SYSTEM_RESET, 0, 0, 0);
+    guest_puts("hostile: SYSTEM_RESET returned\n");
+}
+
+/* Leaves a trace in every piece of CPU state a reset must clear, then resets; each boot first checks
+ * that nothing of the previous boot is left. */
+static unsigned leaks;
+
+static void expect_clear(const char *what, uint64_t v, uint64_t bad)
+{
+    if (v == bad) {
+        guest_printf("hostile: leak %s = 0x%lx\n", what, (unsigned long)v);
+        leaks++;
+    }
+}
+
+static void attack_state(void)
+{
+    uint64_t v0 = 0, fpcr = GUEST_READ_SYSREG(fpcr);
+    __asm__ volatile("fmov %0, d0" : "=r"(v0));
+    expect_clear("TPIDR_EL1", GUEST_READ_SYSREG(tpidr_el1), MARK);
+    expect_clear("TPIDR_EL0", GUEST_READ_SYSREG(tpidr_el0), MARK + 1);
+    expect_clear("TPIDRRO_EL0", GUEST_READ_SYSREG(tpidrro_el0), MARK + 2);
+    expect_clear("SP_EL0", GUEST_READ_SYSREG(sp_el0), MARK + 3);
+    expect_clear("CONTEXTIDR_EL1", GUEST_READ_SYSREG(contextidr_el1), 0x1234u);
+    expect_clear("TTBR0_EL1", GUEST_READ_SYSREG(ttbr0_el1), 0x7000u);
+    expect_clear("MAIR_EL1", GUEST_READ_SYSREG(mair_el1), MARK);
+    expect_clear("CNTKCTL_EL1", GUEST_READ_SYSREG(cntkctl_el1), 0x3u);
+    expect_clear("d0", v0, MARK);
+    expect_clear("FPCR", fpcr, 0x400000u);
+    expect_clear("CNTV_CTL_EL0", GUEST_READ_SYSREG(cntv_ctl_el0) & CNT_CTL_ENABLE, CNT_CTL_ENABLE);
+    expect_clear("CNTP_CTL_EL0", GUEST_READ_SYSREG(cntp_ctl_el0) & CNT_CTL_ENABLE, CNT_CTL_ENABLE);
+    expect_clear("ICC_PMR_EL1", GUEST_READ_SYSREG(S3_0_C4_C6_0), 0xf0u);
+    expect_clear("ICC_IGRPEN1_EL1", GUEST_READ_SYSREG(S3_0_C12_C12_7), 1u);
+    /* ICC_RPR_EL1: an interrupt left active before the reset would still hold the running priority. */
+    expect_clear("ICC_RPR_EL1 (active interrupt)", GUEST_READ_SYSREG(S3_0_C12_C11_3) != 0xffu, 1u);
+    /* The timer interrupt is still delivered (the previous boot left it active and enabled). */
+    irq_count = 0;
+    ppi_enable(BOARD_INTID_VIRT_TIMER, 0x80);
+    cpu_if_on();
+    timer_in(guest_counter_hz() / 1000u);
+    irqs_on();
+    spin_ms(20);
+    irqs_off();
+    expect_clear("no timer interrupt after the reset", irq_count == 0, 1u);
+    guest_printf("hostile: state check: %u leaks\n", leaks);
+
+    /* Dirty everything, and keep a timer interrupt active (acknowledged, never EOIed) across the reset. */
+    GUEST_WRITE_SYSREG(tpidr_el1, MARK);
+    GUEST_WRITE_SYSREG(tpidr_el0, MARK + 1);
+    GUEST_WRITE_SYSREG(tpidrro_el0, MARK + 2);
+    GUEST_WRITE_SYSREG(sp_el0, MARK + 3);
+    GUEST_WRITE_SYSREG(contextidr_el1, 0x1234u);
+    GUEST_WRITE_SYSREG(ttbr0_el1, 0x7000u);
+    GUEST_WRITE_SYSREG(mair_el1, MARK);
+    GUEST_WRITE_SYSREG(cntkctl_el1, 0x3u);
+    __asm__ volatile("fmov d0, %0" : : "r"(MARK));
+    GUEST_WRITE_SYSREG(fpcr, 0x400000u);
+    GUEST_WRITE_SYSREG(cntp_cval_el0, guest_counter() + guest_counter_hz());
+    GUEST_WRITE_SYSREG(cntp_ctl_el0, CNT_CTL_ENABLE | CNT_CTL_IMASK);
+    GUEST_WRITE_SYSREG(cntv_cval_el0, 0);
+    GUEST_WRITE_SYSREG(cntv_ctl_el0, CNT_CTL_ENABLE); /* fires at once */
+    __asm__ volatile("isb");
+    uint64_t iar = 1023;
+    for (unsigned i = 0; i < 1000000 && (iar & GIC_INTID_MASK) >= GIC_INTID_SPECIAL; i++) {
+        iar = GUEST_READ_SYSREG(S3_0_C12_C12_0); /* acknowledge: active from now on */
+    }
+    GUEST_WRITE_SYSREG(S3_0_C4_C6_0, 0xf0u);
+    guest_printf("hostile: acknowledged INTID %lu, left active; resetting\n",
+                 (unsigned long)(iar & GIC_INTID_MASK));
+    (void)guest_hvc(PSCI_SYSTEM_RESET, 0, 0, 0);
+    guest_puts("hostile: SYSTEM_RESET returned\n");
+}
+
+/* Powers off with the virtual timer firing, its PPI at the top priority and enabled: the interrupt
+ * would keep arriving at EL2 on this CPU after the partition is gone. */
+static void attack_poweroff_timer(void)
+{
+    irqs_off();
+    ppi_enable(BOARD_INTID_VIRT_TIMER, 0x00);
+    cpu_if_on();
+    GUEST_WRITE_SYSREG(cntv_cval_el0, 0);
+    GUEST_WRITE_SYSREG(cntv_ctl_el0, CNT_CTL_ENABLE);
+    __asm__ volatile("isb");
+    guest_puts("hostile: virtual timer firing at top priority; powering off\n");
+    guest_power_off();
+}
+
+/* Branches to an address outside the partition, again and again (instruction aborts), then reads one
+ * (data aborts). */
+static void attack_abort_flood(void)
+{
+    uint64_t n = guest_arg_u64("count", 100000);
+    for (uint64_t i = 0; i < n; i++) {
+        __asm__ volatile("blr %0" : : "r"((uint64_t)UNMAPPED_IPA) : "x30", "memory");
+    }
+    uint64_t iabt = abort_count;
+    for (uint64_t i = 0; i < n; i++) {
+        (void)*(volatile uint32_t *)(uintptr_t)(RTOS_RAM_PA + (i % 4096u) * 4u);
+    }
+    guest_printf("hostile: abort-flood: %lu instruction aborts, %lu data aborts taken\n",
+                 (unsigned long)iabt, (unsigned long)(abort_count - iabt));
+}
+
+/* Performance monitors and self-hosted debug: count cycles at EL2, program a breakpoint. Each access
+ * either traps (and is refused or emulated) or reaches the hardware: the guest reports what it saw. */
+static void attack_pmu_debug(void)
+{
+    uint64_t before = undef_count;
+    /* PMCCFILTR_EL0.NSH (bit 27): count at EL2 too. PMCR_EL0.E (bit 0) enables the counters. */
+    GUEST_WRITE_SYSREG(pmccfiltr_el0, 1ull << 27);
+    GUEST_WRITE_SYSREG(pmcntenset_el0, 1ull << 31);
+    GUEST_WRITE_SYSREG(pmcr_el0, 1u);
+    __asm__ volatile("isb");
+    uint64_t c0 = GUEST_READ_SYSREG(pmccntr_el0);
+    (void)guest_hvc(PSCI_VERSION, 0, 0, 0); /* some work at EL2 */
+    uint64_t c1 = GUEST_READ_SYSREG(pmccntr_el0);
+    GUEST_WRITE_SYSREG(pmevtyper0_el0, 1ull << 27);
+    (void)GUEST_READ_SYSREG(pmevcntr0_el0);
+    GUEST_WRITE_SYSREG(mdscr_el1, 1ull << 15); /* MDE: breakpoints on */
+    GUEST_WRITE_SYSREG(dbgbvr0_el1, 0x40000000u);
+    GUEST_WRITE_SYSREG(dbgbcr0_el1, 0x1e7u);
+    GUEST_WRITE_SYSREG(oslar_el1, 0);
+    (void)GUEST_READ_SYSREG(dbgbcr0_el1);
+    (void)GUEST_READ_SYSREG(mdccsr_el0);
+    GUEST_WRITE_SYSREG(pmcr_el0, 0);
+    GUEST_WRITE_SYSREG(mdscr_el1, 0);
+    guest_printf("hostile: pmu-debug: 15 accesses, %lu refused, cycle counter moved %lu across an HVC\n",
+                 (unsigned long)(undef_count - before), (unsigned long)(c1 - c0));
+}
+
+/* Data cache maintenance by set/way over every set and way of every level CLIDR_EL1 reports. */
+static void attack_setway(void)
+{
+    uint64_t clidr = GUEST_READ_SYSREG(clidr_el1), ops = 0, before = undef_count;
+    for (unsigned level = 0; level < 7; level++) {
+        unsigned ctype = (unsigned)(clidr >> (3 * level)) & 7u;
+        if (ctype < 2) {
+            continue; /* no data or unified cache at this level */
+        }
+        GUEST_WRITE_SYSREG(csselr_el1, level << 1);
+        __asm__ volatile("isb");
+        uint64_t ccsidr = GUEST_READ_SYSREG(ccsidr_el1);
+        unsigned line_shift = (unsigned)(ccsidr & 7u) + 4u;
+        unsigned ways = (unsigned)((ccsidr >> 3) & 0x3ffu) + 1u;
+        unsigned sets = (unsigned)((ccsidr >> 13) & 0x7fffu) + 1u;
+        /* The way number sits in the top bits: 32 - log2(ways) (a direct-mapped cache has none). */
+        unsigned way_shift = ways == 1 ? 0 : (unsigned)__builtin_clz(ways - 1u);
+        for (unsigned w = 0; w < ways; w++) {
+            for (unsigned s = 0; s < sets; s++) {
+                uint64_t sw = ((uint64_t)w << way_shift) | ((uint64_t)s << line_shift) | (level << 1);
+                switch (ops % 3u) {
+                case 0:
+                    __asm__ volatile("dc isw, %0" : : "r"(sw) : "memory");
+                    break;
+                case 1:
+                    __asm__ volatile("dc csw, %0" : : "r"(sw) : "memory");
+                    break;
+                default:
+                    __asm__ volatile("dc cisw, %0" : : "r"(sw) : "memory");
+                    break;
+                }
+                ops++;
+            }
+        }
+    }
+    guest_printf("hostile: setway: %lu operations, %lu refused\n", (unsigned long)ops,
+                 (unsigned long)(undef_count - before));
+}
+
+/* Every PSCI function (and unknown IDs) with random arguments, through HVC and SMC. Functions that
+ * would end the run (OFF, RESET, CPU_OFF, SUSPEND) are left out; their own attacks cover them. */
+static void attack_hvc_fuzz(void)
+{
+    uint64_t n = guest_arg_u64("count", 20000), answered = 0;
+    for (uint64_t i = 0; i < n; i++) {
+        uint64_t r = guest_random();
+        uint64_t fn;
+        switch (r % 4u) {
+        case 0:
+            fn = 0x84000000u + (r >> 8) % 0x20u; /* PSCI SMC32 range */
+            break;
+        case 1:
+            fn = 0xc4000000u + (r >> 8) % 0x20u; /* PSCI SMC64 range */
+            break;
+        case 2:
+            fn = (r >> 8) & 0xffffffffu; /* anything 32-bit */
+            break;
+        default:
+            fn = r >> 2; /* anything 64-bit */
+            break;
+        }
+        uint64_t id = fn & 0xffffffffu;
+        if (id == PSCI_SYSTEM_OFF || id == PSCI_SYSTEM_RESET || id == PSCI_CPU_OFF || id == 0x84000001u ||
+            id == 0xc4000001u || id == 0x84000012u || id == 0xc4000012u || id == 0x8400000eu ||
+            id == 0xc400000eu || id == 0x84000015u || id == 0xc4000015u) {
+            continue; /* OFF, RESET, CPU_OFF, CPU_SUSPEND, SYSTEM_RESET2, SYSTEM_SUSPEND, MEM_PROTECT */
+        }
+        int64_t ret = (r & 0x80u) ? guest_hvc(fn, guest_random(), guest_random(), guest_random())
+                                  : guest_smc(fn, guest_random(), guest_random(), guest_random());
+        answered += ret != 0x7fffffffffffffffll;
+    }
+    guest_printf("hostile: hvc-fuzz: %lu calls answered\n", (unsigned long)answered);
+}
+
+/* GIC CPU-interface misuse: SGIs to every target list and affinity, broadcast, random priorities,
+ * binary points, group enables, EOIs and deactivations of interrupts never taken. */
+static void attack_gic_sysreg(void)
+{
+    uint64_t n = guest_arg_u64("count", 20000);
+    irqs_off();
+    cpu_if_on();
+    for (uint64_t i = 0; i < n; i++) {
+        uint64_t r = guest_random();
+        switch (i % 8u) {
+        case 0:
+        case 1:
+            GUEST_WRITE_SYSREG(S3_0_C12_C11_5, r); /* ICC_SGI1R_EL1: any target, any IRM */
+            break;
+        case 2:
+            GUEST_WRITE_SYSREG(S3_0_C12_C11_6, r); /* ICC_ASGI1R_EL1 */
+            break;
+        case 3:
+            GUEST_WRITE_SYSREG(S3_0_C12_C11_7, r); /* ICC_SGI0R_EL1 */
+            break;
+        case 4:
+            GUEST_WRITE_SYSREG(S3_0_C4_C6_0, r & 0xffu); /* PMR */
+            GUEST_WRITE_SYSREG(S3_0_C12_C12_3, r >> 8 & 7u); /* BPR1 */
+            break;
+        case 5:
+            GUEST_WRITE_SYSREG(S3_0_C12_C12_1, r & 0x3ffu); /* EOIR1 of something never taken */
+            break;
+        case 6:
+            GUEST_WRITE_SYSREG(S3_0_C12_C11_1, r & 0x3ffu); /* DIR */
+            break;
+        default:
+            GUEST_WRITE_SYSREG(S3_0_C12_C12_7, r & 1u); /* IGRPEN1 */
+            GUEST_WRITE_SYSREG(S3_0_C12_C12_4, r & 3u); /* CTLR: EOImode, CBPR */
+            break;
+        }
+        if ((i & 63u) == 0) {
+            irqs_on(); /* take whatever the SGIs made pending */
+            irqs_off();
+        }
+    }
+    cpu_if_on();
+    irqs_on();
+    spin_ms(5);
+    irqs_off();
+    guest_printf("hostile: gic-sysreg: %lu writes, %lu interrupts taken\n", (unsigned long)n,
+                 (unsigned long)irq_count);
+}
+
+/* An interrupt storm at the top priority for `ms` milliseconds: the virtual timer always firing and
+ * re-armed at once from its handler (which masks and EOIs it), plus SGIs to itself. */
+static void attack_irq_storm(void)
+{
+    uint64_t ms = guest_arg_u64("ms", 3000);
+    ppi_enable(BOARD_INTID_VIRT_TIMER, 0x00);
+    cpu_if_on();
+    uint64_t end = guest_counter() + ms * guest_counter_hz() / 1000u, sgis = 0;
+    irqs_on();
+    while (guest_counter() < end) {
+        GUEST_WRITE_SYSREG(cntv_cval_el0, 0);
+        GUEST_WRITE_SYSREG(cntv_ctl_el0, CNT_CTL_ENABLE);
+        uint64_t self = GUEST_READ_SYSREG(mpidr_el1) & 0xffu;
+        GUEST_WRITE_SYSREG(S3_0_C12_C11_5, (1ull << self) | (1ull << 24)); /* SGI 1 to itself */
+        sgis++;
+        __asm__ volatile("isb");
+    }
+    irqs_off();
+    guest_printf("hostile: irq-storm: %lu interrupts taken, %lu SGIs sent in %lu ms\n",
+                 (unsigned long)irq_count, (unsigned long)sgis, (unsigned long)ms);
+}
+
+/* Prints as fast as the emulated UART takes characters, for `ms` milliseconds. */
+static void attack_console_flood(void)
+{
+    uint64_t ms = guest_arg_u64("ms", 3000), lines = 0;
+    uint64_t end = guest_counter() + ms * guest_counter_hz() / 1000u;
+    while (guest_counter() < end) {
+        guest_puts("hostile: flood flood flood flood flood flood flood flood flood flood flood flood\n");
+        lines++;
+    }
+    guest_printf("hostile: console-flood: %lu lines in %lu ms\n", (unsigned long)lines, (unsigned long)ms);
+}
+
+/* One access of `size` bytes at `addr` (read or write of `val`); aborts are counted by the handler. */
+static void access(uintptr_t addr, unsigned size, bool write, uint64_t val)
+{
+    switch (size * 2u + write) {
+    case 2:
+        (void)*(volatile uint8_t *)addr;
+        break;
+    case 3:
+        *(volatile uint8_t *)addr = (uint8_t)val;
+        break;
+    case 4:
+        (void)*(volatile uint16_t *)addr;
+        break;
+    case 5:
+        *(volatile uint16_t *)addr = (uint16_t)val;
+        break;
+    case 8:
+        (void)*(volatile uint32_t *)addr;
+        break;
+    case 9:
+        *(volatile uint32_t *)addr = (uint32_t)val;
+        break;
+    case 16:
+        (void)*(volatile uint64_t *)addr;
+        break;
+    default:
+        *(volatile uint64_t *)addr = val;
+        break;
+    }
+}
+
+/* Every emulated register window (distributor, every redistributor frame the region could hold,
+ * UART) with every access size, aligned and not, including accesses that cross a page. Writes use
+ * random values except to registers that would only disable this partition's own console. */
+static void attack_mmio(void)
+{
+    static const struct {
+        uintptr_t base, size;
+    } windows[] = {
+        {BOARD_GICD_BASE, 0x10000u},
+        {BOARD_GICR_BASE, 8u * BOARD_GICR_STRIDE},
+        {BOARD_UART_BASE, BOARD_UART_SIZE},
+    };
+    uint64_t n = guest_arg_u64("count", 30000), done = 0;
+    uint64_t aborts0 = abort_count;
+    for (unsigned w = 0; w < sizeof(windows) / sizeof(windows[0]); w++) {
+        for (uint64_t i = 0; i < n; i++) {
+            uint64_t r = guest_random();
+            unsigned size = 1u << (r & 3u);
+            bool write = (r >> 2) & 1u;
+            uintptr_t off = (uintptr_t)((r >> 3) % windows[w].size);
+            if ((r >> 40) % 4u == 0) {
+                off = (off | 0xfffu) - (r >> 50) % 8u; /* around a page end */
+            } else if ((r >> 40) % 4u == 1) {
+                off &= ~(uintptr_t)(size - 1u); /* naturally aligned */
+            }
+            if (w == 2 && write && (off & ~3u) == 0x30u) {
+                continue; /* UARTCR: would switch off this partition's own output */
+            }
+            access(windows[w].base + off, size, write, guest_random());
+            done++;
+        }
+    }
+    guest_printf("hostile: mmio: %lu accesses, %lu aborts\n", (unsigned long)done,
+                 (unsigned long)(abort_count - aborts0));
+}
+
+void guest_main(void)
+{
+    char attack[32];
+    if (!guest_arg("attack", attack, sizeof(attack))) {
+        guest_puts("hostile: no attack= in the boot arguments\n");
+        return;
+    }
+    guest_printf("hostile: attack %s\n", attack);
+    if (guest_strcmp(attack, "reset") == 0) {
+        attack_reset();
+    } else if (guest_strcmp(attack, "state") == 0) {
+        attack_state();
+    } else if (guest_strcmp(attack, "poweroff-timer") == 0) {
+        attack_poweroff_timer();
+    } else if (guest_strcmp(attack, "abort-flood") == 0) {
+        attack_abort_flood();
+    } else if (guest_strcmp(attack, "pmu-debug") == 0) {
+        attack_pmu_debug();
+    } else if (guest_strcmp(attack, "setway") == 0) {
+        attack_setway();
+    } else if (guest_strcmp(attack, "hvc-fuzz") == 0) {
+        attack_hvc_fuzz();
+    } else if (guest_strcmp(attack, "gic-sysreg") == 0) {
+        attack_gic_sysreg();
+    } else if (guest_strcmp(attack, "irq-storm") == 0) {
+        attack_irq_storm();
+    } else if (guest_strcmp(attack, "console-flood") == 0) {
+        attack_console_flood();
+    } else if (guest_strcmp(attack, "mmio") == 0) {
+        attack_mmio();
+    } else {
+        guest_printf("hostile: unknown attack %s\n", attack);
+        return;
+    }
+    guest_puts("hostile: done\n");
+}
