@@ -14,6 +14,18 @@
 /* Serialises partition state changes, so exactly one CPU sees the last partition stop. */
 static spinlock_t part_lock;
 
+/* What the hypervisor refused or emulated for p, if anything (hostile-guest tests read this line). */
+static void report_stats(const struct partition *p)
+{
+    if ((p->stats.aborts | p->stats.setway | p->stats.sysregs | p->stats.undefs) == 0) {
+        return;
+    }
+    hyp_printf("rtmux: partition %s: refused or emulated: %lu aborts, %lu set/way operations, %lu PMU/debug "
+               "registers, %lu undefined system registers\n",
+               p->name, (unsigned long)p->stats.aborts, (unsigned long)p->stats.setway,
+               (unsigned long)p->stats.sysregs, (unsigned long)p->stats.undefs);
+}
+
 void part_enter(struct vcpu *v)
 {
     arch_guest_start(v);
@@ -22,9 +34,11 @@ void part_enter(struct vcpu *v)
 void part_stop(struct vcpu *v, const char *why)
 {
     struct partition *p = v->part;
+    arch_guest_quiesce(v);
     spin_lock(&part_lock);
     p->state = PART_OFF;
     hyp_printf("rtmux: partition %s stopped: %s\n", p->name, why);
+    report_stats(p);
     bool last = !part_any_running();
     spin_unlock(&part_lock);
     if (last) {
@@ -41,6 +55,8 @@ void part_reset(struct vcpu *v)
 {
     struct partition *p = v->part;
     hyp_printf("rtmux: partition %s: reset requested; restarting from its pristine images\n", p->name);
+    report_stats(p);
+    arch_guest_quiesce(v);
     vuart_reset(&p->uart);
     part_load(p);
     part_enter(v);

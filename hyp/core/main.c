@@ -6,6 +6,7 @@
 #include "arch/cpu.h"
 #include "arch/entry.h"
 #include "arch/firmware.h"
+#include "arch/guest.h"
 #include "arch/timer.h"
 #include "arch/vgic.h"
 #include "arch/vgicd.h"
@@ -80,6 +81,7 @@ void hyp_main(unsigned cpu, uint64_t dtb, uint64_t secondary_entry)
     gicv3_dist_init();
     for (unsigned i = 0; i < hyp_nparts; i++) {
         part_setup(&hyp_part[i]);
+        arch_part_irqs_init(&hyp_part[i]);
         register_mmio(&hyp_part[i]);
     }
     vgic_set_hyp_irq(BOARD_INTID_HYP_TIMER, conmux_tick);

@@ -59,3 +59,42 @@ void gicv3_ppi_enable(unsigned cpu, unsigned intid, uint8_t prio)
     *(volatile uint8_t *)(sgi + GICR_IPRIORITYR0 + intid) = prio;
     *(volatile uint32_t *)(sgi + GICR_ISENABLER0) = 1u << intid;
 }
+
+static volatile uint32_t *gicr_sgi32(unsigned cpu, uint64_t off)
+{
+    return (volatile uint32_t *)(gicr_rd(cpu) + GICR_SGI_OFFSET + off);
+}
+
+void gicv3_spi_quiesce(unsigned intid)
+{
+    uint32_t bit = 1u << (intid % 32u);
+    uint64_t word = (intid / 32u) * 4u;
+    *gicd32(GICD_ICENABLER + word) = bit;
+    dist_wait_rwp();
+    *gicd32(GICD_ICPENDR + word) = bit;
+    *gicd32(GICD_ICACTIVER + word) = bit;
+}
+
+void gicv3_spi_place(unsigned intid, uint64_t aff)
+{
+    *(volatile uint64_t *)(BOARD_GICD_BASE + GICD_IROUTER + intid * 8u) = aff;
+}
+
+void gicv3_ppi_quiesce(unsigned cpu, uint32_t mask)
+{
+    *gicr_sgi32(cpu, GICR_ICENABLER0) = mask;
+    while (*(volatile uint32_t *)(gicr_rd(cpu) + GICR_CTLR) & GICR_CTLR_RWP) {
+    }
+    *gicr_sgi32(cpu, GICR_ICPENDR0) = mask;
+    *gicr_sgi32(cpu, GICR_ICACTIVER0) = mask;
+}
+
+void gicv3_ppi_disable(unsigned cpu, unsigned intid)
+{
+    *gicr_sgi32(cpu, GICR_ICENABLER0) = 1u << intid;
+}
+
+void gicv3_spi_disable(unsigned intid)
+{
+    *gicd32(GICD_ICENABLER + (intid / 32u) * 4u) = 1u << (intid % 32u);
+}

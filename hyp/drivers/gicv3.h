@@ -1,6 +1,6 @@
 /*
  * The physical GICv3 as the hypervisor programs it (drivers/gicv3.c): distributor set-up, one SPI's
- * routing, and a trapping CPU's redistributor.
+ * routing and quiescing, and a trapping CPU's redistributor.
  */
 #ifndef HYP_DRIVERS_GICV3_H
 #define HYP_DRIVERS_GICV3_H
@@ -15,5 +15,14 @@ void gicv3_spi_route(unsigned intid, uint64_t aff, uint8_t prio);
 void gicv3_redist_wake(unsigned cpu);
 /* Sets a PPI's priority and enables it on CPU `cpu`'s redistributor. */
 void gicv3_ppi_enable(unsigned cpu, unsigned intid, uint8_t prio);
+/* Disables SPI `intid` and clears its pending and active state (a partition stops or restarts). */
+void gicv3_spi_quiesce(unsigned intid);
+/* Routes SPI `intid` to the CPU with affinity `aff`; its enable stays as it is. */
+void gicv3_spi_place(unsigned intid, uint64_t aff);
+/* Disables the SGIs/PPIs in `mask` on CPU `cpu` and clears their pending and active state. */
+void gicv3_ppi_quiesce(unsigned cpu, uint32_t mask);
+/* Disables one PPI on CPU `cpu`, or one SPI. */
+void gicv3_ppi_disable(unsigned cpu, unsigned intid);
+void gicv3_spi_disable(unsigned intid);
 
 #endif /* HYP_DRIVERS_GICV3_H */

@@ -17,4 +17,6 @@ void asm_offsets(void)
     DEFINE(GUEST_SPSR, offsetof(struct guest_regs, spsr));
     DEFINE(VCPU_SIZE, sizeof(struct vcpu));
     DEFINE(HYP_NCPUS, HYP_MAX_CPUS);
+    DEFINE(HYP_STACK_BYTES, HYP_STACK_SIZE);
+    DEFINE(VCPU_CPU, offsetof(struct vcpu, cpu));
 }

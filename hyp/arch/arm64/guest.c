@@ -1,11 +1,15 @@
 /*
- * Entering a partition on this CPU: the EL2 controls that make it a guest, then its entry state.
+ * Entering a partition on this CPU: the EL2 controls that make it a guest, then its entry state; and
+ * quiescing what a stopped or restarting partition leaves behind (its interrupts, its timers).
  */
 #include "arch/guest.h"
 
 #include "arch/cpu.h"
 #include "arch/entry.h"
+#include "arch/vgic.h"
+#include "arm64/gicv3.h"
 #include "arm64/sysreg.h"
+#include "drivers/gicv3.h"
 #include "hyp/partition.h"
 #include "hyp/vcpu.h"
 
@@ -14,17 +18,78 @@
     (TCR_T0SZ(39) | VTCR_EL2_SL0_L1 | TCR_IRGN0_WBWA | TCR_ORGN0_WBWA | TCR_SH0_INNER | TCR_TG0_4K | \
      VTCR_EL2_PS_40BIT | VTCR_EL2_RES1)
 
+/* Every SGI and PPI bit of a redistributor. */
+#define ALL_PRIVATE_IRQS 0xffffffffu
+
+/*
+ * What a guest may not touch, for every partition: SMC (PSCI is the hypervisor's), data cache
+ * maintenance by set/way (it would reach caches other partitions share), the auxiliary and
+ * implementation-defined control registers (on hardware they switch off caches or prefetchers for the
+ * whole cluster), and through MDCR_EL2 the PMU (which could count at EL2) and the self-hosted debug
+ * registers (breakpoints and watchpoints could be aimed anywhere). trap.c emulates or refuses them.
+ */
+#define HCR_GUEST \
+    (HCR_EL2_VM | HCR_EL2_RW | HCR_EL2_TSC | HCR_EL2_BSU_IS | HCR_EL2_TSW | HCR_EL2_TACR | HCR_EL2_TIDCP)
+#define MDCR_GUEST                                                                                   \
+    (MDCR_EL2_TPMCR | MDCR_EL2_TPM | MDCR_EL2_TDA | MDCR_EL2_TDOSA | MDCR_EL2_TDRA | MDCR_EL2_TPMS | \
+     MDCR_EL2_TTRF)
+
+/* The EL1 and EL0 system registers a partition can write, back to the values it finds at its first
+ * start, so a reset leaves nothing of the previous run (FP/SIMD included). */
+static void reset_el1_state(const struct partition *p)
+{
+    ARCH_WRITE_SYSREG(sctlr_el1, SCTLR_EL1_RES1);
+    ARCH_WRITE_SYSREG(cpacr_el1, 0);
+    ARCH_WRITE_SYSREG(vbar_el1, 0);
+    ARCH_WRITE_SYSREG(ttbr0_el1, 0);
+    ARCH_WRITE_SYSREG(ttbr1_el1, 0);
+    ARCH_WRITE_SYSREG(tcr_el1, 0);
+    ARCH_WRITE_SYSREG(mair_el1, 0);
+    ARCH_WRITE_SYSREG(amair_el1, 0);
+    ARCH_WRITE_SYSREG(contextidr_el1, 0);
+    ARCH_WRITE_SYSREG(tpidr_el1, 0);
+    ARCH_WRITE_SYSREG(tpidr_el0, 0);
+    ARCH_WRITE_SYSREG(tpidrro_el0, 0);
+    ARCH_WRITE_SYSREG(sp_el0, 0);
+    ARCH_WRITE_SYSREG(sp_el1, 0);
+    ARCH_WRITE_SYSREG(elr_el1, 0);
+    ARCH_WRITE_SYSREG(spsr_el1, 0);
+    ARCH_WRITE_SYSREG(esr_el1, 0);
+    ARCH_WRITE_SYSREG(far_el1, 0);
+    ARCH_WRITE_SYSREG(afsr0_el1, 0);
+    ARCH_WRITE_SYSREG(afsr1_el1, 0);
+    ARCH_WRITE_SYSREG(par_el1, 0);
+    ARCH_WRITE_SYSREG(csselr_el1, 0);
+    ARCH_WRITE_SYSREG(cntkctl_el1, 0);
+    ARCH_WRITE_SYSREG(cntv_ctl_el0, 0);
+    ARCH_WRITE_SYSREG(cntv_cval_el0, 0);
+    ARCH_WRITE_SYSREG(cntp_ctl_el0, 0);
+    ARCH_WRITE_SYSREG(cntp_cval_el0, 0);
+    if (p->kind != PART_LINUX) {
+        /* Direct delivery: the physical CPU interface is the partition's own (its virtual one, for a
+         * trapping partition, is reset with the vGIC). */
+        ARCH_WRITE_SYSREG(ICC_IGRPEN1_EL1, 0);
+        ARCH_WRITE_SYSREG(ICC_PMR_EL1, 0);
+        ARCH_WRITE_SYSREG(ICC_AP1R0_EL1, 0);
+        ARCH_WRITE_SYSREG(ICC_BPR1_EL1, 0);
+        ARCH_WRITE_SYSREG(ICC_CTLR_EL1, 0);
+    }
+    arch_fp_reset();
+}
+
 void arch_guest_start(struct vcpu *v)
 {
     struct partition *p = v->part;
     /* No HCR_EL2.FB: each CPU runs one partition's only vCPU and never another's, so a guest's local TLB
      * and I-cache maintenance only needs to reach this CPU; forcing it to broadcast would make Linux's
      * local flushes hit the rtos CPU as well. Set it once a partition spans several CPUs. */
-    uint64_t hcr = HCR_EL2_VM | HCR_EL2_RW | HCR_EL2_TSC | HCR_EL2_BSU_IS;
+    uint64_t hcr = HCR_GUEST;
     if (p->kind == PART_LINUX) {
         hcr |= HCR_EL2_IMO | HCR_EL2_FMO | HCR_EL2_AMO; /* interrupts through the virtual CPU interface */
     }
     /* The rtos takes physical interrupts at EL1 directly: IMO/FMO clear, no trap on its hot path. */
+    uint64_t hpmn = (ARCH_READ_SYSREG(pmcr_el0) >> PMCR_N_SHIFT) & PMCR_N_MASK;
+    ARCH_WRITE_SYSREG(mdcr_el2, MDCR_GUEST | (hpmn & MDCR_EL2_HPMN_MASK));
     ARCH_WRITE_SYSREG(vtcr_el2, VTCR_VALUE);
     ARCH_WRITE_SYSREG(vttbr_el2, p->vttbr);
     ARCH_WRITE_SYSREG(hcr_el2, hcr);
@@ -34,9 +99,7 @@ void arch_guest_start(struct vcpu *v)
     ARCH_WRITE_SYSREG(cntvoff_el2, 0);
     ARCH_WRITE_SYSREG(vpidr_el2, ARCH_READ_SYSREG(midr_el1));
     ARCH_WRITE_SYSREG(vmpidr_el2, ARCH_READ_SYSREG(mpidr_el1));
-    ARCH_WRITE_SYSREG(sctlr_el1, SCTLR_EL1_RES1);
-    ARCH_WRITE_SYSREG(cpacr_el1, 0);
-    ARCH_WRITE_SYSREG(vbar_el1, 0);
+    reset_el1_state(p);
     arch_isb();
     __asm__ volatile("tlbi vmalls12e1\n\tdsb nsh\n\tisb" : : : "memory");
     for (unsigned i = 0; i < 31; i++) {
@@ -46,6 +109,43 @@ void arch_guest_start(struct vcpu *v)
     v->guest.elr = p->entry_ipa;
     v->guest.spsr = SPSR_EL1H_MASKED;
     arch_guest_enter(&v->guest);
+}
+
+void arch_guest_quiesce(struct vcpu *v)
+{
+    const struct partition *p = v->part;
+    /* The EL1 timers first: a level still asserted would come straight back. */
+    ARCH_WRITE_SYSREG(cntv_ctl_el0, 0);
+    ARCH_WRITE_SYSREG(cntp_ctl_el0, 0);
+    arch_isb();
+    if (p->kind == PART_LINUX) {
+        vgic_cpu_reset(v);
+        gicv3_ppi_quiesce(v->cpu, ALL_PRIVATE_IRQS & ~VGIC_HYP_PPIS);
+    } else {
+        gicv3_ppi_quiesce(v->cpu, ALL_PRIVATE_IRQS);
+    }
+    for (unsigned intid = GIC_SPI_BASE; intid < HYP_MAX_INTID; intid++) {
+        if (part_owns_irq(p, intid)) {
+            gicv3_spi_quiesce(intid);
+        }
+    }
+}
+
+void arch_part_irqs_init(const struct partition *p)
+{
+    uint64_t aff = 0;
+    for (unsigned c = 0; c < HYP_MAX_CPUS; c++) {
+        if (p->cpu_mask & (1ull << c)) {
+            aff = hyp_vcpu[c].mpidr;
+            break;
+        }
+    }
+    for (unsigned intid = GIC_SPI_BASE; intid < HYP_MAX_INTID; intid++) {
+        if (part_owns_irq(p, intid)) {
+            gicv3_spi_quiesce(intid);
+            gicv3_spi_place(intid, aff);
+        }
+    }
 }
 
 void arch_guest_park(bool keep_irqs)

@@ -5,9 +5,6 @@
 #include "arm64/image.h"
 #include "asm-offsets.h"
 
-/* Per-CPU EL2 stack (16 KiB: ample for trap handlers and the 256-byte print buffers). */
-#define STACK_SIZE 16384
-
     .section .text.head, "ax"
     .globl _head
 _head:
@@ -46,7 +43,7 @@ arch_secondary_start:
 /* Stack, vectors, TPIDR_EL2 = &hyp_vcpu[x20]. Clobbers x0-x2. */
 cpu_common:
     ldr     x0, =hyp_stacks
-    mov     x1, #STACK_SIZE
+    mov     x1, #HYP_STACK_BYTES
     madd    x0, x1, x20, x0
     add     sp, x0, x1
     ldr     x0, =hyp_vcpu
@@ -68,4 +65,4 @@ park:
     .balign 16
     .globl hyp_stacks
 hyp_stacks:
-    .space  STACK_SIZE * HYP_NCPUS
+    .space  HYP_STACK_BYTES * HYP_NCPUS

@@ -2,6 +2,7 @@
  * Exceptions from the partitions: MMIO emulation on stage-2 faults, PSCI calls, GIC system-register
  * traps, and everything else reported with the partition's name.
  */
+#include "arch/cpu.h"
 #include "arch/entry.h"
 #include "arch/psci.h"
 #include "arch/vgic.h"
@@ -14,23 +15,74 @@
 #include "hyp/printf.h"
 #include "hyp/vcpu.h"
 
-/* Refused accesses logged per partition before the reports stop (a guest can fault in a loop). */
-#define FAULT_REPORTS_MAX 10u
+/* Refused accesses and emulated registers logged per partition: a burst of REPORT_BURST, then one line
+ * per REPORT_PERIOD_S at most, which says how many went unreported since (a guest can fault in a loop,
+ * and the console is shared). */
+#define REPORT_BURST    10u
+#define REPORT_PERIOD_S 1u
 /* HPFAR_EL2.FIPA holds IPA[47:12] from bit 4; FAR_EL2 gives the offset in the page. */
 #define HPFAR_FIPA_SHIFT 4
+/* System instructions (op0 = 1) that trap with HCR_EL2.TSW: DC ISW, DC CSW, DC CISW (CRn 7, op2 2). */
+#define SYS_CACHE_CRN   7u
+#define SYS_SETWAY_OP2  2u
+#define SYS_DC_ISW_CRM  6u
+#define SYS_DC_CSW_CRM  10u
+#define SYS_DC_CISW_CRM 14u
+/* PMU registers: op0 3, op1 3, CRn 9 (PMCR..PMOVSSET) or CRn 14 (event counters and types, PMCCFILTR). */
+#define SYSREG_PMU_OP1  3u
+#define SYSREG_PMU_CRN  9u
+#define SYSREG_PMEV_CRN 14u
+/* ACTLR_EL1: op0 3, op1 0, CRn 1, CRm 0, op2 1. */
+#define SYSREG_ACTLR_CRN 1u
+#define SYSREG_ACTLR_OP2 1u
 
 static struct vcpu *this_vcpu(void)
 {
     return (struct vcpu *)(uintptr_t)ARCH_READ_SYSREG(tpidr_el2);
 }
 
-/* Makes the faulting access look like a synchronous external abort to the guest at EL1. */
-static void inject_abort(struct vcpu *v, uint64_t esr, uint64_t far)
+/* True when a report may be printed now (a token bucket of REPORT_BURST, one token back per period);
+ * *suppressed is how many were not printed since the last one that was. */
+static bool report_allowed(struct partition *p, uint64_t *suppressed)
+{
+    uint64_t period = arch_counter_hz() * REPORT_PERIOD_S;
+    uint64_t earned = (arch_counter() - p->report_stamp) / period;
+    if (earned > 0) {
+        p->report_used = earned >= p->report_used ? 0 : p->report_used - (unsigned)earned;
+        p->report_stamp += earned * period;
+    }
+    if (p->report_used >= REPORT_BURST) {
+        p->reports_suppressed++;
+        return false;
+    }
+    p->report_used++;
+    *suppressed = p->reports_suppressed;
+    p->reports_suppressed = 0;
+    return true;
+}
+
+/* Takes the guest to its EL1 synchronous exception vector with ESR_EL1 = esr_el1 and FAR_EL1 = far, as
+ * the hardware would: the same-EL or lower-EL vector from its SPSR, registers set for its ERET. */
+static void inject_sync(struct vcpu *v, uint64_t esr_el1, uint64_t far)
 {
     uint64_t spsr = v->guest.spsr;
     uint64_t vbar = ARCH_READ_SYSREG(vbar_el1);
     bool from_el0 = (spsr & SPSR_M_MASK) == 0;
-    uint64_t offset = from_el0 ? VECTOR_LOW_A64 : ((spsr & SPSR_M_SPX) ? VECTOR_CUR_SPX : VECTOR_CUR_SP0);
+    uint64_t offset = !from_el0                 ? ((spsr & SPSR_M_SPX) ? VECTOR_CUR_SPX : VECTOR_CUR_SP0)
+                      : (spsr & SPSR_M_AARCH32) ? VECTOR_LOW_A32
+                                                : VECTOR_LOW_A64;
+    ARCH_WRITE_SYSREG(esr_el1, esr_el1);
+    ARCH_WRITE_SYSREG(far_el1, far);
+    ARCH_WRITE_SYSREG(elr_el1, v->guest.elr);
+    ARCH_WRITE_SYSREG(spsr_el1, spsr);
+    v->guest.elr = vbar + offset;
+    v->guest.spsr = SPSR_EL1H_MASKED;
+}
+
+/* Makes the faulting access look like a synchronous external abort to the guest at EL1. */
+static void inject_abort(struct vcpu *v, uint64_t esr, uint64_t far)
+{
+    bool from_el0 = (v->guest.spsr & SPSR_M_MASK) == 0;
     /* Same class, same-EL or lower-EL variant, ISS: synchronous external abort, WnR kept. */
     uint64_t ec = ESR_EC(esr);
     if (!from_el0) {
@@ -39,12 +91,13 @@ static void inject_abort(struct vcpu *v, uint64_t esr, uint64_t far)
         ec &= ~(uint64_t)ESR_EC_CUR_EL;
     }
     uint64_t iss = (esr & ESR_DABT_WNR) | ESR_FSC_SEA;
-    ARCH_WRITE_SYSREG(esr_el1, (ec << ESR_EC_SHIFT) | ESR_IL | iss);
-    ARCH_WRITE_SYSREG(far_el1, far);
-    ARCH_WRITE_SYSREG(elr_el1, v->guest.elr);
-    ARCH_WRITE_SYSREG(spsr_el1, spsr);
-    v->guest.elr = vbar + offset;
-    v->guest.spsr = SPSR_EL1H_MASKED;
+    inject_sync(v, (ec << ESR_EC_SHIFT) | ESR_IL | iss, far);
+}
+
+/* An undefined instruction at the guest's PC (a system register it may not use). */
+static void inject_undef(struct vcpu *v)
+{
+    inject_sync(v, ((uint64_t)ESR_EC_UNKNOWN << ESR_EC_SHIFT) | ESR_IL, 0);
 }
 
 static void data_abort(struct vcpu *v, uint64_t esr)
@@ -57,8 +110,14 @@ static void data_abort(struct vcpu *v, uint64_t esr)
         unsigned size = 1u << ((esr >> ESR_DABT_SAS_SHIFT) & ESR_DABT_SAS_MASK);
         unsigned reg = (esr >> ESR_DABT_SRT_SHIFT) & ESR_DABT_SRT_MASK;
         uint64_t val = write ? (reg == ESR_REG_ZR ? 0 : v->guest.x[reg]) : 0;
+        if (write && size < 8) {
+            val &= (1ull << (size * 8u)) - 1u; /* a handler sees only the bytes written */
+        }
         if (mmio_dispatch(v, ipa, write, &val, size)) {
             if (!write && reg != ESR_REG_ZR) {
+                if (size < 8) {
+                    val &= (1ull << (size * 8u)) - 1u;
+                }
                 if ((esr & ESR_DABT_SSE) && size < 8) {
                     uint64_t m = 1ull << (size * 8 - 1);
                     val = (val ^ m) - m;
@@ -70,13 +129,74 @@ static void data_abort(struct vcpu *v, uint64_t esr)
         }
     }
     struct partition *p = v->part;
-    if (p->fault_reports < FAULT_REPORTS_MAX) {
-        p->fault_reports++;
-        hyp_printf("rtmux: %s: access to IPA 0x%lx (%s) at PC 0x%lx refused: abort injected%s\n", p->name,
-                   (unsigned long)ipa, write ? "write" : "read", (unsigned long)v->guest.elr,
-                   p->fault_reports == FAULT_REPORTS_MAX ? " (further reports suppressed)" : "");
+    p->stats.aborts++;
+    uint64_t quiet;
+    if (report_allowed(p, &quiet)) {
+        hyp_printf("rtmux: %s: access to IPA 0x%lx (%s) at PC 0x%lx refused: abort injected (%lu more "
+                   "reports suppressed before this one)\n",
+                   p->name, (unsigned long)ipa, write ? "write" : "read", (unsigned long)v->guest.elr,
+                   (unsigned long)quiet);
     }
     inject_abort(v, esr, far);
+}
+
+static void instruction_abort(struct vcpu *v, uint64_t esr)
+{
+    struct partition *p = v->part;
+    uint64_t far = ARCH_READ_SYSREG(far_el2), quiet;
+    p->stats.aborts++;
+    if (report_allowed(p, &quiet)) {
+        hyp_printf("rtmux: %s: instruction fetch from 0x%lx outside the partition: abort injected (%lu more "
+                   "reports suppressed before this one)\n",
+                   p->name, (unsigned long)far, (unsigned long)quiet);
+    }
+    inject_abort(v, esr, far);
+}
+
+/*
+ * System registers and instructions trapped by HCR_EL2.TSW/TACR/TIDCP and MDCR_EL2 (guest.c). Set/way
+ * maintenance is ignored: caches are the hypervisor's (it cleans a partition's images to the point of
+ * coherency before entry), and an invalidate by set/way would reach lines of other partitions. The PMU,
+ * debug and auxiliary control registers read as zero and ignore writes (a PMU with no counters, no
+ * breakpoints), which stock Linux handles. Anything else trapped is undefined.
+ */
+static bool sysreg_emulate(struct vcpu *v, uint64_t esr)
+{
+    unsigned op0 = ESR_SYSREG_OP0(esr), op1 = ESR_SYSREG_OP1(esr), crn = ESR_SYSREG_CRN(esr);
+    unsigned crm = ESR_SYSREG_CRM(esr), op2 = ESR_SYSREG_OP2(esr), rt = ESR_SYSREG_RT(esr);
+    struct partition *p = v->part;
+    bool setway = op0 == 1 && op1 == 0 && crn == SYS_CACHE_CRN && op2 == SYS_SETWAY_OP2 &&
+                  (crm == SYS_DC_ISW_CRM || crm == SYS_DC_CSW_CRM || crm == SYS_DC_CISW_CRM);
+    bool debug = op0 == 2;
+    bool pmu = op0 == 3 && op1 == SYSREG_PMU_OP1 && (crn == SYSREG_PMU_CRN || crn == SYSREG_PMEV_CRN);
+    bool actlr = op0 == 3 && op1 == 0 && crn == SYSREG_ACTLR_CRN && crm == 0 && op2 == SYSREG_ACTLR_OP2;
+    if (setway) {
+        p->stats.setway++;
+    } else if (debug || pmu || actlr) {
+        p->stats.sysregs++;
+    } else {
+        return false;
+    }
+    if (ESR_SYSREG_READ(esr) && rt != ESR_REG_ZR) {
+        v->guest.x[rt] = 0;
+    }
+    v->guest.elr += 4;
+    return true;
+}
+
+static void sysreg_refused(struct vcpu *v, uint64_t esr)
+{
+    struct partition *p = v->part;
+    uint64_t quiet;
+    p->stats.undefs++;
+    if (report_allowed(p, &quiet)) {
+        hyp_printf("rtmux: %s: system register op0 %u op1 %u CRn %u CRm %u op2 %u at PC 0x%lx refused: "
+                   "undefined instruction injected (%lu more reports suppressed before this one)\n",
+                   p->name, (unsigned)ESR_SYSREG_OP0(esr), (unsigned)ESR_SYSREG_OP1(esr),
+                   (unsigned)ESR_SYSREG_CRN(esr), (unsigned)ESR_SYSREG_CRM(esr),
+                   (unsigned)ESR_SYSREG_OP2(esr), (unsigned long)v->guest.elr, (unsigned long)quiet);
+    }
+    inject_undef(v);
 }
 
 void hyp_guest_sync(void)
@@ -91,27 +211,33 @@ void hyp_guest_sync(void)
         psci_guest_call(v); /* ELR already points past the HVC */
         return;
     case ESR_EC_SYSREG:
-        if (vgic_sysreg_trap(v, esr)) {
-            return;
+        if (!vgic_sysreg_trap(v, esr) && !sysreg_emulate(v, esr)) {
+            sysreg_refused(v, esr);
         }
-        break;
+        return;
     case ESR_EC_SMC64:
         v->guest.elr += 4; /* a trapped SMC returns to itself */
         psci_guest_call(v);
         return;
-    case ESR_EC_IABT_LOW: {
-        uint64_t far = ARCH_READ_SYSREG(far_el2);
-        hyp_printf("rtmux: %s: instruction fetch from 0x%lx outside the partition: abort injected\n",
-                   v->part->name, (unsigned long)far);
-        inject_abort(v, esr, far);
+    case ESR_EC_IABT_LOW:
+        instruction_abort(v, esr);
         return;
-    }
     default:
         break;
     }
     char why[96];
     (void)hyp_snprintf(why, sizeof(why), "unexpected trap ESR 0x%lx at PC 0x%lx", (unsigned long)esr,
                        (unsigned long)v->guest.elr);
+    part_stop(v, why);
+}
+
+/* A physical SError taken from a partition (HCR_EL2.AMO): an asynchronous external abort of something
+ * the partition did. It is the partition's fault, not the hypervisor's: the partition stops. */
+void hyp_guest_serror(void)
+{
+    struct vcpu *v = this_vcpu();
+    char why[64];
+    (void)hyp_snprintf(why, sizeof(why), "SError (ESR 0x%lx)", (unsigned long)ARCH_READ_SYSREG(esr_el2));
     part_stop(v, why);
 }
 

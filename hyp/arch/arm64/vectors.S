@@ -60,8 +60,14 @@ hyp_vectors:
     save_guest
     bl      hyp_guest_irq
     b       guest_return
-    bad     10
-    bad     11
+    .balign 0x80                        /* lower EL AArch64: FIQ (a Group 0 interrupt): as an IRQ */
+    save_guest
+    bl      hyp_guest_irq
+    b       guest_return
+    .balign 0x80                        /* lower EL AArch64: SError, the partition's own fault */
+    save_guest
+    bl      hyp_guest_serror
+    b       guest_return
     bad     12                          /* lower EL AArch32: none */
     bad     13
     bad     14

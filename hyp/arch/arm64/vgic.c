@@ -56,6 +56,46 @@ void vgic_cpu_init(struct vcpu *v)
     ARCH_WRITE_SYSREG(cnthp_ctl_el2, 0);
 }
 
+static bool is_level_source(const struct vcpu *v, unsigned intid)
+{
+    for (unsigned i = 0; i < VGIC_MAX_LEVELS; i++) {
+        if (v->vgic.level[i].intid == intid && intid != 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+void vgic_cpu_reset(struct vcpu *v)
+{
+    /* A hardware-mapped interrupt in a list register, or queued for one, is active at the physical
+     * GIC (acknowledged and priority-dropped here, waiting for the guest's deactivation): deactivate
+     * it, or it never comes again. */
+    for (unsigned i = 0; i < v->vgic.nlr; i++) {
+        uint64_t lr = ich_lr_read(i);
+        if ((lr & ICH_LR_HW) && (lr & (ICH_LR_PENDING | ICH_LR_ACTIVE))) {
+            ARCH_WRITE_SYSREG(ICC_DIR_EL1, (lr >> ICH_LR_PINTID_SHIFT) & ICH_LR_PINTID_MASK);
+        }
+        ich_lr_write(i, 0);
+    }
+    for (unsigned w = 0; w < HYP_INTID_WORDS; w++) {
+        while (v->vgic.sw_pending[w] != 0) {
+            unsigned bit = (unsigned)__builtin_ctz(v->vgic.sw_pending[w]);
+            unsigned intid = w * 32u + bit;
+            if (intid >= GIC_SGI_COUNT && !is_level_source(v, intid)) {
+                ARCH_WRITE_SYSREG(ICC_DIR_EL1, intid);
+            }
+            v->vgic.sw_pending[w] &= ~(1u << bit);
+        }
+    }
+    ARCH_WRITE_SYSREG(ICH_AP0R0_EL2, 0);
+    ARCH_WRITE_SYSREG(ICH_AP1R0_EL2, 0);
+    ARCH_WRITE_SYSREG(ICH_VMCR_EL2, 0);
+    ARCH_WRITE_SYSREG(ICH_HCR_EL2, ICH_HCR_EN);
+    v->vgic.gicr_waker = GICR_WAKER_PS;
+    arch_isb();
+}
+
 void vgic_add_level(struct vcpu *v, unsigned intid, bool (*line)(const void *ctx), const void *ctx)
 {
     for (unsigned i = 0; i < VGIC_MAX_LEVELS; i++) {
@@ -122,16 +162,6 @@ void vgic_inject(struct vcpu *v, unsigned vintid, unsigned pintid, bool eoi_noti
     }
 }
 
-static bool is_level_source(const struct vcpu *v, unsigned intid)
-{
-    for (unsigned i = 0; i < VGIC_MAX_LEVELS; i++) {
-        if (v->vgic.level[i].intid == intid && intid != 0) {
-            return true;
-        }
-    }
-    return false;
-}
-
 static void refill(struct vcpu *v)
 {
     bool left = false;
@@ -195,7 +225,14 @@ void vgic_handle_irq(struct vcpu *v)
                    (intid < GIC_SPI_BASE || part_owns_irq(v->part, intid))) {
             vgic_inject(v, intid, intid, false); /* the guest's EOI deactivates it */
         } else {
-            ARCH_WRITE_SYSREG(ICC_DIR_EL1, intid); /* not the partition's (or it is stopped): dropped */
+            /* Not the partition's, or it has stopped: dropped, and disabled so that a level that stays
+             * asserted (a stopped guest's timer) cannot keep this CPU in EL2. */
+            if (intid >= GIC_SPI_BASE) {
+                gicv3_spi_disable(intid);
+            } else if (!((VGIC_HYP_PPIS >> intid) & 1u)) {
+                gicv3_ppi_disable(v->cpu, intid);
+            }
+            ARCH_WRITE_SYSREG(ICC_DIR_EL1, intid);
         }
     }
 }

@@ -48,7 +48,17 @@ struct partition {
     struct vuart uart;
     struct mmio_region mmio[HYP_MAX_MMIO];
     unsigned nmmio;
-    unsigned fault_reports; /* rate limit for logged faults */
+    /* What the hypervisor refused or emulated for the partition (reported, and read by tests). */
+    struct {
+        uint64_t aborts;  /* stage-2 faults refused: abort injected */
+        uint64_t setway;  /* set/way cache maintenance ignored */
+        uint64_t sysregs; /* PMU, debug, auxiliary control accesses emulated (RAZ/WI) */
+        uint64_t undefs;  /* other trapped system registers: undefined instruction injected */
+    } stats;
+    /* Rate limit of the reports above (trap.c): tokens used, when they were last refilled. */
+    unsigned report_used;
+    uint64_t report_stamp;
+    uint64_t reports_suppressed;
 };
 
 extern struct partition hyp_part[HYP_MAX_PARTITIONS];

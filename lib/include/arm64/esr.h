@@ -58,5 +58,6 @@
 #define VECTOR_CUR_SP0 0x000u
 #define VECTOR_CUR_SPX 0x200u
 #define VECTOR_LOW_A64 0x400u
+#define VECTOR_LOW_A32 0x600u
 
 #endif /* ARM64_ESR_H */

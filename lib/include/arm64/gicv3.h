@@ -57,12 +57,14 @@
 #define GICR_TYPER_LAST      (UL(1) << 4)
 #define GICR_TYPER_AFF_SHIFT 32
 #define GICR_WAKER_PS        BIT32(1) /* ProcessorSleep */
+#define GICR_CTLR_RWP        BIT32(3) /* an enable-clear write is still in progress */
 #define GICR_WAKER_CA        BIT32(2) /* ChildrenAsleep */
 /* SGI_base frame registers: the SGI/PPI copies of the distributor's, at the same offsets. */
 #define GICR_IGROUPR0    GICD_IGROUPR
 #define GICR_ISENABLER0  GICD_ISENABLER
 #define GICR_ICENABLER0  GICD_ICENABLER
 #define GICR_ISPENDR0    GICD_ISPENDR
+#define GICR_ICPENDR0    GICD_ICPENDR
 #define GICR_ICACTIVER0  GICD_ICACTIVER
 #define GICR_IPRIORITYR0 GICD_IPRIORITYR
 #define GICR_ICFGR0      GICD_ICFGR        /* SGIs: read-only */
@@ -79,7 +81,10 @@
 #define ICC_DIR_EL1     S3_0_C12_C11_1
 #define ICC_SGI1R_EL1   S3_0_C12_C11_5
 #define ICC_SRE_EL2     S3_4_C12_C9_5
+#define ICH_AP0R0_EL2   S3_4_C12_C8_0
 #define ICH_AP1R0_EL2   S3_4_C12_C9_0
+#define ICC_AP1R0_EL1   S3_0_C12_C9_0
+#define ICC_RPR_EL1     S3_0_C12_C11_3
 #define ICH_HCR_EL2     S3_4_C12_C11_0
 #define ICH_VTR_EL2     S3_4_C12_C11_1
 #define ICH_MISR_EL2    S3_4_C12_C11_2
@@ -118,6 +123,7 @@
 /* ICH_LR<n>_EL2: vINTID [31:0], pINTID [44:32], Priority [55:48], Group [60], HW [61], State [63:62]. */
 #define ICH_LR_VINTID_MASK  0xffffffffu
 #define ICH_LR_PINTID_SHIFT 32
+#define ICH_LR_PINTID_MASK  0x1fffu
 #define ICH_LR_EOI          (UL(1) << 41) /* HW = 0: maintenance interrupt when the guest deactivates */
 #define ICH_LR_PRIO_SHIFT   48
 #define ICH_LR_GROUP1       (UL(1) << 60)

@@ -11,6 +11,18 @@
 #include <stdint.h>
 #endif
 
+/* MDCR_EL2: PMU and debug registers of lower ELs trap to EL2; HPMN counters stay EL1's. */
+#define MDCR_EL2_HPMN_MASK 0x1fu
+#define MDCR_EL2_TPMCR     BIT(5)  /* PMCR_EL0 */
+#define MDCR_EL2_TPM       BIT(6)  /* every PMU register */
+#define MDCR_EL2_TDA       BIT(9)  /* debug registers other than the OS lock and DBGDTR */
+#define MDCR_EL2_TDOSA     BIT(10) /* OS lock and power-down registers */
+#define MDCR_EL2_TDRA      BIT(11) /* debug ROM address registers */
+#define MDCR_EL2_TPMS      BIT(14) /* statistical profiling (SPE) */
+#define MDCR_EL2_TTRF      BIT(19) /* trace filter control */
+#define PMCR_N_SHIFT       11      /* PMCR_EL0.N: event counters implemented */
+#define PMCR_N_MASK        0x1fu
+
 /* HCR_EL2 */
 #define HCR_EL2_VM     BIT(0)  /* stage 2 on */
 #define HCR_EL2_FMO    BIT(3)  /* physical FIQ to EL2, virtual FIQ to EL1 */
@@ -21,13 +33,16 @@
 #define HCR_EL2_BSU_IS BIT(10) /* barriers at least inner shareable */
 #define HCR_EL2_TWI    BIT(13) /* trap WFI */
 #define HCR_EL2_TSC    BIT(19) /* trap SMC */
-#define HCR_EL2_TACR   BIT(21)
+#define HCR_EL2_TIDCP  BIT(20) /* trap implementation-defined system registers */
+#define HCR_EL2_TACR   BIT(21) /* trap the auxiliary control registers (ACTLR_EL1) */
+#define HCR_EL2_TSW    BIT(22) /* trap data cache maintenance by set/way */
 #define HCR_EL2_RW     BIT(31) /* EL1 is AArch64 */
 
 /* SPSR_ELx: EL1h with D, A, I and F masked, the state every partition and the rtos start in. */
 #define SPSR_EL1H_MASKED 0x3c5
 #define SPSR_M_MASK      0xf    /* M[3:0]: exception level and stack; 0 = EL0t */
 #define SPSR_M_SPX       BIT(0) /* handler stack (EL1h rather than EL1t) */
+#define SPSR_M_AARCH32   BIT(4) /* the exception came from AArch32 */
 #define DAIF_I           BIT(7) /* IRQ mask bit in DAIF as mrs reads it */
 
 /* SCTLR_ELx */

@@ -210,7 +210,7 @@ uint64_t guest_arg_u64(const char *name, uint64_t dflt)
 int64_t guest_hvc(uint64_t fn, uint64_t a1, uint64_t a2, uint64_t a3)
 {
     register uint64_t x0 __asm__("x0") = fn, x1 __asm__("x1") = a1, x2 __asm__("x2") = a2,
-                                x3 __asm__("x3") = a3;
+                         x3 __asm__("x3") = a3;
     __asm__ volatile("hvc #0" : "+r"(x0), "+r"(x1), "+r"(x2), "+r"(x3) : : "memory");
     return (int64_t)x0;
 }
@@ -218,7 +218,7 @@ int64_t guest_hvc(uint64_t fn, uint64_t a1, uint64_t a2, uint64_t a3)
 int64_t guest_smc(uint64_t fn, uint64_t a1, uint64_t a2, uint64_t a3)
 {
     register uint64_t x0 __asm__("x0") = fn, x1 __asm__("x1") = a1, x2 __asm__("x2") = a2,
-                                x3 __asm__("x3") = a3;
+                         x3 __asm__("x3") = a3;
     __asm__ volatile("smc #0" : "+r"(x0), "+r"(x1), "+r"(x2), "+r"(x3) : : "memory");
     return (int64_t)x0;
 }

@@ -55,11 +55,11 @@ int guest_strcmp(const char *a, const char *b);
 void *memset(void *d, int c, size_t n);
 void *memcpy(void *d, const void *s, size_t n);
 
-#define GUEST_READ_SYSREG(reg)                         \
-    ({                                                 \
-        uint64_t v_;                                   \
+#define GUEST_READ_SYSREG(reg)                        \
+    ({                                                \
+        uint64_t v_;                                  \
         __asm__ volatile("mrs %0, " #reg : "=r"(v_)); \
-        v_;                                            \
+        v_;                                           \
     })
 #define GUEST_WRITE_SYSREG(reg, v) __asm__ volatile("msr " #reg ", %0" : : "r"((uint64_t)(v)) : "memory")
 

@@ -89,8 +89,8 @@ static void ppi_enable(unsigned intid, uint8_t prio)
 
 static void cpu_if_on(void)
 {
-    GUEST_WRITE_SYSREG(S3_0_C4_C6_0, 0xffu);  /* ICC_PMR_EL1: all priorities */
-    GUEST_WRITE_SYSREG(S3_0_C12_C12_7, 1u);   /* ICC_IGRPEN1_EL1 */
+    GUEST_WRITE_SYSREG(S3_0_C4_C6_0, 0xffu); /* ICC_PMR_EL1: all priorities */
+    GUEST_WRITE_SYSREG(S3_0_C12_C12_7, 1u);  /* ICC_IGRPEN1_EL1 */
     __asm__ volatile("isb");
 }
 
@@ -224,8 +224,8 @@ static void attack_abort_flood(void)
     for (uint64_t i = 0; i < n; i++) {
         (void)*(volatile uint32_t *)(uintptr_t)(RTOS_RAM_PA + (i % 4096u) * 4u);
     }
-    guest_printf("hostile: abort-flood: %lu instruction aborts, %lu data aborts taken\n",
-                 (unsigned long)iabt, (unsigned long)(abort_count - iabt));
+    guest_printf("hostile: abort-flood: %lu instruction aborts, %lu data aborts taken\n", (unsigned long)iabt,
+                 (unsigned long)(abort_count - iabt));
 }
 
 /* Performance monitors and self-hosted debug: count cycles at EL2, program a breakpoint. Each access
@@ -350,7 +350,7 @@ static void attack_gic_sysreg(void)
             GUEST_WRITE_SYSREG(S3_0_C12_C11_7, r); /* ICC_SGI0R_EL1 */
             break;
         case 4:
-            GUEST_WRITE_SYSREG(S3_0_C4_C6_0, r & 0xffu); /* PMR */
+            GUEST_WRITE_SYSREG(S3_0_C4_C6_0, r & 0xffu);     /* PMR */
             GUEST_WRITE_SYSREG(S3_0_C12_C12_3, r >> 8 & 7u); /* BPR1 */
             break;
         case 5:
@@ -397,6 +397,19 @@ static void attack_irq_storm(void)
     irqs_off();
     guest_printf("hostile: irq-storm: %lu interrupts taken, %lu SGIs sent in %lu ms\n",
                  (unsigned long)irq_count, (unsigned long)sgis, (unsigned long)ms);
+}
+
+/* Not an attack but the reference for the others: `ms` milliseconds of pure computation on this CPU
+ * (interrupts masked with masked=1), with no trap to the hypervisor at all. Whatever it costs the rtos
+ * is the emulator's (QEMU runs both vCPUs in turn in icount mode), not the hypervisor's. */
+static void attack_spin(void)
+{
+    uint64_t ms = guest_arg_u64("ms", 3000);
+    if (guest_arg_u64("masked", 1) != 0) {
+        irqs_off();
+    }
+    spin_ms(ms);
+    guest_printf("hostile: spin: %lu ms\n", (unsigned long)ms);
 }
 
 /* Prints as fast as the emulated UART takes characters, for `ms` milliseconds. */
@@ -506,11 +519,14 @@ void guest_main(void)
         attack_irq_storm();
     } else if (guest_strcmp(attack, "console-flood") == 0) {
         attack_console_flood();
+    } else if (guest_strcmp(attack, "spin") == 0) {
+        attack_spin();
     } else if (guest_strcmp(attack, "mmio") == 0) {
         attack_mmio();
     } else {
         guest_printf("hostile: unknown attack %s\n", attack);
         return;
     }
-    guest_puts("hostile: done\n");
+    guest_puts("hostile: done; powering off\n");
+    guest_power_off(); /* the hypervisor reports what it refused and emulated when a partition stops */
 }

@@ -46,6 +46,11 @@ static inline uint64_t arch_counter(void)
     return ARCH_READ_SYSREG(cntpct_el0);
 }
 
+static inline uint64_t arch_counter_hz(void)
+{
+    return ARCH_READ_SYSREG(cntfrq_el0) & CNTFRQ_MASK;
+}
+
 static inline uint64_t arch_mpidr_affinity(void)
 {
     return mpidr_affinity(ARCH_READ_SYSREG(mpidr_el1));

@@ -18,10 +18,13 @@ void mmu_el2_enable(void);
 /* vectors.S -> C (trap.c): exceptions from the partitions, and those taken in the hypervisor. */
 void hyp_guest_sync(void);
 void hyp_guest_irq(void);
+void hyp_guest_serror(void) __attribute__((noreturn));
 void hyp_el2_irq(void);
 void hyp_bad_exception(uint64_t kind, uint64_t esr, uint64_t elr, uint64_t far) __attribute__((noreturn));
 
 /* C -> guest_enter.S: loads the guest's registers and returns into it. */
 void arch_guest_enter(struct guest_regs *regs) __attribute__((noreturn));
+/* C -> guest_enter.S: zeroes the FP/SIMD registers, FPCR and FPSR. */
+void arch_fp_reset(void);
 
 #endif /* HYP_ARCH_ENTRY_H */

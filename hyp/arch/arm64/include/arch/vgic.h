@@ -8,13 +8,22 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "board.h"
+
 struct vcpu;
 
 /* A hypervisor-owned interrupt: fn runs after the priority drop, then the interrupt is deactivated. */
 typedef void (*vgic_hyp_irq_t)(struct vcpu *v);
 
 /* Physical and virtual CPU interface of this CPU, for a partition whose interrupts trap to EL2. */
+/* The hypervisor's own PPIs on a CPU whose interrupts go through EL2 (vGIC maintenance, EL2 timer):
+ * never a guest's to configure, kept enabled when a partition's interrupts are quiesced. */
+#define VGIC_HYP_PPIS ((1u << BOARD_INTID_GIC_MAINT) | (1u << BOARD_INTID_HYP_TIMER))
+
 void vgic_cpu_init(struct vcpu *v);
+/* Forgets every virtual interrupt state of this CPU's partition (list registers, active priorities,
+ * VMCR, queued interrupts), deactivating the physical interrupts behind them: a stop or a reset. */
+void vgic_cpu_reset(struct vcpu *v);
 /* Registers a handler for a hypervisor interrupt (before the CPUs start taking interrupts). */
 void vgic_set_hyp_irq(unsigned intid, vgic_hyp_irq_t fn);
 /* A purely virtual level interrupt of an emulated device for v's partition: line(ctx) is its level. */

@@ -1,0 +1,224 @@
+"""Small malicious kernels in the Linux partition (tests/guests/hostile/, tests/system/configs/hostile.toml).
+
+Each test boots the rtos demo on CPU 0 and the hostile guest on CPU 1 with one attack (attack=NAME in
+its boot arguments), in icount mode, and checks three things:
+  - the attack happened: the guest prints figures it computed (calls made, exceptions taken) and the
+    hypervisor logs what it refused, so a test cannot pass by not attacking;
+  - the hypervisor survived and kept its promise (the specific check of each attack);
+  - the rtos never noticed: its demo keeps reporting after the attack with its code checksum unchanged
+    and no control-loop overrun (`rtos_unharmed`).
+The rtos's verdict rests on icount's guest time; a hypervisor fault (a hang, a panic, a storm at EL2 on
+CPU 1 that kept the console tick from draining the rtos's output) shows as missing demo lines.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from rtmux import qemu
+from rtmux.run import system
+
+pytestmark = pytest.mark.system
+
+ROOT = Path(__file__).resolve().parents[2]
+CONFIG = ROOT / "tests" / "system" / "configs" / "hostile.toml"
+STOPPED = "rtmux: partition linux stopped"
+DEMO = re.compile(
+    r"^\[rtos\] demo: t=(\d+)s control loop (\d+) cycles, (\d+) overruns, .*worst wake-up ([\d.]+) us, "
+    r"checksum (\w+)$",
+    re.MULTILINE,
+)
+
+
+@pytest.fixture(scope="module")
+def hostile_image(rtos_images: Path) -> Path:
+    subprocess.run(["make", "-s", "guests", "hyp"], cwd=ROOT, check=True, timeout=600)
+    return ROOT / "build" / "guests" / "hostile.img"
+
+
+@dataclass
+class Until:
+    """Stops the run once `pattern` has appeared `times` times and then `after` more rtos demo lines."""
+
+    pattern: str
+    times: int = 1
+    after: int = 3
+    text: str = ""
+    seen_at: int | None = None
+    log: list[str] = field(default_factory=list)
+
+    def __call__(self, chunk: str) -> qemu.Reply | None:
+        self.text += chunk
+        if self.seen_at is None:
+            hits = list(re.finditer(self.pattern, self.text, re.MULTILINE))
+            if len(hits) >= self.times:
+                self.seen_at = hits[self.times - 1].end()
+        if self.seen_at is not None and len(DEMO.findall(self.text[self.seen_at :])) >= self.after:
+            return qemu.Reply(stop_after_s=0.0)
+        return None
+
+
+def attack(image: Path, name: str, until: Until, timeout_s: float = 300, args: str = "") -> qemu.RunResult:
+    del image  # the fixture built it; the configuration names it
+    built = system.build(CONFIG, bootargs={"linux": f"attack={name} seed=12345 {args}".strip()}, icount=True)
+    r = qemu.run_console(built.argv, timeout_s, respond=until)
+    assert until.seen_at is not None and r.stopped, f"attack {name} did not finish{describe(r)}"
+    return r
+
+
+def describe(r: qemu.RunResult) -> str:
+    tail = r.console[-12000:]
+    return f"\n$ {r.command_line()}\nexit: {r.returncode} timed out: {r.timed_out}\n...{tail}"
+
+
+def rtos_unharmed(r: qemu.RunResult, quiet_from: str | None = None) -> None:
+    """The rtos kept running with its code intact; once the hostile CPU went quiet (`quiet_from`: the
+    hypervisor's line for the partition's power-off), no control-loop period is missed any more.
+
+    Overruns while the hostile guest computes are not judged here: in icount mode QEMU runs the vCPUs in
+    turn from one host thread, and pure computation on CPU 1 with no trap at all (attack=spin, the
+    reference in test_reference_spin) already makes the rtos miss periods. What a misbehaving
+    hypervisor would add (a livelock or storm at EL2, a lost timer interrupt) does not end with the
+    attack, so it shows in the quiet period and in the demo lines that stop coming.
+    """
+    demo = DEMO.findall(r.console)
+    assert len(demo) >= 3, f"the rtos stopped reporting{describe(r)}"
+    assert {d[4] for d in demo} == {"unchanged"}, f"rtos code changed{describe(r)}"
+    assert "panic" not in r.console.lower(), describe(r)
+    if quiet_from is not None:
+        at = r.console.find(quiet_from)
+        assert at >= 0, f"{quiet_from!r} not found{describe(r)}"
+        quiet = DEMO.findall(r.console[at:])
+        assert len(quiet) >= 3, f"the rtos stopped reporting after the attack{describe(r)}"
+        # The first report after the power-off may still count the attack's last second.
+        counts = {int(d[2]) for d in quiet[1:]}
+        assert len(counts) == 1, f"rtos overruns after the attack ended: {sorted(counts)}{describe(r)}"
+
+
+def stats(r: qemu.RunResult) -> dict[str, int]:
+    """The hypervisor's last report of what it refused or emulated for the Linux partition."""
+    found = re.findall(
+        r"^rtmux: partition linux: refused or emulated: (\d+) aborts, (\d+) set/way operations, "
+        r"(\d+) PMU/debug registers, (\d+) undefined system registers$",
+        r.console,
+        re.MULTILINE,
+    )
+    assert found, f"no hypervisor report for the partition{describe(r)}"
+    return dict(zip(("aborts", "setway", "sysregs", "undefs"), map(int, found[-1]), strict=True))
+
+
+def number(r: qemu.RunResult, pattern: str) -> list[int]:
+    m = re.search(pattern, r.console, re.MULTILINE)
+    assert m, f"{pattern!r} not found{describe(r)}"
+    return [int(g) for g in m.groups()]
+
+
+def test_reset_loop_leaks_nothing(hostile_image: Path) -> None:
+    """A guest that only asks for SYSTEM_RESET, a thousand times: the hypervisor's stack is reset at every
+    entry, so it never grows into the page tables below it."""
+    resets = 1000
+    r = attack(hostile_image, "reset", Until(r"reset requested", times=resets), timeout_s=900)
+    assert r.console.count("rtmux: partition linux: reset requested") >= resets, describe(r)
+    assert r.console.count("[linux] hostile: resetting") >= resets, describe(r)
+    rtos_unharmed(r)
+
+
+def test_reset_clears_cpu_state(hostile_image: Path) -> None:
+    """Every boot checks that the previous one left nothing behind (EL1 registers, FP/SIMD, timers,
+    virtual CPU interface, an interrupt left active) and then leaves all of that dirty and resets."""
+    r = attack(hostile_image, "state", Until(r"hostile: state check: \d+ leaks", times=3))
+    checks = re.findall(r"hostile: state check: (\d+) leaks", r.console)
+    assert len(checks) >= 3 and set(checks) == {"0"}, describe(r)
+    assert r.console.count("acknowledged INTID 27, left active") >= 2, describe(r)
+    rtos_unharmed(r)
+
+
+def test_poweroff_with_timer_firing(hostile_image: Path) -> None:
+    """SYSTEM_OFF with the virtual timer asserted at the top priority: the partition's interrupts are
+    quiesced when it stops, so its CPU (which also drains the console) does not livelock at EL2."""
+    r = attack(hostile_image, "poweroff-timer", Until(STOPPED, after=5))
+    assert "virtual timer firing at top priority; powering off" in r.console, describe(r)
+    rtos_unharmed(r, quiet_from=STOPPED)
+
+
+def test_abort_flood_is_rate_limited(hostile_image: Path) -> None:
+    n = 20000
+    r = attack(hostile_image, "abort-flood", Until(STOPPED, after=4), args=f"count={n}")
+    iabt, dabt = number(r, r"abort-flood: (\d+) instruction aborts, (\d+) data aborts taken")
+    assert iabt == n and dabt == n, describe(r)
+    reports = len(re.findall(r"^rtmux: linux: (instruction fetch|access to IPA)", r.console, re.MULTILINE))
+    assert 1 <= reports <= 40, f"{reports} abort reports for {2 * n} aborts{describe(r)}"
+    assert stats(r)["aborts"] == 2 * n, describe(r)
+    rtos_unharmed(r, quiet_from=STOPPED)
+
+
+def test_pmu_and_debug_registers_are_emulated(hostile_image: Path) -> None:
+    """MDCR_EL2 traps the PMU and debug registers: they read as zero (no counting at EL2, no
+    breakpoints), and the guest sees no undefined instruction."""
+    r = attack(hostile_image, "pmu-debug", Until(STOPPED, after=4))
+    accesses, refused, moved = number(
+        r, r"pmu-debug: (\d+) accesses, (\d+) refused, cycle counter moved (\d+)"
+    )
+    assert accesses == 15 and refused == 0 and moved == 0, describe(r)
+    assert stats(r)["sysregs"] == accesses, describe(r)
+    rtos_unharmed(r, quiet_from=STOPPED)
+
+
+def test_set_way_maintenance_is_trapped(hostile_image: Path) -> None:
+    r = attack(hostile_image, "setway", Until(STOPPED, after=4))
+    ops, refused = number(r, r"setway: (\d+) operations, (\d+) refused")
+    assert ops > 0 and refused == 0, describe(r)
+    assert stats(r)["setway"] == ops, describe(r)
+    rtos_unharmed(r, quiet_from=STOPPED)
+
+
+def test_psci_fuzzing(hostile_image: Path) -> None:
+    r = attack(hostile_image, "hvc-fuzz", Until(STOPPED, after=4), args="count=20000")
+    (answered,) = number(r, r"hvc-fuzz: (\d+) calls answered")
+    assert answered > 10000, describe(r)
+    assert re.findall(r"partition linux stopped: (.*)", r.console) == ["powered off (PSCI)"], describe(r)
+    rtos_unharmed(r, quiet_from=STOPPED)
+
+
+def test_gic_system_register_misuse(hostile_image: Path) -> None:
+    r = attack(hostile_image, "gic-sysreg", Until(STOPPED, after=4), args="count=20000")
+    (writes, _taken) = number(r, r"gic-sysreg: (\d+) writes, (\d+) interrupts taken")
+    assert writes == 20000, describe(r)
+    rtos_unharmed(r, quiet_from=STOPPED)
+
+
+def test_top_priority_interrupt_storm(hostile_image: Path) -> None:
+    r = attack(hostile_image, "irq-storm", Until(STOPPED, after=4), args="ms=2000")
+    taken, sgis, _ms = number(r, r"irq-storm: (\d+) interrupts taken, (\d+) SGIs sent in (\d+) ms")
+    assert taken > 1000 and sgis > 1000, describe(r)
+    rtos_unharmed(r, quiet_from=STOPPED)
+
+
+def test_console_flood(hostile_image: Path) -> None:
+    r = attack(hostile_image, "console-flood", Until(STOPPED, after=4), args="ms=2000")
+    (lines, _ms) = number(r, r"console-flood: (\d+) lines in (\d+) ms")
+    assert lines > 100, describe(r)
+    rtos_unharmed(r, quiet_from=STOPPED)
+
+
+def test_reference_spin(hostile_image: Path) -> None:
+    """Not an attack: 300 ms of computation on CPU 1 that never traps (the reference the other tests'
+    rtos verdict is explained by). The hypervisor does nothing during it, and afterwards the rtos runs
+    clean."""
+    r = attack(hostile_image, "spin", Until(STOPPED, after=4), args="ms=300 masked=1")
+    assert "hostile: spin: 300 ms" in r.console, describe(r)
+    rtos_unharmed(r, quiet_from=STOPPED)
+
+
+def test_emulated_register_storm(hostile_image: Path) -> None:
+    """Every emulated register window with every size and alignment, page-crossing included."""
+    r = attack(hostile_image, "mmio", Until(STOPPED, after=4), args="count=20000")
+    (accesses, _aborts) = number(r, r"mmio: (\d+) accesses, (\d+) aborts")
+    assert accesses > 50000, describe(r)
+    assert re.findall(r"partition linux stopped: (.*)", r.console) == ["powered off (PSCI)"], describe(r)
+    rtos_unharmed(r, quiet_from=STOPPED)
