@@ -66,21 +66,25 @@ static void copy_yielding(uint8_t *dst, const uint8_t *src, uint64_t size)
         } else {
             memset(dst + done, 0, n);
         }
+        arch_dcache_clean_inval_poc(dst + done, n);
         arch_yield();
     }
 }
 
 void part_load(struct partition *p)
 {
-    /* Everything the partition had is wiped first: a reset must not leak the old run's state. */
+    /* Everything the partition had is wiped first: a reset must not leak the old run's state. Every
+     * byte written is cleaned to the point of coherency, since the partition starts with its MMU off. */
     copy_yielding((uint8_t *)(uintptr_t)p->ram_pa, NULL, p->ram_size);
     copy_yielding((uint8_t *)(uintptr_t)ipa_to_pa(p, p->kernel.ipa), p->kernel.data, p->kernel.size);
     if (p->initrd.size != 0) {
         copy_yielding((uint8_t *)(uintptr_t)ipa_to_pa(p, p->initrd.ipa), p->initrd.data, p->initrd.size);
     }
     if (p->dtb.size != 0) {
-        memcpy((void *)(uintptr_t)ipa_to_pa(p, p->dtb.ipa), p->dtb.data, p->dtb.size);
-        refresh_seeds(p, (uint8_t *)(uintptr_t)ipa_to_pa(p, p->dtb.ipa));
+        uint8_t *dtb = (uint8_t *)(uintptr_t)ipa_to_pa(p, p->dtb.ipa);
+        memcpy(dtb, p->dtb.data, p->dtb.size);
+        refresh_seeds(p, dtb);
+        arch_dcache_clean_inval_poc(dtb, p->dtb.size);
     }
     arch_sync_icache();
 }

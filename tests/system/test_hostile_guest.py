@@ -222,3 +222,21 @@ def test_emulated_register_storm(hostile_image: Path) -> None:
     assert accesses > 50000, describe(r)
     assert re.findall(r"partition linux stopped: (.*)", r.console) == ["powered off (PSCI)"], describe(r)
     rtos_unharmed(r, quiet_from=STOPPED)
+
+
+def test_partition_high_in_a_large_ram(hostile_image: Path, tmp_path: Path) -> None:
+    """A 3 GiB board with the guest's RAM at 3 GiB: the hypervisor maps all of the board's RAM (not just
+    its first GiB), so loading and wiping a partition there works."""
+    text = CONFIG.read_text()
+    text = text.replace('memory = "1G"', 'memory = "3G"', 1)
+    linux_ram = 'memory = "16M"\nkernel'
+    assert linux_ram in text
+    text = text.replace(linux_ram, 'memory = { size = "16M", base = "0xc0000000" }\nkernel', 1)
+    config = tmp_path / "hostile-3g.toml"
+    config.write_text(text)
+    built = system.build(config, bootargs={"linux": "attack=spin ms=10"}, icount=True)
+    until = Until(STOPPED, after=3)
+    r = qemu.run_console(built.argv, 300, respond=until)
+    assert "RAM IPA 0xc0000000 -> PA 0xc0000000" in r.console, describe(r)
+    assert "hostile: spin: 10 ms" in r.console, describe(r)
+    rtos_unharmed(r, quiet_from=STOPPED)

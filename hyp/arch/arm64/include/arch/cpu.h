@@ -25,6 +25,22 @@ static inline void arch_sync_icache(void)
     __asm__ volatile("dsb sy\n\tic iallu\n\tdsb sy\n\tisb" : : : "memory");
 }
 
+/* CTR_EL0.DminLine: log2 of the smallest data cache line, in 4-byte words. */
+#define CTR_DMINLINE_SHIFT 16
+#define CTR_DMINLINE_MASK  0xfu
+
+/* Writes [p, p + n) back to the point of coherency and drops it from the data caches: a guest that
+ * starts with its MMU and caches off reads memory, not what the hypervisor's cached writes left. */
+static inline void arch_dcache_clean_inval_poc(const void *p, uint64_t n)
+{
+    uint64_t line = 4ull << ((ARCH_READ_SYSREG(ctr_el0) >> CTR_DMINLINE_SHIFT) & CTR_DMINLINE_MASK);
+    uint64_t a = (uint64_t)(uintptr_t)p & ~(line - 1u), end = (uint64_t)(uintptr_t)p + n;
+    for (; a < end; a += line) {
+        __asm__ volatile("dc civac, %0" : : "r"(a) : "memory");
+    }
+    __asm__ volatile("dsb sy" : : : "memory");
+}
+
 /* A hint that this CPU is in a long loop: under QEMU icount it ends the vCPU's time slice. */
 static inline void arch_yield(void)
 {

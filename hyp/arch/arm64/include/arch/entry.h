@@ -4,6 +4,7 @@
 #ifndef HYP_ARCH_ENTRY_H
 #define HYP_ARCH_ENTRY_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "arch/vcpu_state.h"
@@ -14,7 +15,9 @@ void hyp_main(unsigned cpu, uint64_t dtb, uint64_t secondary_entry) __attribute_
 void hyp_secondary(unsigned cpu) __attribute__((noreturn));
 void mmu_el2_init(void);
 void mmu_el2_enable(void);
-
+/* C (hyp_main): maps the board's RAM [base, base + size) at EL2 (1 GiB granules); false when it cannot
+ * (beyond the 39-bit VA). Every CPU shares the table; CPUs started later see it at once. */
+bool mmu_el2_map_ram(uint64_t base, uint64_t size);
 /* vectors.S -> C (trap.c): exceptions from the partitions, and those taken in the hypervisor. */
 void hyp_guest_sync(void);
 void hyp_guest_irq(void);
