@@ -598,9 +598,8 @@ static const char *test_timer_accuracy(void)
     EXPECT_RC(rt_periodic_wait(&ov, &rel), RT_EOVERRUN);
     now = rt_time_now();
     FAIL_IF(ov < 2, "%lu overruns after 2.5 periods of work, expected at least 2", (unsigned long)ov);
-    FAIL_IF(rel != prev + ov * period || rel > now,
-            "overrun release point %lu after %lu with %lu overruns", (unsigned long)rel, (unsigned long)prev,
-            (unsigned long)ov);
+    FAIL_IF(rel != prev + ov * period || rel > now, "overrun release point %lu after %lu with %lu overruns",
+            (unsigned long)rel, (unsigned long)prev, (unsigned long)ov);
     EXPECT_RC(rt_periodic_wait(&ov, &rel), RT_OK);
     return NULL;
 }
