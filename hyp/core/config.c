@@ -34,6 +34,17 @@ static bool overlaps(uint64_t a, uint64_t asize, uint64_t b, uint64_t bsize)
     return a < b + bsize && b < a + asize;
 }
 
+/* A non-empty range that does not wrap around the address space, every bound a multiple of `align`. */
+static bool range_ok(uint64_t base, uint64_t size, uint64_t align)
+{
+    return size != 0 && base + size > base && base % align == 0 && size % align == 0;
+}
+
+/* The blob's promise for RAM (2 MiB granules: stage 2 maps it with blocks). */
+#define RAM_ALIGN (2u * 1024u * 1024u)
+/* Device ranges are mapped page by page. */
+#define DEVICE_ALIGN 4096u
+
 static void check_header(const struct blob_header *h, size_t avail, unsigned max)
 {
     if (avail < sizeof(*h) || h->magic != BLOB_MAGIC) {
@@ -62,7 +73,8 @@ static void check_header(const struct blob_header *h, size_t avail, unsigned max
     }
 }
 
-static void read_images(struct partition *p, const struct blob_partition *r, uint64_t image_base)
+static void read_images(struct partition *p, const struct blob_partition *r, uint64_t image_base,
+                        uint64_t payload_size)
 {
     struct part_image *img[BLOB_IMAGES] = {
         [BLOB_IMAGE_KERNEL] = &p->kernel, [BLOB_IMAGE_INITRD] = &p->initrd, [BLOB_IMAGE_DTB] = &p->dtb};
@@ -75,6 +87,10 @@ static void read_images(struct partition *p, const struct blob_partition *r, uin
             e->load_ipa - p->ram_ipa > p->ram_size - e->size) {
             hyp_panic("partition %s: image %u (0x%lx bytes at IPA 0x%lx) is outside its RAM", p->name, k,
                       (unsigned long)e->size, (unsigned long)e->load_ipa);
+        }
+        if (e->size > payload_size || e->bundle_offset > payload_size - e->size) {
+            hyp_panic("partition %s: image %u (0x%lx bytes at offset 0x%lx) is outside the payload", p->name,
+                      k, (unsigned long)e->size, (unsigned long)e->bundle_offset);
         }
         img[k]->data = (const uint8_t *)(uintptr_t)(image_base + e->bundle_offset);
         img[k]->size = e->size;
@@ -100,6 +116,9 @@ unsigned config_parse(const uint8_t *blob, size_t avail, uint64_t image_base, st
     const struct blob_header *h = (const struct blob_header *)blob;
     check_header(h, avail, max);
     uint32_t nparts = h->partition_count;
+    out->board_cpus = h->board_cpus;
+    out->ram_base = h->ram_base;
+    out->ram_size = h->ram_size;
     out->console_tags = (h->flags & BLOB_FLAG_CONSOLE_TAGS) != 0;
     out->console_escape = h->console_escape;
     out->console_focus = h->console_focus < nparts ? h->console_focus : 0;
@@ -131,7 +150,9 @@ unsigned config_parse(const uint8_t *blob, size_t avail, uint64_t image_base, st
                       (unsigned long)p->cpu_mask);
         }
         cpus_seen |= p->cpu_mask;
-        if (p->ram_pa < h->ram_base || p->ram_pa + p->ram_size > h->ram_base + h->ram_size ||
+        if (!range_ok(p->ram_pa, p->ram_size, RAM_ALIGN) || !range_ok(p->ram_ipa, p->ram_size, RAM_ALIGN) ||
+            !range_ok(h->ram_base, h->ram_size, RAM_ALIGN) || p->ram_pa < h->ram_base ||
+            p->ram_pa + p->ram_size > h->ram_base + h->ram_size ||
             overlaps(p->ram_pa, p->ram_size, h->hyp_base, h->hyp_size) ||
             overlaps(p->ram_pa, p->ram_size, image_base, image_size)) {
             hyp_panic("partition %s: RAM 0x%lx+0x%lx is outside the board's RAM or over the hypervisor",
@@ -147,7 +168,25 @@ unsigned config_parse(const uint8_t *blob, size_t avail, uint64_t image_base, st
                       r->irq_count);
         }
         for (unsigned d = 0; d < r->device_count; d++) {
-            p->dev[d] = (struct mem_range){r->device[d].ipa, r->device[d].pa, r->device[d].size};
+            struct mem_range dev = {r->device[d].ipa, r->device[d].pa, r->device[d].size};
+            /* A device range is mapped as device memory at stage 2: it must be no RAM at all (that
+             * would open the rtos's or the hypervisor's memory), and not cover the partition's RAM. */
+            if (!range_ok(dev.ipa, dev.size, DEVICE_ALIGN) || !range_ok(dev.pa, dev.size, DEVICE_ALIGN) ||
+                overlaps(dev.pa, dev.size, h->ram_base, h->ram_size) ||
+                overlaps(dev.ipa, dev.size, p->ram_ipa, p->ram_size)) {
+                hyp_panic("partition %s: device range %u (PA 0x%lx, IPA 0x%lx, 0x%lx bytes) is misaligned, "
+                          "empty, wraps, or overlaps RAM",
+                          p->name, d, (unsigned long)dev.pa, (unsigned long)dev.ipa, (unsigned long)dev.size);
+            }
+            for (unsigned j = 0; j < i; j++) {
+                for (unsigned e = 0; e < parts[j].ndev; e++) {
+                    if (overlaps(dev.pa, dev.size, parts[j].dev[e].pa, parts[j].dev[e].size)) {
+                        hyp_panic("partitions %s and %s share device memory at PA 0x%lx", parts[j].name,
+                                  p->name, (unsigned long)dev.pa);
+                    }
+                }
+            }
+            p->dev[d] = dev;
         }
         p->ndev = r->device_count;
         for (unsigned q = 0; q < r->irq_count; q++) {
@@ -155,9 +194,14 @@ unsigned config_parse(const uint8_t *blob, size_t avail, uint64_t image_base, st
             if (intid < 32 || intid >= HYP_MAX_INTID) {
                 hyp_panic("partition %s: interrupt %u is not an SPI", p->name, intid);
             }
+            for (unsigned j = 0; j < i; j++) {
+                if (part_owns_irq(&parts[j], intid)) {
+                    hyp_panic("partitions %s and %s both claim interrupt %u", parts[j].name, p->name, intid);
+                }
+            }
             p->irqs[intid / 32] |= 1u << (intid % 32);
         }
-        read_images(p, r, image_base);
+        read_images(p, r, image_base, (uint64_t)(uintptr_t)blob - image_base);
     }
     return nparts;
 }

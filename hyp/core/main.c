@@ -78,6 +78,10 @@ void hyp_main(unsigned cpu, uint64_t dtb, uint64_t secondary_entry)
     hyp_nparts = config_parse(_end, BLOB_MAX_SIZE(HYP_MAX_PARTITIONS), (uint64_t)(uintptr_t)_start, hyp_part,
                               HYP_MAX_PARTITIONS, &config);
     con_set_tags(config.console_tags);
+    if (!mmu_el2_map_ram(config.ram_base, config.ram_size)) {
+        hyp_panic("board RAM 0x%lx+0x%lx cannot be mapped (beyond a 39-bit address space)",
+                  (unsigned long)config.ram_base, (unsigned long)config.ram_size);
+    }
     gicv3_dist_init();
     for (unsigned i = 0; i < hyp_nparts; i++) {
         part_setup(&hyp_part[i]);

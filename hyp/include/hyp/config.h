@@ -10,8 +10,10 @@
 
 struct partition;
 
-/* Console settings from the blob. */
+/* Board and console settings from the blob. */
 struct hyp_config {
+    unsigned board_cpus;         /* the board's CPUs (as the blob says; not checked against the hardware) */
+    uint64_t ram_base, ram_size; /* the board's RAM */
     bool console_tags;
     uint8_t console_escape;
     unsigned console_focus; /* partition index */

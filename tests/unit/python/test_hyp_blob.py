@@ -55,6 +55,7 @@ def triple(*values: int) -> str:
 def expected_fields(b: blob.Blob) -> dict[str, str]:
     want = {
         "partitions": str(len(b.partitions)),
+        "board_cpus": str(b.board_cpus),
         "console_tags": str(int(b.console_tags)),
         "console_escape": str(b.console_escape),
         "console_focus": str(b.console_focus),
@@ -117,6 +118,13 @@ def damaged(data: bytes, offset: int, value: bytes) -> bytes:
         ("image outside ram", "partition rtos: image 2 (0x800 bytes at IPA 0x41000000) is outside its RAM"),
         ("no image", "partition rtos has no image"),
         ("seed outside dtb", "partition linux: seed range 1 (0x20 bytes at 0x1000) is outside its DTB"),
+        ("device over ram", "partition linux: device range 0 (PA 0x48000000, IPA 0xa000000, 0x1000 bytes)"),
+        ("device misaligned", "partition linux: device range 0 (PA 0xa000100, IPA 0xa000000, 0x1000 bytes)"),
+        ("device wraps", "partition linux: device range 0 (PA 0xfffffffffffff000, IPA 0xa000000, 0x2000"),
+        ("device shared", "partitions rtos and linux share device memory at PA 0xa000000"),
+        ("interrupt shared", "partitions rtos and linux both claim interrupt 40"),
+        ("image outside payload", "partition rtos: image 0 (0x"),
+        ("ram wraps", "partition linux: RAM 0xffffffffffe00000+0x400000 is outside the board's RAM"),
     ],
 )
 def test_damaged_blob_is_refused_with_its_reason(
@@ -155,6 +163,26 @@ def test_damaged_blob_is_refused_with_its_reason(
         case "no image":
             images = good.partitions[0].images
             data = blob.pack(with_partition(good, 0, images=(blob.ImageSlot(), images[1], images[2])))
+        case "device over ram":  # the rtos's RAM as a "device" of Linux
+            dev = blob.DeviceRecord(ipa=0x0A00_0000, pa=0x4800_0000, size=0x1000)
+            data = blob.pack(with_partition(good, 1, devices=(dev,)))
+        case "device misaligned":
+            dev = blob.DeviceRecord(ipa=0x0A00_0000, pa=0x0A00_0100, size=0x1000)
+            data = blob.pack(with_partition(good, 1, devices=(dev,)))
+        case "device wraps":
+            dev = blob.DeviceRecord(ipa=0x0A00_0000, pa=(1 << 64) - 0x1000, size=0x2000)
+            data = blob.pack(with_partition(good, 1, devices=(dev,)))
+        case "device shared":
+            dev = blob.DeviceRecord(ipa=0x0A00_0000, pa=0x0A00_0000, size=0x1000)
+            data = blob.pack(with_partition(with_partition(good, 0, devices=(dev,)), 1, devices=(dev,)))
+        case "interrupt shared":
+            data = blob.pack(with_partition(with_partition(good, 0, irqs=(40,)), 1, irqs=(40,)))
+        case "image outside payload":
+            images = good.partitions[0].images
+            far = dataclasses.replace(images[0], offset=1 << 40)
+            data = blob.pack(with_partition(good, 0, images=(far, images[1], images[2])))
+        case "ram wraps":
+            data = blob.pack(with_partition(good, 1, ram_pa=(1 << 64) - 2 * MIB, ram_size=4 * MIB))
         case "seed outside dtb":
             # pack refuses such a seed itself; write the range into the record and fix the CRC after.
             data = damaged(data, linux_off + 496 + 8, (0x1000).to_bytes(4, "little"))
