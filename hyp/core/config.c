@@ -13,6 +13,7 @@
 
 _Static_assert(BLOB_MAX_DEVICES == HYP_MAX_DEVICES, "a partition holds every device range of its record");
 _Static_assert(BLOB_MAX_SEEDS == HYP_MAX_SEEDS, "a partition holds every seed range of its record");
+_Static_assert(BLOB_MAX_STREAMS == HYP_MAX_STREAMS, "a partition holds every stream range of its record");
 
 /* CRC-32 (hyp/blob.h), over the blob with its crc32 field taken as zero. */
 static uint32_t blob_crc(const uint8_t *b, uint32_t size)
@@ -110,6 +111,33 @@ static void read_images(struct partition *p, const struct blob_partition *r, uin
     }
 }
 
+/* IOMMU stream ranges: none empty or wrapping, none shared with another range (a stream is one
+ * partition's). */
+static void read_streams(struct partition *parts, unsigned i, const struct blob_partition *r)
+{
+    struct partition *p = &parts[i];
+    for (unsigned k = 0; k < BLOB_MAX_STREAMS; k++) {
+        uint32_t first = r->stream[k].first, count = r->stream[k].count;
+        if (count == 0) {
+            continue;
+        }
+        if (first + count < first) {
+            hyp_panic("partition %s: stream range 0x%x+0x%x wraps", p->name, first, count);
+        }
+        for (unsigned j = 0; j <= i; j++) {
+            for (unsigned m = 0; m < HYP_MAX_STREAMS; m++) {
+                uint32_t f = parts[j].stream[m].first, c = parts[j].stream[m].count;
+                if (c != 0 && first < f + c && f < first + count) {
+                    hyp_panic("partitions %s and %s share IOMMU streams 0x%x..0x%x", parts[j].name, p->name,
+                              first > f ? first : f, (first + count < f + c ? first + count : f + c) - 1u);
+                }
+            }
+        }
+        p->stream[k].first = first;
+        p->stream[k].count = count;
+    }
+}
+
 unsigned config_parse(const uint8_t *blob, size_t avail, uint64_t image_base, struct partition *parts,
                       unsigned max, struct hyp_config *out)
 {
@@ -202,6 +230,7 @@ unsigned config_parse(const uint8_t *blob, size_t avail, uint64_t image_base, st
             p->irqs[intid / 32] |= 1u << (intid % 32);
         }
         read_images(p, r, image_base, (uint64_t)(uintptr_t)blob - image_base);
+        read_streams(parts, i, r);
     }
     return nparts;
 }

@@ -17,6 +17,7 @@
 #include "hyp/config.h"
 #include "hyp/conmux.h"
 #include "hyp/console.h"
+#include "hyp/iommu.h"
 #include "hyp/lifecycle.h"
 #include "hyp/partition.h"
 #include "hyp/printf.h"
@@ -58,6 +59,13 @@ static void __attribute__((noreturn)) enter(unsigned cpu)
     part_enter(v);
 }
 
+/* The drain CPU's periodic tick: console output, then the IOMMU's fault records. */
+static void hyp_tick(struct vcpu *v)
+{
+    conmux_tick(v);
+    iommu_poll(CONMUX_TICK_HZ);
+}
+
 /* The emulated devices every partition sees: its own UART, and the GIC filtered by ownership. */
 static void register_mmio(struct partition *p)
 {
@@ -88,7 +96,8 @@ void hyp_main(unsigned cpu, uint64_t dtb, uint64_t secondary_entry)
         arch_part_irqs_init(&hyp_part[i]);
         register_mmio(&hyp_part[i]);
     }
-    vgic_set_hyp_irq(BOARD_INTID_HYP_TIMER, conmux_tick);
+    iommu_setup(); /* DMA is confined before any partition runs */
+    vgic_set_hyp_irq(BOARD_INTID_HYP_TIMER, hyp_tick);
     vgic_set_hyp_irq(BOARD_UART_INTID, conmux_rx_irq);
     /* Console input is taken on a Linux CPU (interrupts trap to EL2 there), never on the rtos's. */
     conmux_init(config.console_focus, config.console_escape);

@@ -28,6 +28,11 @@
 #define BOARD_UART_SIZE  0x1000ul
 #define BOARD_UART_INTID 33u
 
+/* SMMUv3 (present with -M virt,iommu=smmuv3): the IOMMU in front of the PCIe host, owned by the
+ * hypervisor. */
+#define BOARD_SMMU_BASE 0x09050000ul
+#define BOARD_SMMU_SIZE 0x20000ul
+
 /* Generic timer PPIs (the board's DTB /timer node: secure 29, EL1 physical 30, virtual 27, EL2 26) and
  * the GIC maintenance PPI (25). */
 #define BOARD_INTID_GIC_MAINT  25u

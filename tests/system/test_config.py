@@ -39,7 +39,8 @@ def test_default_config_is_valid() -> None:
     assert "hypervisor: RAM 0x4000_0000..0x4800_0000 (128 MiB)" in out
     assert "partition 'rtos': kind rtos, CPU 0, tag 'rtos'" in out
     assert "partition 'linux': kind linux, CPU 1, tag 'linux'" in out
-    assert "INTID 79 (SPI 47)" in out
+    assert "device    net (board pcie): " in out and "INTID 35 (SPI 3)" in out
+    assert "DMA through the IOMMU, streams 0x0000..0xffff: this partition's RAM only" in out
 
 
 def test_default_argument_is_the_default_config() -> None:
@@ -76,6 +77,12 @@ def test_linux_dtb_from_qemu_dumpdtb(tmp_path: Path) -> None:
     assert root.find("/pl011@9000000").get_cells("interrupts") == [0, 1, 4]
     assert root.find("/virtio_mmio@a003e00").get_cells("interrupts") == [0, 47, 1]
     assert root.find("/memory@40000000").get_cells("reg") == [0, 0x4000_0000, 0, 0x4000_0000]
+    smmu = root.find("/smmuv3@9050000")  # the default system's network sits behind the SMMU
+    assert smmu.get_cells("reg") == [0, 0x0905_0000, 0, 0x2_0000]
+    assert smmu.get_cells("interrupts") == [0, 74, 1, 0, 75, 1, 0, 76, 1, 0, 77, 1]
+    pcie = root.find("/pcie@10000000")
+    assert pcie.get_cells("reg") == [0x40, 0x1000_0000, 0, 0x1000_0000]
+    assert pcie.get_cells("iommu-map") == [0, smmu.phandle(), 0, 0x1_0000]  # every requester ID
     assert dtgen.board_dtb(cfg.board, cache_dir=tmp_path) == board  # from the cache now
     dtb = dtgen.generate(board, cfg.board, cfg.partition("linux"), initrd=(0x6800_0000, 0x6810_0000))
     proc = subprocess.run(
@@ -83,7 +90,17 @@ def test_linux_dtb_from_qemu_dumpdtb(tmp_path: Path) -> None:
     )
     assert proc.returncode == 0, proc.stderr
     dts = proc.stdout.decode()
-    for present in ("memory@49000000 {", "virtio_mmio@a003e00 {", 'method = "hvc";', "linux,initrd-start"):
+    for present in ("memory@49000000 {", "pcie@10000000 {", 'method = "hvc";', "linux,initrd-start"):
         assert present in dts
-    for absent in ("pcie@", "fw-cfg@", "pl031@", "pl061@", "flash@", "its@", "virtio_mmio@a003c00"):
+    for absent in (
+        "smmuv3@",
+        "iommu-map",
+        "msi-map",
+        "fw-cfg@",
+        "pl031@",
+        "pl061@",
+        "flash@",
+        "its@",
+        "virtio_mmio@",
+    ):
         assert absent not in dts

@@ -7,13 +7,18 @@ as `<0 n flags>` and PPIs as `<1 n flags>`.
 
 A device is *assignable* when the hypervisor can hand it to one partition whole (stage-2 mapping of its
 MMIO, its SPIs routed to that partition). Everything else is either owned by the hypervisor (GIC, PL011:
-each partition gets a virtual one) or hidden from every partition.
+each partition gets a virtual one; the SMMU) or hidden from every partition.
+
+A device that can master DMA (`dma`) reaches memory without the CPU's stage 2. It is confined only when
+it sits behind the board's IOMMU (`streams`: the stream IDs it uses there), which the hypervisor programs
+so that those streams reach the owning partition's RAM and nothing else. On QEMU virt that is the PCIe
+host behind the SMMUv3 (`-M virt,iommu=smmuv3`): virtio-mmio transports are not behind it.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 KIB = 1 << 10
 MIB = 1 << 20
@@ -95,6 +100,8 @@ class Device:
     edge: bool = False  # its interrupts are edge-triggered (else level)
     assignable: bool = False
     why_not: str = ""  # for a device that is not assignable: the reason, shown in errors
+    dma: bool = False  # it can master DMA (read and write memory by itself)
+    streams: Region | None = None  # its stream IDs at the board's IOMMU [base, end); None: not behind one
 
     @property
     def node_name(self) -> str:
@@ -114,6 +121,7 @@ _NODE_NAMES = {
     "arm,pl061": "pl061",
     "qemu,fw-cfg-mmio": "fw-cfg",
     "pci-host-ecam-generic": "pcie",
+    "arm,smmu-v3": "smmuv3",
     "arm,gic-v3": "intc",
     "arm,gic-v3-its": "its",
     "cfi-flash": "flash",
@@ -150,12 +158,28 @@ class Board:
     # QEMU: the options that make this board (the same ones go to `-machine dumpdtb`)
     qemu_machine: str = ""
     qemu_cpu: str = ""
+    # The IOMMU (its MMIO is in `devices`, owned by the hypervisor); present on QEMU only with
+    # `iommu_option` in the machine options, which `with_iommu()` adds.
+    iommu: Device | None = None
+    iommu_option: str = ""
+    iommu_on: bool = False
+
+    def with_iommu(self) -> Board:
+        """The same board with its IOMMU present (QEMU: the machine option that creates it)."""
+        if self.iommu is None:
+            raise ValueError(f"{self.name} has no IOMMU")
+        return replace(self, iommu_on=True)
+
+    @property
+    def machine(self) -> str:
+        """QEMU's -M value: the board's machine options, with the IOMMU when it is on."""
+        return f"{self.qemu_machine},{self.iommu_option}" if self.iommu_on else self.qemu_machine
 
     def qemu_args(self) -> list[str]:
         """QEMU's machine options for this board: -M, -cpu, -smp, -m."""
         return [
             "-M",
-            self.qemu_machine,
+            self.machine,
             "-cpu",
             self.qemu_cpu,
             "-smp",
@@ -201,6 +225,15 @@ VIRTIO_MMIO_SIZE = 0x200
 VIRTIO_MMIO_COUNT = 32
 VIRTIO_MMIO_FIRST_SPI = 16
 
+# QEMU virt's SMMUv3 (with -M virt,iommu=smmuv3): two 64 KiB register pages, SPIs 74..77 (event queue,
+# PRI queue, CMD_SYNC, global error; edge). It translates the DMA of every device on the PCIe host,
+# stream ID = PCI requester ID (bus << 8 | device << 3 | function), 16 bits.
+SMMU_BASE = 0x0905_0000
+SMMU_SIZE = 0x2_0000
+SMMU_FIRST_SPI = 74
+QEMU_VIRT_IOMMU = "iommu=smmuv3"
+PCIE_STREAMS = Region(0, 1 << 16)
+
 
 def virtio_mmio_name(index: int) -> str:
     return f"virtio-mmio.{index}"
@@ -220,8 +253,17 @@ def qemu_virt(cpus: int = 2, memory: int = 1 * GIB) -> Board:
             (spi(VIRTIO_MMIO_FIRST_SPI + i),),
             edge=True,
             assignable=True,
+            dma=True,
         )
         for i in range(VIRTIO_MMIO_COUNT)
+    )
+    smmu = Device(
+        "smmu",
+        "arm,smmu-v3",
+        (Region(SMMU_BASE, SMMU_SIZE),),
+        tuple(spi(SMMU_FIRST_SPI + i) for i in range(4)),
+        edge=True,
+        why_not="it is the IOMMU the hypervisor programs to confine DMA",
     )
     devices = (
         Device("flash", "cfi-flash", (Region(0, 0x0800_0000),), why_not="it holds the firmware"),
@@ -245,7 +287,10 @@ def qemu_virt(cpus: int = 2, memory: int = 1 * GIB) -> Board:
             (Region(0x0C00_0000, 0x0200_0000),),
             why_not="it is QEMU's dynamic sysbus window (empty)",
         ),
+        smmu,
         *virtio,
+        # The PCIe host, whole: its devices' interrupts are INTx on SPIs 3..6 (no MSIs: the ITS is not
+        # virtualised, so the partition's DTB has no msi-map) and their DMA goes through the SMMU.
         Device(
             "pcie",
             "pci-host-ecam-generic",
@@ -253,10 +298,18 @@ def qemu_virt(cpus: int = 2, memory: int = 1 * GIB) -> Board:
                 Region(0x1000_0000, 0x2EFF_0000),  # 32-bit MMIO window
                 Region(0x3EFF_0000, 0x1_0000),  # PIO window
                 Region(0x40_1000_0000, 0x1000_0000),  # ECAM (high)
-                Region(0x80_0000_0000, 0x80_0000_0000),  # 64-bit MMIO window
             ),
             (spi(3), spi(4), spi(5), spi(6)),
-            why_not="the PCIe host needs MSIs through the ITS, which is not virtualised",
+            assignable=True,
+            dma=True,
+            streams=PCIE_STREAMS,
+        ),
+        Device(
+            "pcie-mmio64",
+            "pcie-mmio64",
+            (Region(0x80_0000_0000, 0x80_0000_0000),),
+            why_not="the PCIe host's 64-bit window lies beyond the 39-bit IPA space of stage 2 "
+            "(a partition with the PCIe host uses its 32-bit window)",
         ),
     )
     uart = Device(
@@ -281,6 +334,8 @@ def qemu_virt(cpus: int = 2, memory: int = 1 * GIB) -> Board:
         devices=devices,
         qemu_machine=QEMU_VIRT_MACHINE,
         qemu_cpu=QEMU_VIRT_CPU,
+        iommu=smmu,
+        iommu_option=QEMU_VIRT_IOMMU,
     )
 
 

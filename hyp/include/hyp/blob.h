@@ -6,7 +6,9 @@
  * Little-endian, fixed-size records: a header, then partition_count partition records of
  * partition_size bytes from partitions_offset. A reader refuses another major revision and accepts a
  * newer minor one (minor revisions only give meaning to reserved bytes, which are zero before).
- * Revision history: 1.0 first; 1.1 added the partition's seed ranges (zero in a 1.0 blob: none).
+ * Revision history: 1.0 first; 1.1 added the partition's seed ranges (zero in a 1.0 blob: none); 2.0
+ * grew the partition record to 576 bytes for its IOMMU stream ranges (and reserved bytes for later
+ * minor revisions).
  */
 #ifndef HYP_BLOB_H
 #define HYP_BLOB_H
@@ -15,13 +17,14 @@
 #include <stdint.h>
 
 #define BLOB_MAGIC             0x43584d52u /* "RMXC" read as a little-endian word */
-#define BLOB_VERSION_MAJOR     1u
-#define BLOB_VERSION_MINOR     1u
+#define BLOB_VERSION_MAJOR     2u
+#define BLOB_VERSION_MINOR     0u
 #define BLOB_FLAG_CONSOLE_TAGS 0x1u
 #define BLOB_NAME_SIZE         16u /* NUL-padded; at most 15 characters, so always terminated */
 #define BLOB_MAX_DEVICES       8u
 #define BLOB_MAX_IRQS          32u
 #define BLOB_MAX_SEEDS         2u
+#define BLOB_MAX_STREAMS       2u
 #define BLOB_KIND_RTOS         1u
 #define BLOB_KIND_LINUX        2u
 /* The CRC-32 (IEEE 802.3: reflected polynomial 0xEDB88320, initial value and final XOR 0xFFFFFFFF, as
@@ -77,6 +80,14 @@ struct __attribute__((packed)) blob_seed {
     uint32_t size;
 };
 
+/* Stream IDs [first, first + count) at the board's IOMMU (QEMU virt: the SMMUv3 in front of the PCIe
+ * host, stream ID = PCI requester ID) whose DMA the hypervisor lets reach this partition's RAM, at the
+ * partition's IPAs, and nothing else. count 0 = none. */
+struct __attribute__((packed)) blob_stream {
+    uint32_t first;
+    uint32_t count;
+};
+
 /* One partition, in configuration order (its index + 1 is its console focus key). */
 struct __attribute__((packed)) blob_partition {
     char name[BLOB_NAME_SIZE];
@@ -97,6 +108,8 @@ struct __attribute__((packed)) blob_partition {
     struct blob_device device[BLOB_MAX_DEVICES]; /* unused entries zero */
     uint32_t irq[BLOB_MAX_IRQS];                 /* GIC INTIDs (SPIs) the partition owns, ascending */
     struct blob_seed seed[BLOB_MAX_SEEDS];       /* since 1.1 */
+    struct blob_stream stream[BLOB_MAX_STREAMS]; /* since 2.0 */
+    uint8_t reserved2[48];
 };
 
 #define BLOB_CHECK(type, field, off) \
@@ -129,6 +142,7 @@ BLOB_CHECK(blob_image, load_ipa, 16);
 _Static_assert(sizeof(struct blob_image) == 24, "image entry is 24 bytes");
 _Static_assert(sizeof(struct blob_device) == 24, "device entry is 24 bytes");
 _Static_assert(sizeof(struct blob_seed) == 8, "seed entry is 8 bytes");
+_Static_assert(sizeof(struct blob_stream) == 8, "stream entry is 8 bytes");
 BLOB_CHECK(blob_partition, name, 0);
 BLOB_CHECK(blob_partition, tag, 16);
 BLOB_CHECK(blob_partition, kind, 32);
@@ -147,7 +161,9 @@ BLOB_CHECK(blob_partition, image, 104);
 BLOB_CHECK(blob_partition, device, 176);
 BLOB_CHECK(blob_partition, irq, 368);
 BLOB_CHECK(blob_partition, seed, 496);
-_Static_assert(sizeof(struct blob_partition) == 512, "partition record is 512 bytes");
+BLOB_CHECK(blob_partition, stream, 512);
+BLOB_CHECK(blob_partition, reserved2, 528);
+_Static_assert(sizeof(struct blob_partition) == 576, "partition record is 576 bytes");
 #undef BLOB_CHECK
 
 /* The largest blob a hypervisor with max_parts partitions reads. */

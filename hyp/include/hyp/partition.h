@@ -40,6 +40,9 @@ struct partition {
     struct {
         uint32_t off, size; /* random bytes in the DTB image (Linux's seeds), changed at every start */
     } seed[HYP_MAX_SEEDS];
+    struct {
+        uint32_t first, count; /* IOMMU stream IDs whose DMA reaches this RAM only (count 0: none) */
+    } stream[HYP_MAX_STREAMS];
     /* runtime */
     uint64_t starts; /* partition starts so far: boot, then one per reset */
     uint64_t *s2_root;

@@ -89,6 +89,11 @@ int main(int argc, char **argv)
                 printf("part%u.seed%u=0x%x,0x%x\n", i, k, p->seed[k].off, p->seed[k].size);
             }
         }
+        for (unsigned k = 0; k < HYP_MAX_STREAMS; k++) {
+            if (p->stream[k].count != 0) {
+                printf("part%u.stream%u=0x%x,0x%x\n", i, k, p->stream[k].first, p->stream[k].count);
+            }
+        }
     }
     free(blob);
     return 0;

@@ -30,9 +30,11 @@ kernel = "debian:std"
 
 [[partition.device]]
 board = "virtio-mmio.0"
+dma = "unrestricted"
 
 [[partition.device]]
 board = "virtio-mmio.1"
+dma = "unrestricted"
 
 [[partition.device]]
 board = "rtc"
@@ -46,13 +48,13 @@ def cfg() -> config.SystemConfig:
 
 def test_layout_sizes() -> None:
     assert blob.HEADER.size == 128
-    assert blob.PART_SIZE == 512
+    assert blob.PART_SIZE == 576
 
 
 def test_round_trip(cfg: config.SystemConfig, blob_payloads: dict[str, blob.Payload]) -> None:
     b = blob.from_config(cfg, blob_payloads)
     data = blob.pack(b)
-    assert len(data) == 128 + 2 * 512
+    assert len(data) == 128 + 2 * 576
     assert blob.unpack(data) == b
     assert blob.pack(blob.unpack(data)) == data
 
@@ -63,14 +65,14 @@ def test_header_fields_at_documented_offsets(
     data = blob.pack(blob.from_config(cfg, blob_payloads))
     assert data[0:4] == b"RMXC"
     assert struct.unpack_from("<HHIII", data, 4) == (
-        1,
-        1,
+        2,
+        0,
         128,
         len(data),
         zlib.crc32(data[:16] + bytes(4) + data[20:]),
     )
     flags, count, psize, poff, cpus = struct.unpack_from("<5I", data, 20)
-    assert (flags, count, psize, poff, cpus) == (1, 2, 512, 128, 2)
+    assert (flags, count, psize, poff, cpus) == (1, 2, 576, 128, 2)
     assert struct.unpack_from("<4Q", data, 40) == (0x4000_0000, 1 << 30, 0x4000_0000, 128 * MIB)
     assert struct.unpack_from("<BBHI", data, 72) == (0x14, 1, 0, 0)  # Ctrl-T, focus on partition 1 (linux)
     assert data[80:96] == b"qemu-virt".ljust(16, b"\0")
@@ -81,7 +83,7 @@ def test_partition_fields_at_documented_offsets(
     cfg: config.SystemConfig, blob_payloads: dict[str, blob.Payload]
 ) -> None:
     data = blob.pack(blob.from_config(cfg, blob_payloads))
-    rtos, linux = 128, 128 + 512
+    rtos, linux = 128, 128 + 576
     assert data[rtos : rtos + 16] == b"rtos".ljust(16, b"\0")
     assert data[rtos + 16 : rtos + 32] == b"rtos".ljust(16, b"\0")
     assert struct.unpack_from("<IIQQQQQQ", data, rtos + 32) == (
@@ -99,16 +101,29 @@ def test_partition_fields_at_documented_offsets(
     assert struct.unpack_from("<3Q", data, rtos + 128) == (0, 0, 0)  # no initramfs
     assert struct.unpack_from("<3Q", data, rtos + 152) == (0x20_0000, 0x800, 0x40E0_0000)
     assert struct.unpack_from("<3Q", data, rtos + 176) == (0x080A_0000, 0x080A_0000, 0x2_0000)  # its GICR
-    assert data[rtos + 200 : rtos + 512] == bytes(312)
+    assert data[rtos + 200 : rtos + 576] == bytes(376)  # no more devices, no seeds, no streams
 
     assert struct.unpack_from("<I", data, linux + 32) == (2,)
     assert struct.unpack_from("<QQQQ", data, linux + 40) == (0b10, 0x4900_0000, 0x4900_0000, 512 * MIB)
-    assert struct.unpack_from("<IIII", data, linux + 88) == (1, 1, 1, 0)
+    assert struct.unpack_from("<IIII", data, linux + 88) == (1, 2, 4, 0)  # 2 device ranges, 4 irqs
     assert struct.unpack_from("<3Q", data, linux + 128) == (0x240_0000, 2 * MIB, 0x68C0_0000)
-    assert struct.unpack_from("<3Q", data, linux + 176) == (0x0A00_3000, 0x0A00_3000, 0x1000)  # whole page
-    assert struct.unpack_from("<2I", data, linux + 368) == (79, 0)
+    # the PCIe host: its 32-bit memory and I/O windows (adjacent: one range), then its ECAM
+    assert struct.unpack_from("<3Q", data, linux + 176) == (0x1000_0000, 0x1000_0000, 0x2F00_0000)
+    assert struct.unpack_from("<3Q", data, linux + 200) == (0x40_1000_0000, 0x40_1000_0000, 0x1000_0000)
+    assert struct.unpack_from("<5I", data, linux + 368) == (35, 36, 37, 38, 0)  # INTx, SPIs 3..6
     assert struct.unpack_from("<4I", data, linux + 496) == (0x300, 8, 0x320, 32)  # kaslr-seed, rng-seed
     assert blob.unpack(data).partitions[1].seeds == (blob.SeedRange(0x300, 8), blob.SeedRange(0x320, 32))
+    # every stream ID of the PCIe host goes to this partition's RAM through the SMMU
+    assert struct.unpack_from("<4I", data, linux + 512) == (0, 0x1_0000, 0, 0)
+    assert data[linux + 528 : linux + 576] == bytes(48)
+    assert blob.unpack(data).partitions[1].streams == (blob.StreamRange(0, 0x1_0000),)
+
+
+def test_empty_stream_range_is_refused(cfg: config.SystemConfig) -> None:
+    b = blob.from_config(cfg)
+    linux = dataclasses.replace(b.partitions[1], streams=(blob.StreamRange(8, 0),))
+    with pytest.raises(blob.BlobError, match="empty stream range"):
+        blob.pack(dataclasses.replace(b, partitions=(b.partitions[0], linux)))
 
 
 def test_seed_range_outside_the_dtb_is_refused(
@@ -158,7 +173,7 @@ def test_payload_outside_ram_is_refused(
     ("offset", "value", "message"),
     [
         (0, b"XMXC", "bad magic"),
-        (4, struct.pack("<H", 2), r"revision 2\.1; this reader handles 1\.x"),
+        (4, struct.pack("<H", 3), r"revision 3\.0; this reader handles 2\.x"),
         (200, b"\x01", "CRC mismatch"),
         (12, struct.pack("<I", 10_000), "inconsistent sizes"),
     ],

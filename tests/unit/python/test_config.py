@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from rtmux import config, paths
-from rtmux.board import MIB
+from rtmux.board import MIB, Region
 
 CONFIGS = Path(__file__).parent / "configs"
 BAD_CONFIGS = sorted(CONFIGS.glob("bad-*.toml"))
@@ -57,6 +57,11 @@ initramfs = "{images["initramfs"]}"
 """
 
 
+# virtio-mmio transport 31 as a device of the Linux partition (it can master DMA and no IOMMU is in front
+# of it: the configuration must accept that explicitly).
+MMIO31 = '[[partition.device]]\nboard = "virtio-mmio.31"\ndma = "unrestricted"\n'
+
+
 def errors_of(text: str) -> list[str]:
     with pytest.raises(config.ConfigError) as info:
         config.loads(text, "x.toml")
@@ -72,10 +77,14 @@ def test_default_config_places_everything() -> None:
     assert (rtos.ram.ipa, rtos.ram.pa, rtos.ram.size) == (0x4000_0000, 0x4800_0000, 16 * MIB)
     assert (linux.kind, linux.cpus, linux.tag) == ("linux", (1,), "linux")
     assert (linux.ram.ipa, linux.ram.pa, linux.ram.size) == (0x4900_0000, 0x4900_0000, 512 * MIB)
-    assert linux.interrupts == (79,)  # virtio-mmio transport 31: SPI 47
+    assert linux.interrupts == (35, 36, 37, 38)  # the PCIe host's INTx: SPIs 3..6
     net = next(d for d in linux.devices if d.name == "net")
-    assert net.board_device == "virtio-mmio.31" and net.mmio[0].base == 0x0A00_3E00
-    assert "bus=virtio-mmio-bus.31" in " ".join(cfg.qemu_args())
+    assert net.board_device == "pcie" and net.mmio[0].base == 0x1000_0000
+    assert (net.dma, net.streams) == ("iommu", Region(0, 0x1_0000))  # every PCI requester ID
+    assert linux.streams == (Region(0, 0x1_0000),) and cfg.partition("rtos").streams == ()
+    qemu_line = " ".join(cfg.qemu_args())
+    assert "-M virt,virtualization=on,gic-version=3,iommu=smmuv3 " in qemu_line
+    assert "iommu_platform=on" in qemu_line and "disable-legacy=on" in qemu_line
     assert cfg.console.tags and cfg.console.focus == "linux" and cfg.console.escape_byte == 0x14
     assert "console=ttyAMA0" in linux.bootargs and rtos.bootargs == "latmon=1 period_us=1000"
 
@@ -175,7 +184,7 @@ def test_unknown_keys_everywhere(images: dict[str, Path]) -> None:
     text = system(
         images,
         rtos_extra='memory_size = "1M"',
-        linux_extra='[[partition.device]]\nboard = "virtio-mmio.31"\ninterupts = [79]',
+        linux_extra='[[partition.device]]\nboard = "virtio-mmio.31"\ndma = "unrestricted"\ninterupts = [79]',
         top='[console]\nescpe = "ctrl-t"\n[bord]\ncpus = 2',
     )
     assert errors_of(text) == [
@@ -217,7 +226,7 @@ def test_memory_base_alignment(images: dict[str, Path]) -> None:
 
 
 def test_interrupt_that_is_not_an_spi(images: dict[str, Path]) -> None:
-    text = system(images, linux_extra='[[partition.device]]\nboard = "virtio-mmio.31"\ninterrupts = [27, 79]')
+    text = system(images, linux_extra=MMIO31 + "interrupts = [27, 79]")
     assert errors_of(text) == [
         "x.toml: partition 'linux': device 'virtio-mmio.31': interrupts: INTID 27 (PPI 11) is not an SPI of "
         "qemu-virt: only INTIDs 32..287 can be assigned (SGIs and PPIs belong to each CPU)"
@@ -225,7 +234,7 @@ def test_interrupt_that_is_not_an_spi(images: dict[str, Path]) -> None:
 
 
 def test_interrupt_of_a_device_not_assigned(images: dict[str, Path]) -> None:
-    text = system(images, linux_extra='[[partition.device]]\nboard = "virtio-mmio.31"\ninterrupts = [48]')
+    text = system(images, linux_extra=MMIO31 + "interrupts = [48]")
     assert errors_of(text) == [
         "x.toml: partition 'linux': device 'virtio-mmio.31': interrupts: INTID 48 (SPI 16) belongs to "
         "virtio-mmio.0, which this device does not cover"
@@ -251,10 +260,7 @@ def test_unknown_board_device(images: dict[str, Path]) -> None:
 
 
 def test_qemu_device_must_be_pinned_to_its_transport(images: dict[str, Path]) -> None:
-    dev = (
-        '[[partition.device]]\nboard = "virtio-mmio.31"\n'
-        'qemu = "-netdev user,id=n -device virtio-net-device,netdev=n"'
-    )
+    dev = MMIO31 + 'qemu = "-netdev user,id=n -device virtio-net-device,netdev=n"'
     assert errors_of(system(images, linux_extra=dev)) == [
         "x.toml: partition 'linux': device 'virtio-mmio.31': qemu: -device virtio-net-device needs "
         "bus=virtio-mmio-bus.31; without it QEMU puts the device on the highest free transport, "
@@ -312,8 +318,94 @@ def test_describe_lists_the_placement() -> None:
     text = config.describe(config.load(config.DEFAULT_CONFIG))
     assert "partition 'rtos': kind rtos, CPU 0, tag 'rtos'" in text
     assert "RAM       0x4800_0000..0x4900_0000 (16 MiB), seen at IPA 0x4000_0000..0x4100_0000" in text
-    assert "device    net (board virtio-mmio.31): 0x0a00_3e00..0x0a00_4000, INTID 79 (SPI 47)" in text
+    assert (
+        "device    net (board pcie): 0x1000_0000..0x3eff_0000, 0x3eff_0000..0x3f00_0000, "
+        "0x40_1000_0000..0x40_2000_0000, INTID 35 (SPI 3), INTID 36 (SPI 4), INTID 37 (SPI 5), "
+        "INTID 38 (SPI 6); DMA through the IOMMU, streams 0x0000..0xffff: this partition's RAM only"
+    ) in text
+    assert "QEMU -M virt,virtualization=on,gic-version=3,iommu=smmuv3 -cpu" in text
     assert "free RAM: 0x6900_0000..0x8000_0000 (368 MiB)" in text
+
+
+# ------------------------------------------------------------------------------- DMA isolation
+PCIE = '[[partition.device]]\nname = "net"\nboard = "pcie"\n'
+NET_PCI = "-netdev user,id=n -device virtio-net-pci,netdev=n"
+
+
+def test_dma_device_behind_the_iommu(images: dict[str, Path]) -> None:
+    dev = PCIE + f'dma = "iommu"\nqemu = "{NET_PCI},disable-legacy=on,iommu_platform=on"'
+    cfg = config.loads(system(images, linux_extra=dev))
+    assert cfg.partition("linux").streams == (Region(0, 0x1_0000),)
+    assert cfg.board.iommu_on and "iommu=smmuv3" in cfg.qemu_args()[1]
+    assert not any("unrestricted" in n for n in cfg.notes)
+
+
+def test_no_iommu_without_a_device_behind_it(images: dict[str, Path]) -> None:
+    cfg = config.loads(system(images, linux_extra=MMIO31))
+    assert not cfg.board.iommu_on and "iommu" not in cfg.qemu_args()[1]
+    assert cfg.partition("linux").streams == ()
+    assert any('dma = "unrestricted": the device can read and write all RAM' in n for n in cfg.notes)
+
+
+@pytest.mark.parametrize(
+    ("device", "message"),
+    [
+        (
+            '[[partition.device]]\nname = "net"\nboard = "virtio-mmio.31"',
+            "dma is missing: virtio-mmio.31 can master DMA and is not behind an IOMMU on qemu-virt "
+            '(only pcie is); write dma = "unrestricted" to accept that it can read and write all RAM '
+            "(the other partitions' and the hypervisor's included), or use a device behind the IOMMU with "
+            'dma = "iommu"',
+        ),
+        (
+            PCIE,
+            'dma is missing: pcie can master DMA, which stage 2 does not confine; write dma = "iommu" to '
+            'confine it to this partition\'s RAM through the IOMMU, or dma = "unrestricted" to accept that '
+            "it can read and write all RAM",
+        ),
+        (
+            '[[partition.device]]\nname = "net"\nboard = "virtio-mmio.31"\ndma = "iommu"',
+            "dma 'iommu': virtio-mmio.31 is not behind an IOMMU on qemu-virt (only pcie is); write "
+            'dma = "unrestricted" to accept that it can read and write all RAM, or use a device behind the '
+            "IOMMU",
+        ),
+        (
+            PCIE + 'dma = "none"',
+            'dma \'none\': pcie can master DMA; write dma = "iommu" or "unrestricted" '
+            "(docs/configuration.md)",
+        ),
+        (
+            '[[partition.device]]\nname = "net"\nboard = "rtc"\ndma = "iommu"',
+            "dma 'iommu': rtc cannot master DMA; leave dma out (or write \"none\")",
+        ),
+        (PCIE + 'dma = "iomu"', "dma 'iomu' is not a DMA isolation mode (did you mean 'iommu'?)"),
+        (PCIE + "dma = true", "dma must be a string, not true (boolean)"),
+        (
+            PCIE + f'dma = "iommu"\nqemu = "{NET_PCI}"',
+            "qemu: -device virtio-net-pci needs disable-legacy=on and iommu_platform=on with "
+            'dma = "iommu": without iommu_platform QEMU\'s virtio devices write to physical addresses '
+            "directly, past the IOMMU (and QEMU allows it only on a modern-only device)",
+        ),
+    ],
+)
+def test_dma_isolation_must_be_stated(images: dict[str, Path], device: str, message: str) -> None:
+    assert errors_of(system(images, linux_extra=device)) == [
+        f"x.toml: partition 'linux': device 'net': {message}"
+    ]
+
+
+def test_device_without_dma_needs_no_key(images: dict[str, Path]) -> None:
+    cfg = config.loads(system(images, linux_extra='[[partition.device]]\nboard = "rtc"'))
+    (rtc,) = cfg.partition("linux").devices
+    assert (rtc.dma, rtc.streams) == ("none", None)
+
+
+def test_smmu_cannot_be_assigned(images: dict[str, Path]) -> None:
+    dev = '[[partition.device]]\nname = "x"\nmmio = { base = 0x9050000, size = 0x1000 }'
+    assert errors_of(system(images, linux_extra=dev)) == [
+        "x.toml: partition 'linux': device 'x': mmio 0x0905_0000..0x0905_1000 is smmu, which cannot be "
+        "assigned: it is the IOMMU the hypervisor programs to confine DMA"
+    ]
 
 
 # ------------------------------------------------------------------------------- Debian kernels

@@ -1,7 +1,8 @@
 """Partition device trees (rtmux.image.dtgen, rtmux.formats.fdt), checked by decompiling them with dtc.
 
-The board DTB is QEMU virt's own (tests/unit/python/data/, compiled here with dtc), so these tests need
-no QEMU; tests/system/test_config.py checks the same against a fresh `dumpdtb`.
+The board DTB is QEMU virt's own (tests/unit/python/data/, compiled here with dtc; with the SMMUv3 that
+the default configuration's isolated network brings, and without), so these tests need no QEMU;
+tests/system/test_config.py checks the same against a fresh `dumpdtb`.
 """
 
 from __future__ import annotations
@@ -19,7 +20,14 @@ from rtmux.board import MIB
 from rtmux.formats import fdt
 from rtmux.image import dtgen
 
-BOARD_DTS = Path(__file__).parent / "data" / "qemu-virt-smp2-1G.dts"
+DATA = Path(__file__).parent / "data"
+BOARD_DTS = DATA / "qemu-virt-smp2-1G-iommu.dts"  # -M virt,...,iommu=smmuv3: the default configuration
+PLAIN_DTS = DATA / "qemu-virt-smp2-1G.dts"  # without the SMMU
+# The default Linux partition's network on virtio-mmio transport 31, accepted without isolation.
+MMIO_NET = (
+    'board = "virtio-mmio.31"\ndma = "unrestricted"\n'
+    'qemu = "-netdev user,id=net0 -device virtio-net-device,netdev=net0,bus=virtio-mmio-bus.31"\n'
+)
 
 
 def dtc(*args: str, data: bytes) -> bytes:
@@ -37,6 +45,11 @@ def decompile(dtb: bytes) -> str:
 @pytest.fixture(scope="module")
 def board_dtb() -> bytes:
     return dtc("-I", "dts", "-O", "dtb", data=BOARD_DTS.read_bytes())
+
+
+@pytest.fixture(scope="module")
+def plain_dtb() -> bytes:
+    return dtc("-I", "dts", "-O", "dtb", data=PLAIN_DTS.read_bytes())
 
 
 @pytest.fixture(scope="module")
@@ -74,7 +87,7 @@ def test_linux_dtb(board_dtb: bytes, cfg: config.SystemConfig) -> None:
     assert top_level_nodes(dts) == [
         "memory@49000000",
         "psci",
-        "virtio_mmio@a003e00",
+        "pcie@10000000",
         "pl011@9000000",
         "intc@8000000",
         "cpus",
@@ -84,7 +97,17 @@ def test_linux_dtb(board_dtb: bytes, cfg: config.SystemConfig) -> None:
     ]
     assert "reg = <0x00 0x49000000 0x00 0x20000000>;" in node_block(dts, "memory@49000000")
     assert 'method = "hvc";' in node_block(dts, "psci")
-    assert "interrupts = <0x00 0x2f 0x01>;" in node_block(dts, "virtio_mmio@a003e00")
+    # The PCIe host without MSIs (no ITS in a partition) and without the SMMU (the hypervisor's), with
+    # its I/O and 32-bit memory windows but not the 64-bit one (beyond stage 2's 39-bit IPA space).
+    pcie = node_block(dts, "pcie@10000000")
+    assert "msi-map" not in pcie and "iommu-map" not in pcie and "smmu" not in dts
+    assert "reg = <0x40 0x10000000 0x00 0x10000000>;" in pcie
+    assert (
+        "ranges = <0x1000000 0x00 0x00 0x00 0x3eff0000 0x00 0x10000 "
+        "0x2000000 0x00 0x10000000 0x00 0x10000000 0x00 0x2eff0000>;"
+    ) in pcie
+    assert "interrupt-map = <0x00 0x00 0x00 0x01 0x8003 0x00 0x00 0x00 0x03 0x04 " in pcie  # INTx: SPIs 3..6
+    assert "phandle = <0x8003>;" in node_block(dts, "intc@8000000")
     gic = node_block(dts, "intc@8000000")
     assert "its@" not in gic
     # distributor, then only CPU 1's redistributor frames
@@ -99,6 +122,16 @@ def test_linux_dtb(board_dtb: bytes, cfg: config.SystemConfig) -> None:
     assert "linux,initrd-end = <0x00 0x68dff0f4>;" in chosen
     assert "rng-seed" not in dts and "kaslr-seed" not in dts
     assert fdt.parse(dtb).boot_cpuid_phys == 1
+
+
+def test_linux_dtb_with_a_virtio_mmio_device(plain_dtb: bytes) -> None:
+    text = config.DEFAULT_CONFIG.read_text()
+    cfg = config.loads(text[: text.index('board = "pcie"')] + MMIO_NET)
+    assert not cfg.board.iommu_on
+    dts = decompile(dtgen.generate(plain_dtb, cfg.board, cfg.partition("linux")))
+    assert "virtio_mmio@a003e00" in top_level_nodes(dts) and "pcie" not in dts
+    assert "interrupts = <0x00 0x2f 0x01>;" in node_block(dts, "virtio_mmio@a003e00")
+    assert "virtio_mmio@a003c00" not in dts
 
 
 def test_random_seeds(board_dtb: bytes, cfg: config.SystemConfig) -> None:
@@ -169,7 +202,7 @@ def test_board_dtb_command(cfg: config.SystemConfig) -> None:
     assert cmd[:9] == [
         "qemu",
         "-M",
-        "virt,virtualization=on,gic-version=3,dumpdtb=out/x.dtb",
+        "virt,virtualization=on,gic-version=3,iommu=smmuv3,dumpdtb=out/x.dtb",
         "-cpu",
         "cortex-a72",
         "-smp",

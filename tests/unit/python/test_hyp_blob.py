@@ -76,6 +76,8 @@ def expected_fields(b: blob.Blob) -> dict[str, str]:
             want[f"part{i}.device{d}"] = triple(dev.ipa, dev.pa, dev.size)
         for k, seed in enumerate(p.seeds):
             want[f"part{i}.seed{k}"] = f"0x{seed.offset:x},0x{seed.size:x}"
+        for k, stream in enumerate(p.streams):
+            want[f"part{i}.stream{k}"] = f"0x{stream.first:x},0x{stream.count:x}"
     return want
 
 
@@ -84,6 +86,7 @@ def test_good_blob_reads_back_equal(reader: Path, good: blob.Blob, tmp_path: Pat
     assert rc == 0
     assert fields == expected_fields(good)
     assert fields["part1.device0"]  # the Linux partition's passed-through devices came through
+    assert fields["part1.stream0"] == "0x0,0x10000"  # and the PCIe host's streams, behind the SMMU
 
 
 def test_newer_minor_revision_is_accepted(reader: Path, good: blob.Blob, tmp_path: Path) -> None:
@@ -106,8 +109,8 @@ def damaged(data: bytes, offset: int, value: bytes) -> bytes:
     [
         ("bad magic", "no configuration blob after the hypervisor image"),
         ("bad crc", "CRC mismatch"),
-        ("truncated", "configuration blob truncated: 1152 bytes announced, 1100 present"),
-        ("newer major", "configuration blob revision 2.1; this hypervisor reads 1.x"),
+        ("truncated", "configuration blob truncated: 1280 bytes announced, 1100 present"),
+        ("newer major", "configuration blob revision 3.0; this hypervisor reads 2.x"),
         ("layout", "layout not understood"),
         ("outside ram", "partition linux: RAM 0x70000000+0x20000000 is outside the board's RAM"),
         ("over hypervisor", "partition rtos: RAM 0x40000000+0x1000000 is outside the board's RAM or over"),
@@ -125,13 +128,15 @@ def damaged(data: bytes, offset: int, value: bytes) -> bytes:
         ("interrupt shared", "partitions rtos and linux both claim interrupt 40"),
         ("image outside payload", "partition rtos: image 0 (0x"),
         ("ram wraps", "partition linux: RAM 0xffffffffffe00000+0x400000 is outside the board's RAM"),
+        ("streams shared", "partitions rtos and linux share IOMMU streams 0x8..0x8"),
+        ("stream range wraps", "partition linux: stream range 0xffffffff+0x2 wraps"),
     ],
 )
 def test_damaged_blob_is_refused_with_its_reason(
     reader: Path, good: blob.Blob, tmp_path: Path, case: str, message: str
 ) -> None:
     data = blob.pack(good)
-    rtos_off, linux_off = 128, 128 + 512
+    rtos_off, linux_off = 128, 128 + 576
     match case:
         case "bad magic":
             data = damaged(data, 0, b"XMXC")
@@ -140,7 +145,7 @@ def test_damaged_blob_is_refused_with_its_reason(
         case "truncated":
             data = data[:1100]
         case "newer major":
-            data = blob.pack(dataclasses.replace(good, version_major=2))
+            data = blob.pack(dataclasses.replace(good, version_major=3))
         case "layout":
             data = blob.pack(good)
             data = damaged(data, 28, (256).to_bytes(4, "little"))  # partition_size
@@ -187,6 +192,10 @@ def test_damaged_blob_is_refused_with_its_reason(
             # pack refuses such a seed itself; write the range into the record and fix the CRC after.
             data = damaged(data, linux_off + 496 + 8, (0x1000).to_bytes(4, "little"))
             data = refresh_crc(data)
+        case "streams shared":
+            data = blob.pack(with_partition(good, 0, streams=(blob.StreamRange(8, 1),)))
+        case "stream range wraps":
+            data = blob.pack(with_partition(good, 1, streams=(blob.StreamRange(0xFFFF_FFFF, 2),)))
     rc, fields = run(reader, data, tmp_path)
     assert rc == 1
     assert message in fields["panic"]

@@ -154,6 +154,8 @@ def _module_tree(root: Path) -> Path:
     mods = root / "lib" / "modules" / "6.1.0-9-arm64"
     files = {
         "kernel/drivers/virtio/virtio_mmio.ko": ["depends=", "alias=of:N*T*Cvirtio,mmio"],
+        "kernel/drivers/virtio/virtio_pci.ko": ["depends=virtio_pci_modern_dev", "alias=pci:v00001AF4d*"],
+        "kernel/drivers/virtio/virtio_pci_modern_dev.ko": ["depends="],
         "kernel/drivers/char/virtio_console.ko": ["depends=", "alias=virtio:d00000003v*"],
         "kernel/drivers/net/virtio_net.ko": ["depends=net_failover", "alias=virtio:d00000001v*"],
         "kernel/drivers/net/net_failover.ko": ["depends=failover"],
@@ -281,12 +283,22 @@ def test_plan_lists_what_the_guest_needs(tmp_path: Path) -> None:
         "kernel/drivers/net/net_failover.ko",
         "kernel/drivers/net/virtio_net.ko",
         "kernel/drivers/virtio/virtio_mmio.ko",
+        "kernel/drivers/virtio/virtio_pci.ko",
+        "kernel/drivers/virtio/virtio_pci_modern_dev.ko",
         "kernel/net/core/failover.ko",
     ]
     dep = modules_dep.parse_modules_dep(e[f"{base}/modules.dep"].data.decode())
-    assert set(dep.path) == {"virtio_console", "net_failover", "virtio_net", "virtio_mmio", "failover"}
+    assert set(dep.path) == {
+        "virtio_console",
+        "net_failover",
+        "virtio_net",
+        "virtio_mmio",
+        "virtio_pci",
+        "virtio_pci_modern_dev",
+        "failover",
+    }
     assert "virtio_net" in e[f"{base}/modules.alias"].data.decode()
-    assert e["etc/rtmux/modules"].data == b"virtio_mmio\nvirtio_console\nvirtio_net\n"
+    assert e["etc/rtmux/modules"].data == b"virtio_mmio\nvirtio_pci\nvirtio_console\nvirtio_net\n"
     assert e["init"].mode == initramfs.S_EXEC and e["init"].contents().startswith(b"#!/bin/sh")
     assert e["dev/console"].rdev == (5, 1)
     assert not any("unrelated" in p for p in e)

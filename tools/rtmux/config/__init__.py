@@ -18,6 +18,10 @@ from rtmux.config.images import KernelLookup, build_products
 from rtmux.config.load import load, loads
 from rtmux.config.model import (
     DEFAULT_CONFIG,
+    DMA_IOMMU,
+    DMA_MODES,
+    DMA_NONE,
+    DMA_UNRESTRICTED,
     KIND_LINUX,
     KIND_RTOS,
     KINDS,
@@ -27,6 +31,7 @@ from rtmux.config.model import (
     MAX_NAME,
     MAX_PARTITION_CPUS,
     MAX_PARTITIONS,
+    MAX_STREAMS,
     AssignedDevice,
     ConfigError,
     Console,
@@ -47,6 +52,10 @@ from rtmux.config.payload import (
 __all__ = [
     "ARM64_HEADER",
     "DEFAULT_CONFIG",
+    "DMA_IOMMU",
+    "DMA_MODES",
+    "DMA_NONE",
+    "DMA_UNRESTRICTED",
     "KINDS",
     "KIND_LINUX",
     "KIND_RTOS",
@@ -56,6 +65,7 @@ __all__ = [
     "MAX_NAME",
     "MAX_PARTITIONS",
     "MAX_PARTITION_CPUS",
+    "MAX_STREAMS",
     "Arm64Header",
     "AssignedDevice",
     "ConfigError",

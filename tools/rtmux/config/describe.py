@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rtmux import paths
 from rtmux.board import hexa, intid_text, size_text
-from rtmux.config.model import SystemConfig, range_text
+from rtmux.config.model import DMA_IOMMU, DMA_UNRESTRICTED, AssignedDevice, SystemConfig, range_text
 from rtmux.config.payload import layout_for
 from rtmux.config.place import free_ranges
 
@@ -48,7 +48,7 @@ def describe(config: SystemConfig) -> str:
             where = ", ".join(range_text(r) for r in dev.mmio)
             what = f"board {dev.board_device}" if dev.board_device else ("direct" if dev.implicit else "mmio")
             irqs = ", ".join(intid_text(i) for i in dev.interrupts) or "no interrupts"
-            lines.append(f"  device    {dev.name} ({what}): {where}, {irqs}")
+            lines.append(f"  device    {dev.name} ({what}): {where}, {irqs}{_dma_text(dev)}")
     used = [config.hypervisor, *(p.ram.pa_region for p in config.partitions)]
     free = free_ranges(b.ram, used)
     lines.append("free RAM: " + (", ".join(f"{r} ({size_text(r.size)})" for r in free) or "none"))
@@ -60,6 +60,18 @@ def describe(config: SystemConfig) -> str:
     )
     lines += [f"note: {n}" for n in config.notes]
     return "\n".join(lines)
+
+
+def _dma_text(dev: AssignedDevice) -> str:
+    if dev.dma == DMA_IOMMU and dev.streams is not None:
+        last = dev.streams.end - 1
+        return (
+            f"; DMA through the IOMMU, streams {dev.streams.base:#06x}..{last:#06x}: this partition's RAM "
+            "only"
+        )
+    if dev.dma == DMA_UNRESTRICTED:
+        return "; DMA unrestricted: all RAM"
+    return ""
 
 
 def _key_name(escape: str) -> str:

@@ -31,6 +31,7 @@ from rtmux.config.images import KernelLookup
 from rtmux.config.model import (
     DEFAULT_ESCAPE,
     DEFAULT_HYP_MEMORY,
+    DMA_IOMMU,
     ESCAPE_REFUSED,
     KIND_LINUX,
     KINDS,
@@ -94,6 +95,8 @@ class _Loader(PartitionReader, Placement):
         console = self.load_console(data, drafts)
         if self.errors:
             raise ConfigError(self.where, self.errors)
+        if any(dev.dma == DMA_IOMMU for d in drafts for dev in d.devices):
+            board = board.with_iommu()  # QEMU: the machine option that creates the SMMU
         parts = tuple(
             Partition(
                 index=d.index,

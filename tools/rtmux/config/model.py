@@ -33,7 +33,16 @@ MAX_CPUS = 8
 MAX_PARTITION_CPUS = 1
 MAX_DEVICES = 8
 MAX_IRQS = 32
+MAX_STREAMS = 2  # ranges of IOMMU stream IDs per partition (blob: BLOB_MAX_STREAMS)
 MAX_NAME = 15  # name and tag: bytes, without the NUL
+
+# How a device's DMA is isolated (`dma` of [[partition.device]]): "iommu" confines it to the partition's
+# RAM through the board's IOMMU; "unrestricted" accepts that it can reach all RAM (a board without an
+# IOMMU); "none": the device cannot master DMA.
+DMA_IOMMU = "iommu"
+DMA_UNRESTRICTED = "unrestricted"
+DMA_NONE = "none"
+DMA_MODES = (DMA_IOMMU, DMA_UNRESTRICTED, DMA_NONE)
 
 NAME_RE = re.compile(r"^[a-z][a-z0-9_-]*$")
 TAG_RE = re.compile(r"^[!-~]+$")  # printable ASCII, no spaces
@@ -114,6 +123,8 @@ class AssignedDevice:
     interrupts: tuple[int, ...]  # INTIDs
     qemu_args: tuple[str, ...] = ()
     implicit: bool = False  # added by the tool (the rtos's own redistributor frames)
+    dma: str = DMA_NONE  # one of DMA_MODES
+    streams: Region | None = None  # with dma "iommu": its stream IDs at the board's IOMMU
 
     @property
     def pages(self) -> tuple[Region, ...]:
@@ -145,6 +156,11 @@ class Partition:
     @property
     def interrupts(self) -> tuple[int, ...]:
         return tuple(sorted({i for d in self.devices for i in d.interrupts}))
+
+    @property
+    def streams(self) -> tuple[Region, ...]:
+        """The IOMMU stream IDs whose DMA the hypervisor confines to this partition's RAM."""
+        return tuple(d.streams for d in self.devices if d.dma == DMA_IOMMU and d.streams is not None)
 
     def image(self, role: str) -> Image | None:
         for img in self.images:

@@ -24,6 +24,10 @@ from rtmux.config.images import (
     rel,
 )
 from rtmux.config.model import (
+    DMA_IOMMU,
+    DMA_MODES,
+    DMA_NONE,
+    DMA_UNRESTRICTED,
     KIND_LINUX,
     KIND_RTOS,
     KINDS,
@@ -31,6 +35,7 @@ from rtmux.config.model import (
     MAX_IRQS,
     MAX_NAME,
     MAX_PARTITION_CPUS,
+    MAX_STREAMS,
     NAME_RE,
     RAM_ALIGN,
     TAG_RE,
@@ -57,7 +62,7 @@ PARTITION_KEYS = (
 KIND_KEYS = {KIND_RTOS: ("image",), KIND_LINUX: ("kernel", "initramfs")}
 MEMORY_KEYS = ("size", "base")
 PART_CONSOLE_KEYS = ("tag",)
-DEVICE_KEYS = ("name", "board", "mmio", "interrupts", "qemu")
+DEVICE_KEYS = ("name", "board", "mmio", "interrupts", "dma", "qemu")
 MMIO_KEYS = ("base", "size")
 
 
@@ -293,6 +298,11 @@ class PartitionReader(Fields):
         irqs = {i for dev in d.devices for i in dev.interrupts}
         if len(irqs) > MAX_IRQS:
             self.error(d.label, f"{len(irqs)} interrupts; at most {MAX_IRQS} per partition")
+        streams = [dev.streams for dev in d.devices if dev.dma == DMA_IOMMU and dev.streams is not None]
+        if len(streams) > MAX_STREAMS:
+            self.error(
+                d.label, f"{len(streams)} devices behind the IOMMU; at most {MAX_STREAMS} per partition"
+            )
 
     def load_device(self, d: PartDraft, i: int, table: dict[str, Any], board: Board) -> AssignedDevice | None:
         name = table.get("name")
@@ -409,12 +419,112 @@ class PartitionReader(Fields):
                 self.error(ctx, f"qemu {qtext!r} cannot be split into arguments: {exc}")
                 ok = False
             self.check_qemu_bus(ctx, qemu_args, bdev)
+        dma = self.load_dma(ctx, table, owned, board)
+        if dma is None:
+            return None
+        mode, streams = dma
+        if mode == DMA_IOMMU:
+            self.check_qemu_iommu(ctx, qemu_args)
+        if mode == DMA_UNRESTRICTED:
+            self.notes.append(
+                f'{ctx}: dma = "unrestricted": the device can read and write all RAM, the other '
+                "partitions' and the hypervisor's included"
+            )
         if not ok:
             return None
         dev_name = name if isinstance(name, str) else (label if isinstance(label, str) else f"dev{i}")
         return AssignedDevice(
-            dev_name, bdev.name if bdev else None, tuple(mmio), tuple(seen), tuple(qemu_args)
+            dev_name,
+            bdev.name if bdev else None,
+            tuple(mmio),
+            tuple(seen),
+            tuple(qemu_args),
+            dma=mode,
+            streams=streams,
         )
+
+    def load_dma(
+        self, ctx: str, table: dict[str, Any], owned: set[str], board: Board
+    ) -> tuple[str, Region | None] | None:
+        """The device's `dma` mode and, for "iommu", its stream IDs; None after an error.
+
+        A device that can master DMA must say how its DMA is isolated: stage 2 confines the CPU, not
+        the device. "iommu" needs a device behind the board's IOMMU; "unrestricted" is the explicit
+        acceptance that it can reach all RAM (the honest setting on a board without an IOMMU)."""
+        masters = [dev for n in sorted(owned) if (dev := board.device(n)) is not None and dev.dma]
+        what = masters[0].name if masters else (min(owned) if owned else "this device")
+        behind = [dev.name for dev in board.devices if dev.streams is not None]
+        streams = next((dev.streams for dev in masters if dev.streams is not None), None)
+        value = table.get("dma")
+        if value is None:
+            if not masters:
+                return DMA_NONE, None
+            if streams is not None:
+                self.error(
+                    ctx,
+                    f"dma is missing: {what} can master DMA, which stage 2 does not confine; write dma = "
+                    f'"{DMA_IOMMU}" to confine it to this partition\'s RAM through the IOMMU, or dma = '
+                    f'"{DMA_UNRESTRICTED}" to accept that it can read and write all RAM',
+                )
+            else:
+                self.error(
+                    ctx,
+                    f"dma is missing: {what} can master DMA and is not behind an IOMMU on {board.name} "
+                    f'(only {", ".join(behind) or "nothing"} is); write dma = "{DMA_UNRESTRICTED}" to '
+                    "accept that it can read and write all RAM (the other partitions' and the "
+                    "hypervisor's included), or use a device behind the IOMMU with dma = "
+                    f'"{DMA_IOMMU}"',
+                )
+            return None
+        if not isinstance(value, str):
+            self.wrong_type(ctx, "dma", value, "a string")
+            return None
+        if value not in DMA_MODES:
+            close = difflib.get_close_matches(value, DMA_MODES, n=1)
+            hint = f"did you mean '{close[0]}'?" if close else f"one of {', '.join(DMA_MODES)}"
+            self.error(ctx, f"dma {value!r} is not a DMA isolation mode ({hint})")
+            return None
+        if value == DMA_NONE and masters:
+            self.error(
+                ctx,
+                f"dma 'none': {what} can master DMA; write dma = \"{DMA_IOMMU}\" or "
+                f'"{DMA_UNRESTRICTED}" (docs/configuration.md)',
+            )
+            return None
+        if value != DMA_NONE and not masters:
+            self.error(ctx, f'dma {value!r}: {what} cannot master DMA; leave dma out (or write "none")')
+            return None
+        if value == DMA_IOMMU and streams is None:
+            self.error(
+                ctx,
+                f"dma 'iommu': {what} is not behind an IOMMU on {board.name} (only "
+                f'{", ".join(behind) or "nothing"} is); write dma = "{DMA_UNRESTRICTED}" to accept that '
+                "it can read and write all RAM, or use a device behind the IOMMU",
+            )
+            return None
+        return value, streams if value == DMA_IOMMU else None
+
+    def check_qemu_iommu(self, ctx: str, args: list[str]) -> None:
+        """QEMU's virtio devices bypass the IOMMU unless they are told to use it (iommu_platform=on,
+        which QEMU allows only on a modern-only device: disable-legacy=on)."""
+        for i, arg in enumerate(args[:-1]):
+            if arg not in ("-device", "--device"):
+                continue
+            spec = args[i + 1].split(",")
+            driver = spec[0]
+            if not (driver.startswith("virtio-") and driver.endswith("-pci")):
+                continue
+            opts = dict(o.split("=", 1) for o in spec[1:] if "=" in o)
+            missing = [
+                f"{key}=on" for key in ("disable-legacy", "iommu_platform") if opts.get(key) not in _QEMU_ON
+            ]
+            if missing:
+                self.error(
+                    ctx,
+                    f'qemu: -device {driver} needs {" and ".join(missing)} with dma = "{DMA_IOMMU}": '
+                    "without iommu_platform QEMU's virtio devices write to physical addresses directly, "
+                    "past the IOMMU (and QEMU allows it only on a modern-only device)",
+                )
 
     def check_mmio(self, ctx: str, region: Region, bdev: Device | None, board: Board) -> bool:
         if bdev is not None:
@@ -475,6 +585,9 @@ class PartitionReader(Fields):
                     f"qemu: -device {driver} is on virtio-mmio-bus.{bus.group(1)}, "
                     f"but the device is {bdev.name if bdev else ''}",
                 )
+
+
+_QEMU_ON = ("on", "true", "yes", "y")
 
 
 def _other_kind_keys(kind: str) -> tuple[str, ...]:

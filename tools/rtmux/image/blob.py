@@ -16,8 +16,8 @@ from rtmux import config as cfg
 from rtmux.board import PAGE_SIZE, Region
 
 MAGIC = b"RMXC"
-VERSION_MAJOR = 1
-VERSION_MINOR = 1
+VERSION_MAJOR = 2
+VERSION_MINOR = 0
 KIND_CODES = {cfg.KIND_RTOS: 1, cfg.KIND_LINUX: 2}
 FLAG_CONSOLE_TAGS = 1 << 0
 NAME_SIZE = 16
@@ -31,16 +31,20 @@ DEVICE = struct.Struct("<QQQ")
 IRQS = struct.Struct(f"<{cfg.MAX_IRQS}I")
 SEED_SLOTS = 2
 SEED = struct.Struct("<II")
+STREAM = struct.Struct("<II")
+PART_RESERVED = 48
 PART_SIZE = (
     PART_FIXED.size
     + IMAGE_SLOTS * IMAGE.size
     + cfg.MAX_DEVICES * DEVICE.size
     + IRQS.size
     + SEED_SLOTS * SEED.size
+    + cfg.MAX_STREAMS * STREAM.size
+    + PART_RESERVED
 )
 CRC_OFFSET = 16
 
-assert HEADER.size == 128 and PART_FIXED.size == 104 and PART_SIZE == 512
+assert HEADER.size == 128 and PART_FIXED.size == 104 and PART_SIZE == 576
 
 
 class BlobError(ValueError):
@@ -60,6 +64,14 @@ class SeedRange:
 
     offset: int
     size: int
+
+
+@dataclass(frozen=True)
+class StreamRange:
+    """IOMMU stream IDs [first, first + count) whose DMA reaches the partition's RAM only."""
+
+    first: int
+    count: int
 
 
 @dataclass(frozen=True)
@@ -86,6 +98,7 @@ class PartitionRecord:
     irqs: tuple[int, ...] = ()
     flags: int = 0
     seeds: tuple[SeedRange, ...] = ()
+    streams: tuple[StreamRange, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -165,10 +178,13 @@ def _pack_partition(p: PartitionRecord) -> bytes:
     dtb_size = p.images[IMAGE_DTB].size
     if len(p.seeds) > SEED_SLOTS or any(r.size == 0 or r.offset + r.size > dtb_size for r in p.seeds):
         raise BlobError(f"partition {p.name!r}: seed ranges {p.seeds} do not fit its {dtb_size}-byte DTB")
-    if len(p.devices) > cfg.MAX_DEVICES or len(p.irqs) > cfg.MAX_IRQS:
+    if len(p.devices) > cfg.MAX_DEVICES or len(p.irqs) > cfg.MAX_IRQS or len(p.streams) > cfg.MAX_STREAMS:
         raise BlobError(
-            f"partition {p.name!r}: {len(p.devices)} devices / {len(p.irqs)} interrupts: too many"
+            f"partition {p.name!r}: {len(p.devices)} devices / {len(p.irqs)} interrupts / "
+            f"{len(p.streams)} stream ranges: too many"
         )
+    if any(r.count == 0 for r in p.streams):
+        raise BlobError(f"partition {p.name!r}: empty stream range in {p.streams}")
     out = bytearray(
         PART_FIXED.pack(
             _name(p.name, "name"),
@@ -196,6 +212,10 @@ def _pack_partition(p: PartitionRecord) -> bytes:
     for i in range(SEED_SLOTS):
         r = p.seeds[i] if i < len(p.seeds) else SeedRange(0, 0)
         out += SEED.pack(r.offset, r.size)
+    for i in range(cfg.MAX_STREAMS):
+        s = p.streams[i] if i < len(p.streams) else StreamRange(0, 0)
+        out += STREAM.pack(s.first, s.count)
+    out += bytes(PART_RESERVED)
     assert len(out) == PART_SIZE
     return bytes(out)
 
@@ -253,6 +273,14 @@ def _unpack_partition(data: bytes, off: int) -> PartitionRecord:
         for r in (SeedRange(*SEED.unpack_from(data, pos + i * SEED.size)) for i in range(SEED_SLOTS))
         if r.size
     )
+    pos += SEED_SLOTS * SEED.size
+    streams = tuple(
+        r
+        for r in (
+            StreamRange(*STREAM.unpack_from(data, pos + i * STREAM.size)) for i in range(cfg.MAX_STREAMS)
+        )
+        if r.count
+    )
     return PartitionRecord(
         name=_unname(name),
         tag=_unname(tag),
@@ -269,6 +297,7 @@ def _unpack_partition(data: bytes, off: int) -> PartitionRecord:
         irqs=tuple(irqs),
         flags=flags,
         seeds=seeds,
+        streams=streams,
     )
 
 
@@ -309,6 +338,7 @@ def from_config(config: cfg.SystemConfig, payloads: Mapping[str, Payload] | None
             boot_cpu=p.boot_cpu,
             devices=devices,
             irqs=p.interrupts,
+            streams=tuple(StreamRange(r.base, r.size) for r in p.streams),
         )
         payload = (payloads or {}).get(p.name)
         if payload is not None:

@@ -13,7 +13,11 @@ replaced: the memory nodes by one `memory@<ipa>` holding the partition's RAM; /c
          `stdout-path` and, when given, `linux,initrd-start`/`linux,initrd-end` (64-bit) and fresh
          `kaslr-seed`/`rng-seed` values (QEMU's own seeds in the board DTB are fixed once dumped).
 removed: everything else (other virtio-mmio transports, PCIe, fw-cfg, RTC, GPIO and gpio-keys, flash,
-         the PMU, the platform bus).
+         the PMU, the platform bus, the SMMU).
+PCIe:    an assigned PCIe host keeps its node without `msi-map`/`msi-parent` (no ITS in a partition: its
+         devices use INTx) and without `iommu-map`/`iommu-map-mask` (the hypervisor owns the SMMU; the
+         partition programs device addresses as it sees them, its IPAs), and `ranges` keeps only the
+         windows the partition was given (not the 64-bit one, beyond stage 2's IPA space).
 
 `extra_nodes` is the hook for nodes the hypervisor emulates (the V-Bus virtio-mmio device):
 `virtio_mmio_node` builds one.
@@ -63,7 +67,7 @@ def board_dtb_command(board: Board, output: Path, qemu_bin: str = qemu.QEMU_BIN)
 def board_dtb(board: Board, *, qemu_bin: str = qemu.QEMU_BIN, cache_dir: Path = BOARD_DTB_DIR) -> bytes:
     """The board's DTB as QEMU generates it, from the cache when the QEMU binary and options are unchanged."""
     path = qemu.find_qemu(qemu_bin)
-    stem = f"{board.name}-smp{board.cpus}-m{board.ram.size >> 20}M"
+    stem = f"{board.name}-smp{board.cpus}-m{board.ram.size >> 20}M{'-iommu' if board.iommu_on else ''}"
     dtb, stamp = cache_dir / f"{stem}.dtb", cache_dir / f"{stem}.cmd"
     key = f"{shlex.join(board_dtb_command(board, Path('FILE'), path))} mtime={os.stat(path).st_mtime_ns}\n"
     try:
@@ -180,6 +184,8 @@ def generate(
             uart_node = node
             keep.append(node)
         elif regions and base != "memory" and any(r.overlaps(a) for r in regions for a in assigned):
+            if node.props.get("device_type") == fdt.string("pci"):
+                _prune_pci_host(node, assigned, ac)
             keep.append(node)
     if uart_node is None:
         raise fdt.FdtError(f"the board DTB has no PL011 at 0x{uart_base:x}")
@@ -234,6 +240,28 @@ def _prune_gic(gic: Node, board: Board, cpus: Sequence[int], ac: int, sc: int) -
         raise fdt.FdtError(f"expected #address-cells = #size-cells = 2 at the root, not {ac}/{sc}")
     gic.props["reg"] = fdt.u64_cells(*(v for r in regs for v in (r.base, r.size)))
     gic.props["#redistributor-regions"] = fdt.cells(len(runs))
+
+
+# Properties of a PCI host node that name what a partition does not get: the ITS (MSIs) and the SMMU.
+PCI_HIDDEN_PROPS = ("msi-map", "msi-map-mask", "msi-parent", "iommu-map", "iommu-map-mask")
+
+
+def _prune_pci_host(node: Node, assigned: Sequence[Region], parent_ac: int) -> None:
+    """A PCI host as its partition sees it: no MSI or IOMMU references, and `ranges` entries (child
+    address, parent address, size) only for windows inside the partition's assigned MMIO."""
+    for prop in PCI_HIDDEN_PROPS:
+        node.props.pop(prop, None)
+    child_ac = node.get_cells("#address-cells")[0]
+    child_sc = node.get_cells("#size-cells")[0]
+    step = child_ac + parent_ac + child_sc
+    values = node.get_cells("ranges")
+    kept: list[int] = []
+    for i in range(0, len(values) - step + 1, step):
+        entry = values[i : i + step]
+        window = Region(_join(entry[child_ac : child_ac + parent_ac]), _join(entry[child_ac + parent_ac :]))
+        if any(a.contains(window) for a in assigned):
+            kept += entry
+    node.props["ranges"] = fdt.cells(*kept)
 
 
 def _referenced_clocks(root: Node, kept: list[Node]) -> list[Node]:

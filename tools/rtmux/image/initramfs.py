@@ -38,7 +38,7 @@ from rtmux.image import debian, modules_dep
 FORMAT_VERSION = 1
 
 # Modules the guest loads at boot, in this order (virtio_mmio first: it finds the devices).
-MODULES = ("virtio_mmio", "virtio_console", "virtio_net", "virtio_blk")
+MODULES = ("virtio_mmio", "virtio_pci", "virtio_console", "virtio_net", "virtio_blk")
 PROGRAMS = ("usr/bin/cyclictest", "usr/bin/hackbench")
 BUSYBOX = "bin/busybox"
 # Where the dynamic loader looks without an ld.so.cache (Debian's multiarch paths first).
