@@ -1,0 +1,165 @@
+"""DMA isolation: a device passed to a partition reaches that partition's RAM and nothing else.
+
+A small kernel (tests/guests/dma/) boots as the Linux partition with the PCIe host, finds the virtio-net
+device, turns bus mastering on and drives it itself, pointing the ring the device writes (the transmit
+queue's used ring) at its own RAM and then at other memory: the rtos's code (its demo checksums it every
+second), the hypervisor's image, RAM no partition has, an address beyond the partition's address space.
+
+- tests/system/configs/dma.toml: the device is behind QEMU's SMMUv3, programmed by the hypervisor
+  (dma = "iommu"). The device works in the partition's own RAM; every other target is refused and
+  reported by the hypervisor (the SMMU's fault records), and the rtos's code never changes.
+- tests/system/configs/dma-unrestricted.toml: the same attack with the device accepted as unrestricted
+  (no SMMU): the rtos reports its code CHANGED. This shows that the attack is real, so the isolated
+  run passes because of the isolation and not because the attack missed.
+
+Every run is in icount mode with a hard timeout; a failure prints the console. Overruns of the rtos
+while the attacker spins on CPU 1 are QEMU icount's round-robin artifact (see test_hostile_guest.py);
+they are judged only once the attacker has powered off.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from rtmux import qemu
+from rtmux.run import system
+
+pytestmark = pytest.mark.system
+
+ROOT = Path(__file__).resolve().parents[2]
+CONFIGS = ROOT / "tests" / "system" / "configs"
+ISOLATED = CONFIGS / "dma.toml"
+UNRESTRICTED = CONFIGS / "dma-unrestricted.toml"
+RUN_TIMEOUT_S = 300
+STOPPED = "rtmux: partition linux stopped"
+DEMO = re.compile(
+    r"^\[rtos\] demo: t=(\d+)s control loop (\d+) cycles, (\d+) overruns, .*checksum (\w+)$", re.MULTILINE
+)
+
+# Physical addresses (the Linux partition's IPAs equal them) of the default placement: the rtos's RAM is
+# 0x4800_0000..0x4900_0000 with its image at +0x8_0000; 0x20 into an arm64 Image header lies in bytes
+# nothing executes, which the rtos's code checksum covers. The hypervisor's image starts at 0x4008_0000.
+RTOS_CODE = 0x4808_0020
+HYP_IMAGE = 0x4008_0020
+NO_PARTITION = 0x7000_0000  # free RAM (above the Linux partition, below the end of RAM)
+BEYOND_IPA = 0x80_0000_0000  # past the 39-bit device address space the SMMU context translates
+
+
+@pytest.fixture(scope="module")
+def dma_guest(rtos_images: Path) -> Path:
+    subprocess.run(["make", "-s", "guests", "hyp"], cwd=ROOT, check=True, timeout=600)
+    return ROOT / "build" / "guests" / "dma.img"
+
+
+@dataclass
+class UntilQuiet:
+    """Stops the run once the attacker powered off and the rtos reported `after` more times."""
+
+    after: int = 3
+    text: str = ""
+
+    def __call__(self, chunk: str) -> qemu.Reply | None:
+        self.text += chunk
+        at = self.text.find(STOPPED)
+        if at >= 0 and len(DEMO.findall(self.text[at:])) >= self.after:
+            return qemu.Reply(stop_after_s=0.0)
+        return None
+
+
+def run(config: Path, bootargs: str) -> qemu.RunResult:
+    built = system.build(config, bootargs={"linux": bootargs}, icount=True, no_build=True)
+    r = qemu.run_console(built.argv, RUN_TIMEOUT_S, respond=UntilQuiet())
+    assert r.stopped and STOPPED in r.console, f"the attacker did not finish{describe(r)}"
+    return r
+
+
+def describe(r: qemu.RunResult) -> str:
+    return f"\n$ {r.command_line()}\nexit: {r.returncode} timed out: {r.timed_out}\n{r.console[-16000:]}"
+
+
+def targets(*addresses: int) -> str:
+    return ",".join(["own", *(f"{a:#x}" for a in addresses), "own"])
+
+
+def refused(console: str, address: int) -> list[str]:
+    """The hypervisor's reports of the SMMU refusing the device's access to `address`."""
+    return re.findall(
+        rf"^rtmux: SMMU: DMA (?:read from|write to) {address:#x} by stream 0x0008 \(linux\) refused: "
+        r"outside the partition's RAM$",
+        console,
+        re.MULTILINE,
+    )
+
+
+def reference_before(r: qemu.RunResult, address: int) -> None:
+    """The rtos took its code's reference checksum before the first attack on `address` (else an
+    "unchanged" would compare against what the attack left)."""
+    boot = r.console.find("[rtos] demo: code+rodata checksum 0x")
+    attack = r.console.find(f"[linux] dma: target {address:#x}:")
+    assert 0 <= boot < attack, f"no rtos reference checksum before the attack{describe(r)}"
+
+
+def rtos_kept_its_code(r: qemu.RunResult) -> list[tuple[str, ...]]:
+    demo = DEMO.findall(r.console)
+    assert len(demo) >= 3, f"the rtos stopped reporting{describe(r)}"
+    assert "PANIC" not in r.console, describe(r)
+    quiet = DEMO.findall(r.console[r.console.index(STOPPED) :])
+    assert len(quiet) >= 3, f"the rtos stopped reporting after the attack{describe(r)}"
+    # The first report after the power-off may still count the attack's last second.
+    counts = {int(d[2]) for d in quiet[1:]}
+    assert len(counts) == 1, f"rtos overruns after the attack ended: {sorted(counts)}{describe(r)}"
+    return demo
+
+
+def test_dma_outside_the_partition_is_stopped_and_reported(dma_guest: Path) -> None:
+    attacks = (RTOS_CODE, HYP_IMAGE, NO_PARTITION, BEYOND_IPA)
+    # gap_ms: one attack per second, so that each one's reports fit the hypervisor's rate limit.
+    r = run(ISOLATED, f"targets={targets(*attacks)} delay_ms=1500 gap_ms=1100")
+    out = r.console
+    assert "rtmux: SMMU: DMA of streams 0x0..0xffff reaches partition linux's RAM only" in out, describe(r)
+    # The device works, before and after the attacks: it wrote into the partition's own RAM.
+    own = re.findall(
+        r"^\[linux\] dma: target own: used ring 0x4908\w+, device status 0xf, used\.idx 1$", out, re.M
+    )
+    assert len(own) == 2, describe(r)
+    for address in attacks:
+        assert f"[linux] dma: target {address:#x}: used ring {address:#x}" in out, describe(r)
+        assert refused(out, address), f"no SMMU report for {address:#x}{describe(r)}"
+    assert "[linux] dma: 6 targets tried" in out, describe(r)
+    reference_before(r, RTOS_CODE)
+    demo = rtos_kept_its_code(r)
+    assert {d[3] for d in demo} == {"unchanged"}, f"the rtos's code changed{describe(r)}"
+
+
+def test_fault_reports_are_rate_limited(dma_guest: Path) -> None:
+    """A device made to fault in a loop: the hypervisor reports ten faults a second and counts the rest."""
+    r = run(ISOLATED, f"targets={RTOS_CODE:#x} delay_ms=1500 repeat=200")
+    out = r.console
+    assert f"[linux] dma: target {RTOS_CODE:#x}: 200 attempts" in out, describe(r)
+    reports = re.findall(r"^rtmux: SMMU: DMA .* refused", out, re.MULTILINE)
+    hidden = [
+        int(n) for n in re.findall(r"^rtmux: SMMU: (\d+) more DMA faults in the last second", out, re.M)
+    ]
+    assert hidden and sum(hidden) > len(reports), describe(r)
+    seconds = max(int(d[0]) for d in DEMO.findall(out))
+    assert len(reports) <= 10 * (seconds + 1), f"{len(reports)} reports in {seconds} s{describe(r)}"
+    reference_before(r, RTOS_CODE)
+    demo = rtos_kept_its_code(r)
+    assert {d[3] for d in demo} == {"unchanged"}, f"the rtos's code changed{describe(r)}"
+
+
+def test_without_isolation_the_same_attack_reaches_the_rtos(dma_guest: Path) -> None:
+    """The control: dma = "unrestricted", no SMMU. The attack changes the rtos's code, so the isolated
+    run above passes because of the SMMU."""
+    r = run(UNRESTRICTED, f"targets={targets(RTOS_CODE)} delay_ms=1500")
+    out = r.console
+    assert "rtmux: SMMU" not in out, describe(r)
+    assert f"[linux] dma: target {RTOS_CODE:#x}: used ring {RTOS_CODE:#x}" in out, describe(r)
+    reference_before(r, RTOS_CODE)
+    demo = DEMO.findall(out)
+    assert demo and demo[-1][3] == "CHANGED", f"the unconfined device did not reach the rtos{describe(r)}"
