@@ -3,7 +3,9 @@
 A small kernel (tests/guests/dma/) boots as the Linux partition with the PCIe host, finds the virtio-net
 device, turns bus mastering on and drives it itself, pointing the ring the device writes (the transmit
 queue's used ring) at its own RAM and then at other memory: the rtos's code (its demo checksums it every
-second), the hypervisor's image, RAM no partition has, an address beyond the partition's address space.
+second), the hypervisor's image, RAM no partition has, an address beyond the partition's address space;
+and, with its rings in its own RAM, the device's MSI-X vector at the rtos's code (an MSI is a DMA write
+of the vector's data word).
 
 - tests/system/configs/dma.toml: the device is behind QEMU's SMMUv3, programmed by the hypervisor
   (dma = "iommu"). The device works in the partition's own RAM; every other target is refused and
@@ -45,6 +47,7 @@ DEMO = re.compile(
 # 0x4800_0000..0x4900_0000 with its image at +0x8_0000; 0x20 into an arm64 Image header lies in bytes
 # nothing executes, which the rtos's code checksum covers. The hypervisor's image starts at 0x4008_0000.
 RTOS_CODE = 0x4808_0020
+RTOS_MSI = 0x4808_0040  # the MSI-X message address (also header bytes)
 HYP_IMAGE = 0x4008_0020
 NO_PARTITION = 0x7000_0000  # free RAM (above the Linux partition, below the end of RAM)
 BEYOND_IPA = 0x80_0000_0000  # past the 39-bit device address space the SMMU context translates
@@ -82,8 +85,8 @@ def describe(r: qemu.RunResult) -> str:
     return f"\n$ {r.command_line()}\nexit: {r.returncode} timed out: {r.timed_out}\n{r.console[-16000:]}"
 
 
-def targets(*addresses: int) -> str:
-    return ",".join(["own", *(f"{a:#x}" for a in addresses), "own"])
+def targets(*attacks: str) -> str:
+    return ",".join(["own", *attacks, "own"])
 
 
 def refused(console: str, address: int) -> list[str]:
@@ -96,11 +99,11 @@ def refused(console: str, address: int) -> list[str]:
     )
 
 
-def reference_before(r: qemu.RunResult, address: int) -> None:
-    """The rtos took its code's reference checksum before the first attack on `address` (else an
+def reference_before(r: qemu.RunResult, target: str) -> None:
+    """The rtos took its code's reference checksum before the first attack on `target` (else an
     "unchanged" would compare against what the attack left)."""
     boot = r.console.find("[rtos] demo: code+rodata checksum 0x")
-    attack = r.console.find(f"[linux] dma: target {address:#x}:")
+    attack = r.console.find(f"[linux] dma: target {target}:")
     assert 0 <= boot < attack, f"no rtos reference checksum before the attack{describe(r)}"
 
 
@@ -119,19 +122,24 @@ def rtos_kept_its_code(r: qemu.RunResult) -> list[tuple[str, ...]]:
 def test_dma_outside_the_partition_is_stopped_and_reported(dma_guest: Path) -> None:
     attacks = (RTOS_CODE, HYP_IMAGE, NO_PARTITION, BEYOND_IPA)
     # gap_ms: one attack per second, so that each one's reports fit the hypervisor's rate limit.
-    r = run(ISOLATED, f"targets={targets(*attacks)} delay_ms=1500 gap_ms=1100")
+    used = [f"{a:#x}" for a in attacks]
+    r = run(ISOLATED, f"targets={targets(*used, f'msi:{RTOS_MSI:#x}')} delay_ms=1500 gap_ms=1100")
     out = r.console
     assert "rtmux: SMMU: DMA of streams 0x0..0xffff reaches partition linux's RAM only" in out, describe(r)
     # The device works, before and after the attacks: it wrote into the partition's own RAM.
     own = re.findall(
-        r"^\[linux\] dma: target own: used ring 0x4908\w+, device status 0xf, used\.idx 1$", out, re.M
+        r"^\[linux\] dma: target own: used ring 0x4908\w+, MSI to 0x0, .*used\.idx 1$", out, re.M
     )
     assert len(own) == 2, describe(r)
     for address in attacks:
         assert f"[linux] dma: target {address:#x}: used ring {address:#x}" in out, describe(r)
         assert refused(out, address), f"no SMMU report for {address:#x}{describe(r)}"
-    assert "[linux] dma: 6 targets tried" in out, describe(r)
-    reference_before(r, RTOS_CODE)
+    # The MSI: the frame was sent (used.idx 1 in its own RAM), the message write refused.
+    sent = rf"^\[linux\] dma: target msi:{RTOS_MSI:#x}: used ring 0x4908\w+, MSI to {RTOS_MSI:#x}, "
+    assert re.search(sent + r".*used\.idx 1$", out, re.M), describe(r)
+    assert f"rtmux: SMMU: DMA write to {RTOS_MSI:#x} by stream 0x0008 (linux) refused" in out, describe(r)
+    assert "[linux] dma: 7 targets tried" in out, describe(r)
+    reference_before(r, f"{RTOS_CODE:#x}")
     demo = rtos_kept_its_code(r)
     assert {d[3] for d in demo} == {"unchanged"}, f"the rtos's code changed{describe(r)}"
 
@@ -148,18 +156,19 @@ def test_fault_reports_are_rate_limited(dma_guest: Path) -> None:
     assert hidden and sum(hidden) > len(reports), describe(r)
     seconds = max(int(d[0]) for d in DEMO.findall(out))
     assert len(reports) <= 10 * (seconds + 1), f"{len(reports)} reports in {seconds} s{describe(r)}"
-    reference_before(r, RTOS_CODE)
+    reference_before(r, f"{RTOS_CODE:#x}")
     demo = rtos_kept_its_code(r)
     assert {d[3] for d in demo} == {"unchanged"}, f"the rtos's code changed{describe(r)}"
 
 
-def test_without_isolation_the_same_attack_reaches_the_rtos(dma_guest: Path) -> None:
-    """The control: dma = "unrestricted", no SMMU. The attack changes the rtos's code, so the isolated
+@pytest.mark.parametrize("attack", [f"{RTOS_CODE:#x}", f"msi:{RTOS_MSI:#x}"], ids=["used-ring", "msi"])
+def test_without_isolation_the_same_attack_reaches_the_rtos(dma_guest: Path, attack: str) -> None:
+    """The control: dma = "unrestricted", no SMMU. Each attack changes the rtos's code, so the isolated
     run above passes because of the SMMU."""
-    r = run(UNRESTRICTED, f"targets={targets(RTOS_CODE)} delay_ms=1500")
+    r = run(UNRESTRICTED, f"targets={targets(attack)} delay_ms=1500")
     out = r.console
     assert "rtmux: SMMU" not in out, describe(r)
-    assert f"[linux] dma: target {RTOS_CODE:#x}: used ring {RTOS_CODE:#x}" in out, describe(r)
-    reference_before(r, RTOS_CODE)
+    assert f"[linux] dma: target {attack}: used ring " in out, describe(r)
+    reference_before(r, attack)
     demo = DEMO.findall(out)
     assert demo and demo[-1][3] == "CHANGED", f"the unconfined device did not reach the rtos{describe(r)}"

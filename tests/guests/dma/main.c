@@ -3,8 +3,10 @@
  * device, assigns its BARs, turns bus mastering on and drives it as a modern virtio device from scratch
  * (no Linux driver), pointing the transmit queue's used ring (which the device writes) at each address
  * of `targets=` in turn: `own` is a buffer in this partition's RAM (the device must work there), any
- * other value a physical address to attack (the rtos's RAM, the hypervisor's). It accepts only the
- * features QEMU insists on (VERSION_1, and ACCESS_PLATFORM when offered).
+ * other value a physical address to attack (the rtos's RAM, the hypervisor's). `msi:ADDR` keeps the
+ * rings in its own RAM but points the device's MSI-X vector at ADDR: an MSI is a DMA write too (of the
+ * vector's data word), sent when the device signals the frame it sent. It accepts only the features QEMU
+ * insists on (VERSION_1, and ACCESS_PLATFORM when offered).
  *
  * Boot arguments: targets=own,0x48080020,... (comma-separated); delay_ms=N before the first target
  * (default 1500: the rtos has printed its boot checksum by then); gap_ms=N between targets (default 0);
@@ -31,6 +33,9 @@
 #define PCI_BAR0           0x10u
 #define PCI_CAP_PTR        0x34u
 #define PCI_CAP_VENDOR     0x09u
+#define PCI_CAP_MSIX       0x11u
+#define MSIX_ENABLE        (0x8000u << 16) /* message control, the upper half of the capability's word */
+#define MSIX_DATA          0xdeadbeefu
 #define VIRTIO_CAP_COMMON  1u
 #define VIRTIO_CAP_NOTIFY  2u
 
@@ -42,6 +47,7 @@
 #define VC_STATUS   0x14u /* 8-bit */
 #define VC_Q_SELECT 0x16u /* 16-bit */
 #define VC_Q_SIZE   0x18u
+#define VC_Q_MSIX   0x1au
 #define VC_Q_ENABLE 0x1cu
 #define VC_Q_NOTIFY 0x1eu
 #define VC_Q_DESC   0x20u /* 64-bit, written as two halves */
@@ -71,7 +77,8 @@ static volatile uint16_t avail[2 + QSIZE + 1] __attribute__((aligned(4096)));
 static volatile uint32_t used_own[1 + 2 * QSIZE + 1] __attribute__((aligned(4096)));
 static uint8_t frame[NET_HDR + FRAME] __attribute__((aligned(64)));
 
-static uintptr_t common, notify;
+static uintptr_t common, notify, msix_table;
+static unsigned dev_slot, msix_cap;
 static uint32_t notify_mult;
 
 static volatile uint32_t *cfg32(unsigned slot, unsigned off)
@@ -200,6 +207,12 @@ static void find_caps(unsigned slot, const uint64_t bar[6])
         return;
     }
     for (uint8_t at = cfg8(slot, PCI_CAP_PTR) & 0xfcu; at != 0; at = cfg8(slot, at + 1u) & 0xfcu) {
+        if (cfg8(slot, at) == PCI_CAP_MSIX) {
+            uint32_t table = *cfg32(slot, at + 4u); /* BIR [2:0], offset above */
+            msix_cap = at;
+            msix_table = (uintptr_t)(bar[table & 7u] + (table & ~7u));
+            continue;
+        }
         if (cfg8(slot, at) != PCI_CAP_VENDOR) {
             continue;
         }
@@ -241,7 +254,22 @@ static uint64_t parse_hex(const char *s, const char **end)
 }
 
 /* One attempt: device reset, features, the transmit queue with its used ring at `used`, one frame. */
-static void attempt(const char *name, uint64_t used, bool own, bool quiet)
+/* MSI-X entry 0 writes MSIX_DATA to `addr` (0: MSI-X off, the device uses INTx). */
+static void msix_to(uint64_t addr)
+{
+    volatile uint32_t *control = cfg32(dev_slot, msix_cap);
+    if (addr == 0) {
+        *control &= ~MSIX_ENABLE;
+        return;
+    }
+    mmio_w32(msix_table, (uint32_t)addr);
+    mmio_w32(msix_table + 4u, (uint32_t)(addr >> 32));
+    mmio_w32(msix_table + 8u, MSIX_DATA);
+    mmio_w32(msix_table + 12u, 0); /* unmasked */
+    *control |= MSIX_ENABLE;
+}
+
+static void attempt(const char *name, uint64_t used, bool own, uint64_t msi, bool quiet)
 {
     mmio_w8(common + VC_STATUS, 0);
     for (unsigned i = 0; i < 1000 && mmio_r8(common + VC_STATUS) != 0; i++) {
@@ -273,6 +301,10 @@ static void attempt(const char *name, uint64_t used, bool own, bool quiet)
     mmio_w64(common + VC_Q_DESC, (uint64_t)(uintptr_t)desc);
     mmio_w64(common + VC_Q_DRIVER, (uint64_t)(uintptr_t)avail);
     mmio_w64(common + VC_Q_DEVICE, used);
+    msix_to(msi);
+    if (msi != 0) {
+        mmio_w16(common + VC_Q_MSIX, 0); /* the transmit queue signals through MSI-X entry 0 */
+    }
     mmio_w16(common + VC_Q_ENABLE, 1);
     uint16_t notify_off = mmio_r16(common + VC_Q_NOTIFY);
     mmio_w8(common + VC_STATUS, ST_ACK | ST_DRIVER | ST_FEATURES_OK | ST_DRIVER_OK);
@@ -298,9 +330,10 @@ static void attempt(const char *name, uint64_t used, bool own, bool quiet)
         }
     }
     if (!quiet) {
-        guest_printf("dma: target %s: used ring 0x%lx, device status 0x%x, used.idx %u\n", name,
-                     (unsigned long)used, mmio_r8(common + VC_STATUS), idx);
+        guest_printf("dma: target %s: used ring 0x%lx, MSI to 0x%lx, device status 0x%x, used.idx %u\n", name,
+                     (unsigned long)used, (unsigned long)msi, mmio_r8(common + VC_STATUS), idx);
     }
+    msix_to(0);
 }
 
 void guest_main(void)
@@ -312,10 +345,11 @@ void guest_main(void)
     }
     uint64_t bar[6];
     assign_bars(slot, bar);
+    dev_slot = slot;
     *cfg32(slot, PCI_COMMAND) = PCI_COMMAND_MEMORY | PCI_COMMAND_MASTER;
     find_caps(slot, bar);
-    if (common == 0 || notify == 0) {
-        guest_puts("dma: no virtio common or notify capability\n");
+    if (common == 0 || notify == 0 || msix_table == 0) {
+        guest_puts("dma: no virtio common or notify capability, or no MSI-X\n");
         guest_power_off();
     }
     guest_printf("dma: virtio-net at 00:%x.0, bus master on\n", slot);
@@ -335,11 +369,13 @@ void guest_main(void)
             k++;
         }
         name[k] = 0;
-        bool own = guest_strcmp(name, "own") == 0;
+        bool msi = name[0] == 'm' && name[1] == 's' && name[2] == 'i' && name[3] == ':';
+        bool own = msi || guest_strcmp(name, "own") == 0;
         const char *end;
         uint64_t used = own ? (uint64_t)(uintptr_t)used_own : parse_hex(name, &end);
+        uint64_t msi_addr = msi ? parse_hex(name + 4, &end) : 0;
         for (uint64_t r = 0; r < repeat; r++) {
-            attempt(name, used, own, r != 0);
+            attempt(name, used, own, msi_addr, r != 0);
         }
         if (repeat > 1) {
             guest_printf("dma: target %s: %lu attempts\n", name, (unsigned long)repeat);
