@@ -36,6 +36,17 @@ void iommu_setup(void)
         return;
     }
     _Static_assert(HYP_MAX_PARTITIONS <= SMMUV3_MAX_CONTEXTS, "one SMMU context per partition");
+    /* A partition that could reach the SMMU's registers could undo all of this (the tools never assign
+     * them; a blob made otherwise is refused here). */
+    for (unsigned i = 0; i < hyp_nparts; i++) {
+        for (unsigned d = 0; d < hyp_part[i].ndev; d++) {
+            const struct mem_range *r = &hyp_part[i].dev[d];
+            if (r->pa < BOARD_SMMU_BASE + BOARD_SMMU_SIZE && BOARD_SMMU_BASE < r->pa + r->size) {
+                hyp_panic("partition %s: device range PA 0x%lx+0x%lx covers the SMMU's registers",
+                          hyp_part[i].name, (unsigned long)r->pa, (unsigned long)r->size);
+            }
+        }
+    }
     check(smmuv3_init(BOARD_SMMU_BASE), "cannot be used");
     for (unsigned i = 0; i < hyp_nparts; i++) {
         struct partition *p = &hyp_part[i];
