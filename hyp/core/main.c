@@ -90,6 +90,7 @@ void hyp_main(unsigned cpu, uint64_t dtb, uint64_t secondary_entry)
         hyp_panic("board RAM 0x%lx+0x%lx cannot be mapped (beyond a 39-bit address space)",
                   (unsigned long)config.ram_base, (unsigned long)config.ram_size);
     }
+    vgicd_board.ncpus = config.board_cpus; /* redistributor frames beyond them do not exist */
     gicv3_dist_init();
     for (unsigned i = 0; i < hyp_nparts; i++) {
         part_setup(&hyp_part[i]);

@@ -4,6 +4,21 @@
  * and changes only the interrupts its configuration gives it; everything else reads as zero and ignores
  * writes. Routing (IROUTER) of an owned SPI is forced to a CPU of the owning partition, so no partition
  * can steer an interrupt onto another's core.
+ *
+ * Access policy. The filter emulates only the accesses the GICv3 architecture defines: naturally
+ * aligned; 32-bit to any register; 64-bit to the 64-bit registers (GICD_IROUTER<n>, GICR_TYPER, of
+ * which either 32-bit half may also be accessed alone); 8-bit to the priority registers
+ * (GICD_IPRIORITYR<n>, GICR_IPRIORITYR<n>). Anything else (an unaligned access, a 16-bit one, 64 bits
+ * or a byte elsewhere, or any access to the redistributor frame of a CPU the board does not have) reads
+ * as zero and ignores writes, without a log line. Hence the invariants the rest of the file relies on:
+ *  - the hypervisor's own device accesses are naturally aligned, lie inside the one register the guest
+ *    addressed and inside a frame that exists (an unaligned device access is an alignment fault at EL2,
+ *    an access to unassigned space an external abort: either would stop the machine);
+ *  - the ownership masks (one bit, one byte or two bits per interrupt) are computed for whole registers,
+ *    so a partition cannot shift a mask onto a neighbour's interrupts;
+ *  - a read of n bytes returns at most 8n bits, and a write stores only what its n bytes carried.
+ * RAZ/WI rather than an abort: the architecture leaves these accesses unpredictable, RAZ/WI is what it
+ * gives reserved registers, and it costs a probing guest nothing to log.
  */
 #include "arch/vgicd.h"
 
@@ -18,6 +33,9 @@
 /* Two configuration bits per interrupt in ICFGR. */
 #define ICFGR_FIELD(intid) (3u << (2u * ((intid) % 16u)))
 
+_Static_assert(BOARD_INTID_GIC_MAINT < GIC_SPI_BASE && BOARD_INTID_HYP_TIMER < GIC_SPI_BASE,
+               "the hypervisor's interrupts are PPIs: one bit each in a 32-bit mask");
+
 struct vgicd_hw vgicd_board = {.gicd = BOARD_GICD_BASE, .gicr = BOARD_GICR_BASE};
 
 /* Serialises read-modify-write of shared distributor registers between partitions' CPUs. */
@@ -26,6 +44,26 @@ static spinlock_t gicd_lock;
 static volatile uint32_t *reg32(uintptr_t base, uint64_t off)
 {
     return (volatile uint32_t *)(base + off);
+}
+
+static volatile uint64_t *reg64(uintptr_t base, uint64_t off)
+{
+    return (volatile uint64_t *)(base + off);
+}
+
+static volatile uint8_t *reg8(uintptr_t base, uint64_t off)
+{
+    return (volatile uint8_t *)(base + off);
+}
+
+static bool hyp_ppi(unsigned intid)
+{
+    return intid < GIC_SPI_BASE && ((HYP_RESERVED_PPIS >> intid) & 1u) != 0;
+}
+
+static bool in(uint64_t off, uint64_t start, uint64_t span)
+{
+    return off >= start && off - start < span;
 }
 
 /* Bit mask of the owned interrupts among intid first..first+31. */
@@ -44,14 +82,101 @@ static uint64_t first_cpu_affinity(const struct partition *p)
     return 0;
 }
 
+/* The architected accesses (header comment); off is within the 64 KiB distributor. */
+static bool gicd_architected(uint64_t off, unsigned size)
+{
+    if (size != 1 && size != 4 && size != 8) {
+        return false;
+    }
+    if (off % size != 0 || off >= GICD_SIZE) {
+        return false;
+    }
+    return size == 4 || (size == 8 && in(off, GICD_IROUTER, GICD_IROUTER_END - GICD_IROUTER)) ||
+           (size == 1 && in(off, GICD_IPRIORITYR, GICD_IPRIORITYR_SPAN));
+}
+
+/* Same for one redistributor frame pair (RD_base then SGI_base); off is within it. */
+static bool gicr_architected(uint64_t off, unsigned size)
+{
+    if (size != 1 && size != 4 && size != 8) {
+        return false;
+    }
+    if (off % size != 0 || off >= BOARD_GICR_STRIDE) {
+        return false;
+    }
+    return size == 4 || (size == 8 && off == GICR_TYPER) ||
+           (size == 1 && in(off, GICR_SGI_OFFSET + GICR_IPRIORITYR0, GIC_SPI_BASE));
+}
+
+/* Emulates an architected distributor access (gicd_architected) by p, under gicd_lock. */
+static void gicd_access(const struct vgicd_hw *hw, const struct partition *p, uint64_t off, bool write,
+                        uint64_t *val, unsigned size)
+{
+    uint32_t wval = (uint32_t)*val; /* the value of a 32-bit or byte write */
+    if (off >= GICD_IGROUPR && off < GICD_IPRIORITYR) {
+        /* One bit per interrupt (IGROUPR, ISENABLER .. ICACTIVER); 32-bit accesses only. */
+        uint64_t base = off & ~(uint64_t)(GICD_BITREG_SPAN - 1u);
+        uint32_t mask = owned_word(p, (unsigned)(off - base) * 8u);
+        if (!write) {
+            *val = *reg32(hw->gicd, off) & mask;
+        } else if (base == GICD_IGROUPR) {
+            *reg32(hw->gicd, off) |= mask; /* owned interrupts stay Group 1 non-secure */
+        } else {
+            *reg32(hw->gicd, off) = wval & mask; /* set/clear registers: zero bits do nothing */
+        }
+    } else if (in(off, GICD_IPRIORITYR, GICD_IPRIORITYR_SPAN)) {
+        /* One byte per interrupt, each accessed alone: a neighbour's byte is never read back and
+         * rewritten, so no other writer of this word can lose an update. */
+        unsigned first = (unsigned)(off - GICD_IPRIORITYR);
+        for (unsigned i = 0; i < size; i++) {
+            bool own = part_owns_irq(p, first + i);
+            if (!write) {
+                *val |= own ? (uint64_t)*reg8(hw->gicd, off + i) << (8u * i) : 0u;
+            } else if (own) {
+                *reg8(hw->gicd, off + i) = (uint8_t)(wval >> (8u * i));
+            }
+        }
+    } else if (in(off, GICD_ICFGR, GICD_ICFGR_SPAN)) {
+        unsigned first = (unsigned)(off - GICD_ICFGR) * 4u;
+        uint32_t mask = 0;
+        for (unsigned i = 0; i < 16; i++) {
+            mask |= part_owns_irq(p, first + i) ? ICFGR_FIELD(i) : 0u;
+        }
+        if (write) {
+            *reg32(hw->gicd, off) = (*reg32(hw->gicd, off) & ~mask) | (wval & mask);
+        } else {
+            *val = *reg32(hw->gicd, off) & mask;
+        }
+    } else if (in(off, GICD_IROUTER, GICD_IROUTER_END - GICD_IROUTER)) {
+        /* 64-bit register, or either 32-bit half; always accessed whole here. */
+        uint64_t reg = off & ~7ull;
+        if (!part_owns_irq(p, (unsigned)((reg - GICD_IROUTER) / 8u))) {
+            return;
+        }
+        if (write) {
+            *reg64(hw->gicd, reg) = first_cpu_affinity(p); /* whatever was written */
+        } else {
+            uint64_t r = *reg64(hw->gicd, reg);
+            *val = size == 8 ? r : (off & 4u) ? r >> 32 : (uint32_t)r;
+        }
+    }
+    /* IGRPMODR (owned interrupts stay Group 1 non-secure, the modifier 0), ITARGETSR (unused with
+     * affinity routing), NSACR, SGIR, the message-based SPI registers and reserved space: RAZ/WI. */
+}
+
 bool vgicd_mmio(struct vcpu *v, void *ctx, uint64_t off, bool write, uint64_t *val, unsigned size)
 {
     const struct vgicd_hw *hw = ctx;
-    const struct partition *p = v->part;
+    if (!write) {
+        *val = 0;
+    }
+    if (!gicd_architected(off, size)) {
+        return true;
+    }
     if (off < GICD_TYPER2 + 4u || off >= GICD_ID_START) {
-        /* CTLR/TYPER/IIDR/TYPER2 and ID registers: readable, never writable by a partition. */
+        /* CTLR/TYPER/IIDR/TYPER2 and ID registers (32-bit here): readable, never writable by a partition. */
         if (!write) {
-            *val = size == 8 ? *(volatile uint64_t *)(hw->gicd + off) : *reg32(hw->gicd, off & ~3ull);
+            *val = *reg32(hw->gicd, off);
             if (off == GICD_TYPER) {
                 *val &= ~(uint64_t)GICD_TYPER_LPIS; /* no LPIs (no ITS) in a partition */
             }
@@ -59,59 +184,7 @@ bool vgicd_mmio(struct vcpu *v, void *ctx, uint64_t off, bool write, uint64_t *v
         return true;
     }
     spin_lock(&gicd_lock);
-    if (off >= GICD_IGROUPR && off < GICD_IPRIORITYR) {
-        /* One bit per interrupt; 32-bit accesses only. */
-        uint64_t base = off & ~(uint64_t)(GICD_BITREG_SPAN - 1u);
-        unsigned first = (unsigned)((off - base) * 8u);
-        uint32_t mask = owned_word(p, first);
-        if (!write) {
-            *val = *reg32(hw->gicd, off) & mask;
-        } else if (base == GICD_IGROUPR) {
-            *reg32(hw->gicd, off) |= mask; /* owned interrupts stay Group 1 non-secure */
-        } else {
-            *reg32(hw->gicd, off) = (uint32_t)*val & mask; /* set/clear registers: zero bits do nothing */
-        }
-    } else if (off >= GICD_IPRIORITYR && off < GICD_IPRIORITYR + GICD_IPRIORITYR_SPAN) {
-        unsigned first = (unsigned)(off - GICD_IPRIORITYR);
-        for (unsigned i = 0; i < size; i++) {
-            volatile uint8_t *b = (volatile uint8_t *)(hw->gicd + off + i);
-            bool own = part_owns_irq(p, first + i);
-            if (write && own) {
-                *b = (uint8_t)(*val >> (8u * i));
-            } else if (!write) {
-                *val = (i == 0 ? 0 : *val) | ((uint64_t)(own ? *b : 0u) << (8u * i));
-            }
-        }
-    } else if (off >= GICD_ICFGR && off < GICD_ICFGR + GICD_ICFGR_SPAN) {
-        unsigned first = (unsigned)((off - GICD_ICFGR) * 4u);
-        uint32_t mask = 0;
-        for (unsigned i = 0; i < 16; i++) {
-            mask |= part_owns_irq(p, first + i) ? ICFGR_FIELD(i) : 0u;
-        }
-        if (write) {
-            *reg32(hw->gicd, off) = (*reg32(hw->gicd, off) & ~mask) | ((uint32_t)*val & mask);
-        } else {
-            *val = *reg32(hw->gicd, off) & mask;
-        }
-    } else if (off >= GICD_IGRPMODR && off < GICD_IGRPMODR + GICD_IGRPMODR_SPAN) {
-        if (!write) {
-            *val = 0; /* owned interrupts are Group 1 non-secure; the modifier stays 0 */
-        }
-    } else if (off >= GICD_IROUTER && off < GICD_IROUTER_END) {
-        unsigned intid = (unsigned)((off - GICD_IROUTER) / 8u);
-        volatile uint64_t *r = (volatile uint64_t *)(hw->gicd + (off & ~7ull));
-        if (!part_owns_irq(p, intid)) {
-            if (!write) {
-                *val = 0;
-            }
-        } else if (write) {
-            *r = first_cpu_affinity(p);
-        } else {
-            *val = *r;
-        }
-    } else if (!write) {
-        *val = 0;
-    }
+    gicd_access(hw, v->part, off, write, val, size);
     spin_unlock(&gicd_lock);
     return true;
 }
@@ -119,29 +192,33 @@ bool vgicd_mmio(struct vcpu *v, void *ctx, uint64_t off, bool write, uint64_t *v
 bool vgicr_mmio(struct vcpu *v, void *ctx, uint64_t off_in_region, bool write, uint64_t *val, unsigned size)
 {
     const struct vgicd_hw *hw = ctx;
+    uint64_t frames = hw->ncpus < HYP_MAX_CPUS ? hw->ncpus : HYP_MAX_CPUS;
     uint64_t frame = off_in_region / BOARD_GICR_STRIDE;
     uint64_t off = off_in_region % BOARD_GICR_STRIDE;
-    uintptr_t base = hw->gicr + frame * BOARD_GICR_STRIDE;
-    volatile uint32_t *r32 = reg32(base, off & ~3ull);
-    bool own = (v->part->cpu_mask >> frame) & 1u;
     if (!write) {
         *val = 0;
     }
+    /* A frame beyond the board's CPUs is unassigned space: never touched (it would abort at EL2). */
+    if (frame >= frames || !gicr_architected(off, size)) {
+        return true;
+    }
+    uintptr_t base = hw->gicr + frame * BOARD_GICR_STRIDE;
+    uint32_t wval = (uint32_t)*val; /* the value of a 32-bit or byte write */
+    bool own = (v->part->cpu_mask >> frame) & 1u;
     /* Any CPU's frame: identification, so the guest can scan for its own (TYPER affinity, Last). */
-    if (off == GICR_TYPER || off == GICR_TYPER + 4 || off == GICR_PIDR2) {
-        if (!write) {
+    if (off == GICR_TYPER || off == GICR_TYPER + 4u || off == GICR_PIDR2) {
+        if (!write && off == GICR_PIDR2) {
+            *val = *reg32(base, off);
+        } else if (!write) {
             /* The partition's DTB gives one redistributor region per run of consecutive CPUs, so a
              * frame is the last of its region when the next CPU is not the partition's: without Last
              * there the guest walks past the region it mapped (physical Last is set only on the last
              * CPU of the board). */
-            uint64_t typer = *(volatile uint64_t *)(base + GICR_TYPER) & ~GICR_TYPER_LAST;
-            if (frame + 1 >= HYP_MAX_CPUS || ((v->part->cpu_mask >> (frame + 1)) & 1u) == 0) {
+            uint64_t typer = *reg64(base, GICR_TYPER) & ~GICR_TYPER_LAST;
+            if (frame + 1u >= frames || ((v->part->cpu_mask >> (frame + 1u)) & 1u) == 0) {
                 typer |= GICR_TYPER_LAST;
             }
-            *val = off == GICR_PIDR2   ? *r32
-                   : size == 8         ? typer
-                   : off == GICR_TYPER ? typer & 0xffffffffu
-                                       : typer >> 32;
+            *val = size == 8 ? typer : off == GICR_TYPER ? (uint32_t)typer : typer >> 32;
         }
         return true;
     }
@@ -152,12 +229,12 @@ bool vgicr_mmio(struct vcpu *v, void *ctx, uint64_t off_in_region, bool write, u
         if (off == GICR_WAKER) {
             /* The guest sleeps and wakes a virtual view; the physical redistributor stays awake. */
             if (write) {
-                v->vgic.gicr_waker = (uint32_t)*val & GICR_WAKER_PS;
+                v->vgic.gicr_waker = wval & GICR_WAKER_PS;
             } else {
                 *val = v->vgic.gicr_waker | ((v->vgic.gicr_waker & GICR_WAKER_PS) ? GICR_WAKER_CA : 0u);
             }
         } else if (!write && (off == GICR_CTLR || off >= GICR_ID_START)) {
-            *val = *r32;
+            *val = *reg32(base, off);
         }
         return true; /* LPI tables and the rest: RAZ/WI */
     }
@@ -165,30 +242,30 @@ bool vgicr_mmio(struct vcpu *v, void *ctx, uint64_t off_in_region, bool write, u
     if (soff >= GICR_ISENABLER0 && soff < GICR_IPRIORITYR0 && (soff & (GICD_BITREG_SPAN - 1u)) == 0) {
         /* ISENABLER0 .. ICACTIVER0: one bit per SGI/PPI. */
         if (write) {
-            *r32 = (uint32_t)*val & ~HYP_RESERVED_PPIS;
+            *reg32(base, off) = wval & ~HYP_RESERVED_PPIS;
         } else {
-            *val = *r32 & ~HYP_RESERVED_PPIS;
+            *val = *reg32(base, off) & ~HYP_RESERVED_PPIS;
         }
-    } else if (soff >= GICR_IPRIORITYR0 && soff < GICR_IPRIORITYR0 + GIC_SPI_BASE) {
+    } else if (in(soff, GICR_IPRIORITYR0, GIC_SPI_BASE)) {
+        /* One byte per SGI/PPI (soff is aligned to the access, so every intid here is below 32). */
         for (unsigned i = 0; i < size; i++) {
             unsigned intid = (unsigned)(soff - GICR_IPRIORITYR0) + i;
-            volatile uint8_t *b = (volatile uint8_t *)(base + off + i);
-            if (write && !((HYP_RESERVED_PPIS >> intid) & 1u)) { /* intid < 32 here */
-                *b = (uint8_t)(*val >> (8u * i));
-            } else if (!write) {
-                *val |= (uint64_t)*b << (8u * i);
+            if (!write) {
+                *val |= (uint64_t)*reg8(base, off + i) << (8u * i);
+            } else if (!hyp_ppi(intid)) {
+                *reg8(base, off + i) = (uint8_t)(wval >> (8u * i));
             }
         }
     } else if (soff == GICR_ICFGR1) {
         /* PPIs; ICFGR0 (SGIs) is read-only. */
         uint32_t keep = ICFGR_FIELD(BOARD_INTID_GIC_MAINT) | ICFGR_FIELD(BOARD_INTID_HYP_TIMER);
         if (write) {
-            *r32 = (*r32 & keep) | ((uint32_t)*val & ~keep);
+            *reg32(base, off) = (*reg32(base, off) & keep) | (wval & ~keep);
         } else {
-            *val = *r32;
+            *val = *reg32(base, off);
         }
     } else if (!write && (soff == GICR_IGROUPR0 || soff == GICR_ICFGR0)) {
-        *val = *r32; /* IGROUPR0 (all Group 1), ICFGR0 */
+        *val = *reg32(base, off); /* IGROUPR0 (all Group 1), ICFGR0 */
     }
     return true;
 }

@@ -11,10 +11,13 @@
 struct vcpu;
 
 /* Where the physical registers are (the board's addresses; a fake register file in unit tests). The
- * redistributor region holds HYP_MAX_CPUS frames. */
+ * redistributor region a partition sees spans HYP_MAX_CPUS frames; only the first ncpus exist (the
+ * board's CPUs, from the configuration): the others are unassigned space, where a read by the
+ * hypervisor itself would abort at EL2. */
 struct vgicd_hw {
     uintptr_t gicd;
     uintptr_t gicr;
+    unsigned ncpus;
 };
 
 extern struct vgicd_hw vgicd_board;
