@@ -1,7 +1,8 @@
 /*
  * Emulated PL011, one per partition (core/vuart.c): a pure device model. The partition's output goes
  * into a ring that only the partition's CPU fills (single producer, no lock, never waits); the console
- * CPU drains it into whole tagged lines (vuart_drain).
+ * CPU drains it into whole tagged lines (vuart_drain). Input goes the other way: the console CPU fills
+ * the receive ring (vuart_rx), the partition's CPU empties it by reading UARTDR.
  */
 #ifndef HYP_VUART_H
 #define HYP_VUART_H
@@ -9,14 +10,20 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define VUART_RX_SIZE   4096u /* input typed or pasted faster than the guest reads: never dropped below */
+#define VUART_RX_SIZE   4096u /* power of two; input not read yet is kept up to this */
 #define VUART_TX_SIZE   4096u /* power of two: indices wrap with the free-running counters */
 #define VUART_LINE_SIZE 160u  /* a longer line is written in pieces */
 
 struct vuart {
     uint32_t cr, imsc, ris, lcrh, ibrd, fbrd, ifls, dmacr;
+    /* Receive ring, single producer (the console CPU: vuart_rx) and single consumer (the partition's CPU:
+     * UARTDR reads, vuart_reset). Free-running indices: rx[i % VUART_RX_SIZE] for cons <= i < prod holds
+     * the waiting characters, and 0 <= prod - cons <= VUART_RX_SIZE. Each side writes only its own index,
+     * with release, after its slot access; it reads the other's with acquire before its slot access. So
+     * the consumer sees a character only once it is written, and the producer reuses a slot only once it
+     * is read. */
     uint8_t rx[VUART_RX_SIZE];
-    unsigned rx_head, rx_count;
+    uint32_t rx_prod, rx_cons;
     char tx[VUART_TX_SIZE];
     volatile uint32_t tx_prod, tx_cons;
     volatile uint32_t tx_dropped; /* characters lost to a full tx ring */
@@ -27,15 +34,18 @@ struct vuart {
 };
 
 _Static_assert((VUART_TX_SIZE & (VUART_TX_SIZE - 1u)) == 0, "tx ring indices wrap with uint32_t");
+_Static_assert((VUART_RX_SIZE & (VUART_RX_SIZE - 1u)) == 0, "rx ring indices wrap with uint32_t");
 
-/* The register state after reset (the rings keep what they hold). */
+/* The register state after reset; input not read yet is dropped, output not drained yet is kept. On the
+ * partition's CPU, or while it does not run (the receive ring's consumer side). */
 void vuart_reset(struct vuart *u);
 /* One register access at byte `off` (the guest's view); true when handled (always). */
 bool vuart_access(struct vuart *u, uint64_t off, bool write, uint64_t *val, unsigned size);
 /* The interrupt line: some enabled interrupt is raised. ctx is the struct vuart (vgic level source). */
 bool vuart_irq_line(const void *ctx);
-/* A character typed for the partition (kept while the receive buffer has room). */
-void vuart_rx(struct vuart *u, char c);
+/* A character typed for the partition; false when the receive ring is full (the character is dropped).
+ * Console CPU only (the ring's single producer). */
+bool vuart_rx(struct vuart *u, char c);
 /* Moves the ring into console lines tagged `tag` (console CPU only). With flush_partial, an unfinished
  * line is shown once a drain found nothing new (a shell prompt). Reports dropped output under `name`. */
 void vuart_drain(struct vuart *u, const char *name, const char *tag, bool flush_partial);
