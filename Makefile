@@ -168,6 +168,12 @@ run: deps rtos hyp
 unit: deps
 	@$(MAKE) -s -C tests/unit/c HOSTCC=$(HOSTCC)
 
+# The MMIO emulation fuzzer (tests/unit/c/fuzz_hyp_mmio.c) at length: every access swept, then random
+# ones until FUZZ_SECONDS have passed (`make unit` runs it for a second).
+FUZZ_SECONDS ?= 300
+fuzz: deps
+	@$(MAKE) -s -C tests/unit/c fuzz HOSTCC=$(HOSTCC) FUZZ_SECONDS=$(FUZZ_SECONDS)
+
 C_FILES = $(shell git ls-files -co --exclude-standard '*.c' '*.h')
 format:
 	clang-format -i $(C_FILES)
