@@ -138,8 +138,8 @@ static void read_streams(struct partition *parts, unsigned i, const struct blob_
     }
 }
 
-unsigned config_parse(const uint8_t *blob, size_t avail, uint64_t image_base, struct partition *parts,
-                      unsigned max, struct hyp_config *out)
+unsigned config_parse(const uint8_t *blob, size_t avail, uint64_t image_base, uint64_t bundle_size,
+                      struct partition *parts, unsigned max, struct hyp_config *out)
 {
     const struct blob_header *h = (const struct blob_header *)blob;
     check_header(h, avail, max);
@@ -150,7 +150,11 @@ unsigned config_parse(const uint8_t *blob, size_t avail, uint64_t image_base, st
     out->console_tags = (h->flags & BLOB_FLAG_CONSOLE_TAGS) != 0;
     out->console_escape = h->console_escape;
     out->console_focus = h->console_focus < nparts ? h->console_focus : 0;
-    uint64_t image_size = (uint64_t)(uintptr_t)blob - image_base + h->total_size;
+    /* The bundle: the hypervisor image, the blob after it, the partitions' images after the blob. */
+    uint64_t image_size = bundle_size;
+    if ((uint64_t)(uintptr_t)blob - image_base + h->total_size > bundle_size) {
+        hyp_panic("configuration blob ends beyond the bundle (0x%lx bytes)", (unsigned long)bundle_size);
+    }
     uint64_t cpus_seen = 0;
     for (unsigned i = 0; i < nparts; i++) {
         const struct blob_partition *r =
@@ -229,7 +233,7 @@ unsigned config_parse(const uint8_t *blob, size_t avail, uint64_t image_base, st
             }
             p->irqs[intid / 32] |= 1u << (intid % 32);
         }
-        read_images(p, r, image_base, (uint64_t)(uintptr_t)blob - image_base);
+        read_images(p, r, image_base, bundle_size);
         read_streams(parts, i, r);
     }
     return nparts;

@@ -11,6 +11,7 @@
 #include "arch/vgic.h"
 #include "arch/vgicd.h"
 #include "arm64/gicv3.h"
+#include "arm64/image.h"
 #include "board.h"
 #include "drivers/gicv3.h"
 #include "hyp/blob.h"
@@ -83,8 +84,10 @@ void hyp_main(unsigned cpu, uint64_t dtb, uint64_t secondary_entry)
     for (unsigned c = 0; c < HYP_MAX_CPUS; c++) {
         hyp_vcpu[c].mpidr = c; /* QEMU virt: Aff0 = CPU number; each CPU confirms in cpu_init */
     }
-    hyp_nparts = config_parse(_end, BLOB_MAX_SIZE(HYP_MAX_PARTITIONS), (uint64_t)(uintptr_t)_start, hyp_part,
-                              HYP_MAX_PARTITIONS, &config);
+    /* ./rtmux rewrote the Image header's image_size to the whole bundle (hypervisor, blob, images). */
+    uint64_t bundle_size = *(const uint64_t *)(const void *)(_start + ARM64_IMAGE_SIZE_OFFSET);
+    hyp_nparts = config_parse(_end, BLOB_MAX_SIZE(HYP_MAX_PARTITIONS), (uint64_t)(uintptr_t)_start,
+                              bundle_size, hyp_part, HYP_MAX_PARTITIONS, &config);
     con_set_tags(config.console_tags);
     if (!mmu_el2_map_ram(config.ram_base, config.ram_size)) {
         hyp_panic("board RAM 0x%lx+0x%lx cannot be mapped (beyond a 39-bit address space)",

@@ -4,3 +4,4 @@
 #include "hyp/vcpu.h"
 
 struct vcpu hyp_vcpu[HYP_MAX_CPUS];
+uint8_t hyp_stacks[HYP_MAX_CPUS][HYP_STACK_SIZE] __attribute__((aligned(16)));

@@ -60,9 +60,3 @@ not_el2:
 park:
     wfi
     b       park
-
-    .section .bss
-    .balign 16
-    .globl hyp_stacks
-hyp_stacks:
-    .space  HYP_STACK_BYTES * HYP_NCPUS

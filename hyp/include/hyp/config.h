@@ -22,11 +22,13 @@ struct hyp_config {
 /*
  * Checks and reads the blob at `blob` (at most `avail` bytes readable there) into parts[] (at most max)
  * and *out; returns the number of partitions. image_base is the address of the bundle image's first
- * byte (images are found at image_base + bundle_offset); the bundle occupies [image_base, blob + total
- * size), which no partition may overlap. An absent, damaged, foreign or inconsistent blob stops the
- * machine (hyp_panic) with a message naming the problem: the hypervisor never guesses a partition table.
+ * byte and bundle_size its size (the Image header's image_size, which ./rtmux sets to the whole bundle:
+ * the hypervisor, the blob, then the partitions' images, found at image_base + bundle_offset). No
+ * partition may overlap the bundle, and every image must lie inside it. An absent, damaged, foreign or
+ * inconsistent blob stops the machine (hyp_panic) with a message naming the problem: the hypervisor
+ * never guesses a partition table.
  */
-unsigned config_parse(const uint8_t *blob, size_t avail, uint64_t image_base, struct partition *parts,
-                      unsigned max, struct hyp_config *out);
+unsigned config_parse(const uint8_t *blob, size_t avail, uint64_t image_base, uint64_t bundle_size,
+                      struct partition *parts, unsigned max, struct hyp_config *out);
 
 #endif /* HYP_CONFIG_H */

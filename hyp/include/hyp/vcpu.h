@@ -23,5 +23,7 @@ struct vcpu {
 _Static_assert(__builtin_offsetof(struct vcpu, guest) == 0, "vectors.S saves guest registers at TPIDR_EL2");
 
 extern struct vcpu hyp_vcpu[HYP_MAX_CPUS];
+/* Each CPU's EL2 stack (start.S sets SP to the top of its own; every guest entry resets it there). */
+extern uint8_t hyp_stacks[HYP_MAX_CPUS][HYP_STACK_SIZE];
 
 #endif /* HYP_VCPU_H */

@@ -6,6 +6,9 @@
 #ifndef ARM64_IMAGE_H
 #define ARM64_IMAGE_H
 
+/* Byte offset of the u64 image_size field in the header (read by the hypervisor for its bundle size). */
+#define ARM64_IMAGE_SIZE_OFFSET 16
+
 #ifdef __ASSEMBLER__
 #include "board.h"
 

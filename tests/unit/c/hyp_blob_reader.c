@@ -17,9 +17,10 @@
 #include "hyp/partition.h"
 #include "hyp_stubs.h"
 
-/* The hypervisor image and payload before the blob, as the reader pretends: large enough for the images
- * of tests/unit/python/conftest.py (bundle offsets up to 38 MiB); only ever used in arithmetic. */
-#define HYP_IMAGE_SIZE 0x4000000u
+/* The hypervisor image before the blob, and the whole bundle, as the reader pretends: large enough for
+ * the images of tests/unit/python/conftest.py (bundle offsets up to 38 MiB); only used in arithmetic. */
+#define HYP_IMAGE_SIZE  0x100000u
+#define HYP_BUNDLE_SIZE 0x4000000u
 
 static struct partition parts[HYP_MAX_PARTITIONS];
 
@@ -53,7 +54,8 @@ int main(int argc, char **argv)
     uint64_t base = (uint64_t)(uintptr_t)blob - HYP_IMAGE_SIZE;
     struct hyp_config cfg;
     volatile unsigned count = 0;
-    bool panicked = HYP_EXPECT_PANIC(count = config_parse(blob, n, base, parts, HYP_MAX_PARTITIONS, &cfg));
+    bool panicked = HYP_EXPECT_PANIC(
+        count = config_parse(blob, n, base, HYP_BUNDLE_SIZE, parts, HYP_MAX_PARTITIONS, &cfg));
     if (panicked) {
         printf("panic: %s\n", hyp_panic_msg);
         free(blob);
