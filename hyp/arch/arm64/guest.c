@@ -133,13 +133,7 @@ void arch_guest_quiesce(struct vcpu *v)
 
 void arch_part_irqs_init(const struct partition *p)
 {
-    uint64_t aff = 0;
-    for (unsigned c = 0; c < HYP_MAX_CPUS; c++) {
-        if (p->cpu_mask & (1ull << c)) {
-            aff = hyp_vcpu[c].mpidr;
-            break;
-        }
-    }
+    uint64_t aff = part_first_affinity(p);
     for (unsigned intid = GIC_SPI_BASE; intid < HYP_MAX_INTID; intid++) {
         if (part_owns_irq(p, intid)) {
             gicv3_spi_quiesce(intid);

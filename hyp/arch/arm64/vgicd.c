@@ -23,13 +23,12 @@
 #include "arch/vgicd.h"
 
 #include "arch/spinlock.h"
+#include "arch/vgic.h"
 #include "arm64/gicv3.h"
 #include "board.h"
 #include "hyp/partition.h"
 #include "hyp/vcpu.h"
 
-/* The hypervisor's own PPIs (vGIC maintenance, EL2 timer): never the guest's to configure. */
-#define HYP_RESERVED_PPIS ((1u << BOARD_INTID_GIC_MAINT) | (1u << BOARD_INTID_HYP_TIMER))
 /* Two configuration bits per interrupt in ICFGR. */
 #define ICFGR_FIELD(intid) (3u << (2u * ((intid) % 16u)))
 
@@ -58,7 +57,7 @@ static volatile uint8_t *reg8(uintptr_t base, uint64_t off)
 
 static bool hyp_ppi(unsigned intid)
 {
-    return intid < GIC_SPI_BASE && ((HYP_RESERVED_PPIS >> intid) & 1u) != 0;
+    return intid < GIC_SPI_BASE && ((VGIC_HYP_PPIS >> intid) & 1u) != 0;
 }
 
 static bool in(uint64_t off, uint64_t start, uint64_t span)
@@ -70,16 +69,6 @@ static bool in(uint64_t off, uint64_t start, uint64_t span)
 static uint32_t owned_word(const struct partition *p, unsigned first)
 {
     return first >= GIC_SPI_BASE && first < HYP_MAX_INTID ? p->irqs[first / 32] : 0;
-}
-
-static uint64_t first_cpu_affinity(const struct partition *p)
-{
-    for (unsigned c = 0; c < HYP_MAX_CPUS; c++) {
-        if (p->cpu_mask & (1ull << c)) {
-            return hyp_vcpu[c].mpidr;
-        }
-    }
-    return 0;
 }
 
 /* The architected accesses (header comment); off is within the 64 KiB distributor. */
@@ -154,7 +143,7 @@ static void gicd_access(const struct vgicd_hw *hw, const struct partition *p, ui
             return;
         }
         if (write) {
-            *reg64(hw->gicd, reg) = first_cpu_affinity(p); /* whatever was written */
+            *reg64(hw->gicd, reg) = part_first_affinity(p); /* whatever was written */
         } else {
             uint64_t r = *reg64(hw->gicd, reg);
             *val = size == 8 ? r : (off & 4u) ? r >> 32 : (uint32_t)r;
@@ -242,9 +231,9 @@ bool vgicr_mmio(struct vcpu *v, void *ctx, uint64_t off_in_region, bool write, u
     if (soff >= GICR_ISENABLER0 && soff < GICR_IPRIORITYR0 && (soff & (GICD_BITREG_SPAN - 1u)) == 0) {
         /* ISENABLER0 .. ICACTIVER0: one bit per SGI/PPI. */
         if (write) {
-            *reg32(base, off) = wval & ~HYP_RESERVED_PPIS;
+            *reg32(base, off) = wval & ~VGIC_HYP_PPIS;
         } else {
-            *val = *reg32(base, off) & ~HYP_RESERVED_PPIS;
+            *val = *reg32(base, off) & ~VGIC_HYP_PPIS;
         }
     } else if (in(soff, GICR_IPRIORITYR0, GIC_SPI_BASE)) {
         /* One byte per SGI/PPI (soff is aligned to the access, so every intid here is below 32). */

@@ -10,6 +10,7 @@
 
 #include "hyp/limits.h"
 #include "hyp/mmio.h"
+#include "hyp/vcpu.h"
 #include "hyp/vuart.h"
 
 enum part_kind { PART_RTOS = 1, PART_LINUX = 2 };
@@ -78,6 +79,17 @@ struct partition *part_of_cpu(unsigned cpu);
 static inline bool part_owns_irq(const struct partition *p, unsigned intid)
 {
     return intid >= 32u && intid < HYP_MAX_INTID && ((p->irqs[intid / 32u] >> (intid % 32u)) & 1u) != 0;
+}
+
+/* The affinity (MPIDR) of p's first CPU, where its SPIs are routed; 0 for a partition without CPUs. */
+static inline uint64_t part_first_affinity(const struct partition *p)
+{
+    for (unsigned c = 0; c < HYP_MAX_CPUS; c++) {
+        if (p->cpu_mask & (1ull << c)) {
+            return hyp_vcpu[c].mpidr;
+        }
+    }
+    return 0;
 }
 
 static inline unsigned part_index(const struct partition *p)
