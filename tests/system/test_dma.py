@@ -29,6 +29,7 @@ from pathlib import Path
 import pytest
 
 from rtmux import qemu
+from rtmux.formats.rtos_console import DemoReport, demo_reports
 from rtmux.run import system
 
 pytestmark = pytest.mark.system
@@ -39,9 +40,6 @@ ISOLATED = CONFIGS / "dma.toml"
 UNRESTRICTED = CONFIGS / "dma-unrestricted.toml"
 RUN_TIMEOUT_S = 300
 STOPPED = "rtmux: partition linux stopped"
-DEMO = re.compile(
-    r"^\[rtos\] demo: t=(\d+)s control loop (\d+) cycles, (\d+) overruns, .*checksum (\w+)$", re.MULTILINE
-)
 
 # Physical addresses (the Linux partition's IPAs equal them) of the default placement: the rtos's RAM is
 # 0x4800_0000..0x4900_0000 with its image at +0x8_0000; 0x20 into an arm64 Image header lies in bytes
@@ -69,7 +67,7 @@ class UntilQuiet:
     def __call__(self, chunk: str) -> qemu.Reply | None:
         self.text += chunk
         at = self.text.find(STOPPED)
-        if at >= 0 and len(DEMO.findall(self.text[at:])) >= self.after:
+        if at >= 0 and len(demo_reports(self.text[at:])) >= self.after:
             return qemu.Reply(stop_after_s=0.0)
         return None
 
@@ -107,14 +105,14 @@ def reference_before(r: qemu.RunResult, target: str) -> None:
     assert 0 <= boot < attack, f"no rtos reference checksum before the attack{describe(r)}"
 
 
-def rtos_kept_its_code(r: qemu.RunResult) -> list[tuple[str, ...]]:
-    demo = DEMO.findall(r.console)
+def rtos_kept_its_code(r: qemu.RunResult) -> list[DemoReport]:
+    demo = demo_reports(r.console)
     assert len(demo) >= 3, f"the rtos stopped reporting{describe(r)}"
     assert "PANIC" not in r.console, describe(r)
-    quiet = DEMO.findall(r.console[r.console.index(STOPPED) :])
+    quiet = demo_reports(r.console[r.console.index(STOPPED) :])
     assert len(quiet) >= 3, f"the rtos stopped reporting after the attack{describe(r)}"
     # The first report after the power-off may still count the attack's last second.
-    counts = {int(d[2]) for d in quiet[1:]}
+    counts = {d.overruns for d in quiet[1:]}
     assert len(counts) == 1, f"rtos overruns after the attack ended: {sorted(counts)}{describe(r)}"
     return demo
 
@@ -141,7 +139,7 @@ def test_dma_outside_the_partition_is_stopped_and_reported(dma_guest: Path) -> N
     assert "[linux] dma: 7 targets tried" in out, describe(r)
     reference_before(r, f"{RTOS_CODE:#x}")
     demo = rtos_kept_its_code(r)
-    assert {d[3] for d in demo} == {"unchanged"}, f"the rtos's code changed{describe(r)}"
+    assert {d.checksum for d in demo} == {"unchanged"}, f"the rtos's code changed{describe(r)}"
 
 
 def test_fault_reports_are_rate_limited(dma_guest: Path) -> None:
@@ -154,11 +152,11 @@ def test_fault_reports_are_rate_limited(dma_guest: Path) -> None:
         int(n) for n in re.findall(r"^rtmux: SMMU: (\d+) more DMA faults in the last second", out, re.M)
     ]
     assert hidden and sum(hidden) > len(reports), describe(r)
-    seconds = max(int(d[0]) for d in DEMO.findall(out))
+    seconds = max(d.t_s for d in demo_reports(out))
     assert len(reports) <= 10 * (seconds + 1), f"{len(reports)} reports in {seconds} s{describe(r)}"
     reference_before(r, f"{RTOS_CODE:#x}")
     demo = rtos_kept_its_code(r)
-    assert {d[3] for d in demo} == {"unchanged"}, f"the rtos's code changed{describe(r)}"
+    assert {d.checksum for d in demo} == {"unchanged"}, f"the rtos's code changed{describe(r)}"
 
 
 @pytest.mark.parametrize("attack", [f"{RTOS_CODE:#x}", f"msi:{RTOS_MSI:#x}"], ids=["used-ring", "msi"])
@@ -170,5 +168,7 @@ def test_without_isolation_the_same_attack_reaches_the_rtos(dma_guest: Path, att
     assert "rtmux: SMMU" not in out, describe(r)
     assert f"[linux] dma: target {attack}: used ring " in out, describe(r)
     reference_before(r, attack)
-    demo = DEMO.findall(out)
-    assert demo and demo[-1][3] == "CHANGED", f"the unconfined device did not reach the rtos{describe(r)}"
+    demo = demo_reports(out)
+    assert demo and demo[-1].checksum == "CHANGED", (
+        f"the unconfined device did not reach the rtos{describe(r)}"
+    )

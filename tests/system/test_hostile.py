@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from rtmux import qemu
+from rtmux.formats.rtos_console import demo_reports
 from rtmux.run import system
 
 pytestmark = pytest.mark.system
@@ -27,9 +28,6 @@ pytestmark = pytest.mark.system
 ROOT = Path(__file__).resolve().parents[2]
 CONFIG = ROOT / "configs" / "qemu-virt.toml"
 PROMPT = r"rtmux-linux:~# "
-DEMO = re.compile(
-    r"^\[rtos\] demo: t=(\d+)s control loop \d+ cycles, (\d+) overruns, .*checksum (\w+)$", re.MULTILINE
-)
 # On the default board (2 CPUs), frame n of the redistributor region starts at 0x080a0000 + n * 0x20000.
 BEYOND = 0x080E0000  # CPU 2's frame: no such CPU
 BEYOND_TYPER = BEYOND + 0x8
@@ -108,7 +106,7 @@ def test_redistributor_frames_beyond_the_board(rtos_images: Path) -> None:
         assert value(out, name) == 0, f"{name}{why}"
     # the rtos never noticed: reports every second after the attack, no new overrun, code intact
     attack_at = out.index("attack=done-42")
-    after = [(int(t), int(o), c) for t, o, c in DEMO.findall(out[attack_at:])]
+    after = [(d.t_s, d.overruns, d.checksum) for d in demo_reports(out[attack_at:])]
     assert len(after) >= 3, why
     assert [t for t, _, _ in after] == list(range(after[0][0], after[0][0] + len(after))), why
     assert len({o for _, o, _ in after}) == 1 and all(c == "unchanged" for _, _, c in after), why

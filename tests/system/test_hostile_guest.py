@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from rtmux import qemu
+from rtmux.formats.rtos_console import demo_reports
 from rtmux.run import system
 
 pytestmark = pytest.mark.system
@@ -28,11 +29,6 @@ pytestmark = pytest.mark.system
 ROOT = Path(__file__).resolve().parents[2]
 CONFIG = ROOT / "tests" / "system" / "configs" / "hostile.toml"
 STOPPED = "rtmux: partition linux stopped"
-DEMO = re.compile(
-    r"^\[rtos\] demo: t=(\d+)s control loop (\d+) cycles, (\d+) overruns, .*worst wake-up ([\d.]+) us, "
-    r"checksum (\w+)$",
-    re.MULTILINE,
-)
 
 
 @pytest.fixture(scope="module")
@@ -58,7 +54,7 @@ class Until:
             hits = list(re.finditer(self.pattern, self.text, re.MULTILINE))
             if len(hits) >= self.times:
                 self.seen_at = hits[self.times - 1].end()
-        if self.seen_at is not None and len(DEMO.findall(self.text[self.seen_at :])) >= self.after:
+        if self.seen_at is not None and len(demo_reports(self.text[self.seen_at :])) >= self.after:
             return qemu.Reply(stop_after_s=0.0)
         return None
 
@@ -86,17 +82,17 @@ def rtos_unharmed(r: qemu.RunResult, quiet_from: str | None = None) -> None:
     hypervisor would add (a livelock or storm at EL2, a lost timer interrupt) does not end with the
     attack, so it shows in the quiet period and in the demo lines that stop coming.
     """
-    demo = DEMO.findall(r.console)
+    demo = demo_reports(r.console)
     assert len(demo) >= 3, f"the rtos stopped reporting{describe(r)}"
-    assert {d[4] for d in demo} == {"unchanged"}, f"rtos code changed{describe(r)}"
+    assert {d.checksum for d in demo} == {"unchanged"}, f"rtos code changed{describe(r)}"
     assert "panic" not in r.console.lower(), describe(r)
     if quiet_from is not None:
         at = r.console.find(quiet_from)
         assert at >= 0, f"{quiet_from!r} not found{describe(r)}"
-        quiet = DEMO.findall(r.console[at:])
+        quiet = demo_reports(r.console[at:])
         assert len(quiet) >= 3, f"the rtos stopped reporting after the attack{describe(r)}"
         # The first report after the power-off may still count the attack's last second.
-        counts = {int(d[2]) for d in quiet[1:]}
+        counts = {d.overruns for d in quiet[1:]}
         assert len(counts) == 1, f"rtos overruns after the attack ended: {sorted(counts)}{describe(r)}"
 
 

@@ -77,3 +77,16 @@ def test_selftest_fail(consoles: SimpleNamespace) -> None:
 def test_selftest_without_summary() -> None:
     report = rtos_console.parse_selftest("selftest: 3 tests\nprio_order: OK\n")
     assert not report.has_summary and report.passed is None
+
+
+def test_demo_reports_tagged_and_bare() -> None:
+    line = (
+        "demo: t=3s control loop 3000 cycles, 221 overruns, set-point 10 mm, position 10119 um, "
+        "worst wake-up 3015.680 us, checksum unchanged"
+    )
+    text = f"[linux] {line}\n[rtos] {line}\n[rtos] demo: running; Ctrl-A x leaves QEMU\n"
+    want = rtos_console.DemoReport(t_s=3, cycles=3000, overruns=221, worst_us=3015.68, checksum="unchanged")
+    assert rtos_console.demo_reports(text) == [want]
+    assert rtos_console.demo_reports(text, tag="linux") == [want]
+    assert rtos_console.demo_reports(line.replace("unchanged", "CHANGED"), tag=None)[0].checksum == "CHANGED"
+    assert rtos_console.demo_reports(text, tag=None) == []  # tagged lines are not bare ones

@@ -16,6 +16,11 @@ FATAL_REGS_RE = re.compile(
 SELFTEST_HEADER_RE = re.compile(r"^selftest: (?P<count>\d+) tests?$")
 SELFTEST_RESULT_RE = re.compile(r"^(?P<name>[A-Za-z0-9_]+): (?P<verdict>OK|FAIL)(?: \((?P<detail>.*)\))?$")
 SELFTEST_SUMMARY_RE = re.compile(r"^(?P<passed>\d+) passed, (?P<failed>\d+) failed$")
+# The demo application's report, once a second (rtos/apps/demo/main.c, logger_entry).
+DEMO_REPORT_RE = re.compile(
+    r"^demo: t=(?P<t>\d+)s control loop (?P<cycles>\d+) cycles, (?P<overruns>\d+) overruns, .*"
+    r"worst wake-up (?P<worst>[\d.]+) us, checksum (?P<checksum>\w+)$"
+)
 
 
 def boot_line(text: str) -> re.Match[str] | None:
@@ -146,3 +151,33 @@ def parse_selftest(text: str) -> SelftestReport:
         elif (m := SELFTEST_RESULT_RE.match(line)) and m["name"] not in ("rtos", "selftest"):
             report.results.append(TestResult(m["name"], m["verdict"] == "OK", m["detail"] or ""))
     return report
+
+
+@dataclass(frozen=True)
+class DemoReport:
+    """One second of the demo's control loop: overruns and cycles so far, the second's worst wake-up, and
+    whether the rtos's code still has its boot-time checksum ("unchanged" or "CHANGED")."""
+
+    t_s: int
+    cycles: int
+    overruns: int
+    worst_us: float
+    checksum: str
+
+
+def demo_reports(text: str, tag: str | None = "rtos") -> list[DemoReport]:
+    """The demo's reports in `text`, in order. Under the hypervisor its lines carry the partition's
+    console tag (`[rtos] demo: ...`); tag=None reads untagged (bare) output."""
+    prefix = f"[{tag}] " if tag is not None else ""
+    reports = []
+    for line in text.splitlines():
+        if not line.startswith(prefix):
+            continue
+        m = DEMO_REPORT_RE.match(line[len(prefix) :].strip())
+        if m:
+            reports.append(
+                DemoReport(
+                    int(m["t"]), int(m["cycles"]), int(m["overruns"]), float(m["worst"]), m["checksum"]
+                )
+            )
+    return reports
