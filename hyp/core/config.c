@@ -14,6 +14,8 @@
 _Static_assert(BLOB_MAX_DEVICES == HYP_MAX_DEVICES, "a partition holds every device range of its record");
 _Static_assert(BLOB_MAX_SEEDS == HYP_MAX_SEEDS, "a partition holds every seed range of its record");
 _Static_assert(BLOB_MAX_STREAMS == HYP_MAX_STREAMS, "a partition holds every stream range of its record");
+_Static_assert(BLOB_MAX_RESTARTS == HYP_MAX_RESTARTS,
+               "a partition remembers every restart its policy allows");
 
 /* CRC-32 (hyp/blob.h), over the blob with its crc32 field taken as zero. */
 static uint32_t blob_crc(const uint8_t *b, uint32_t size)
@@ -138,6 +140,23 @@ static void read_streams(struct partition *parts, unsigned i, const struct blob_
     }
 }
 
+/* A 2.0 blob has zeros here: stop, the behaviour before fault policies existed. */
+static void read_fault_policy(struct partition *p, const struct blob_partition *r)
+{
+    const struct blob_fault *f = &r->fault;
+    if (f->policy == BLOB_FAULT_STOP && f->max_restarts == 0) {
+        p->fault.policy = FAULT_STOP;
+    } else if (f->policy == BLOB_FAULT_RESTART && f->max_restarts >= 1 &&
+               f->max_restarts <= BLOB_MAX_RESTARTS && f->window_s != 0) {
+        p->fault.policy = FAULT_RESTART;
+        p->fault.max_restarts = f->max_restarts;
+        p->fault.window_s = f->window_s;
+    } else {
+        hyp_panic("partition %s: fault policy %u with %u restarts in %u s is not valid", p->name, f->policy,
+                  f->max_restarts, f->window_s);
+    }
+}
+
 unsigned config_parse(const uint8_t *blob, size_t avail, uint64_t image_base, uint64_t bundle_size,
                       struct partition *parts, unsigned max, struct hyp_config *out)
 {
@@ -235,6 +254,7 @@ unsigned config_parse(const uint8_t *blob, size_t avail, uint64_t image_base, ui
         }
         read_images(p, r, image_base, bundle_size);
         read_streams(parts, i, r);
+        read_fault_policy(p, r);
     }
     return nparts;
 }

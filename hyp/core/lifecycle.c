@@ -3,6 +3,7 @@
  */
 #include "hyp/lifecycle.h"
 
+#include "arch/cpu.h"
 #include "arch/firmware.h"
 #include "arch/guest.h"
 #include "arch/spinlock.h"
@@ -51,13 +52,56 @@ void part_stop(struct vcpu *v, const char *why)
     arch_guest_park((int)v->cpu == con_drain_cpu);
 }
 
-void part_reset(struct vcpu *v)
+/* Restarts v's partition on this CPU from its pristine images; the caller has logged why. */
+static void __attribute__((noreturn)) restart(struct vcpu *v)
 {
     struct partition *p = v->part;
-    hyp_printf("rtmux: partition %s: reset requested; restarting from its pristine images\n", p->name);
     report_stats(p);
     arch_guest_quiesce(v);
     vuart_reset(&p->uart);
     part_load(p);
     part_enter(v);
+}
+
+void part_reset(struct vcpu *v)
+{
+    hyp_printf("rtmux: partition %s: reset requested; restarting from its pristine images\n", v->part->name);
+    restart(v);
+}
+
+/* Records a fault restart at `now` when the policy's rate allows one. The ring holds the times of the
+ * last max_restarts restarts, so its oldest entry (the one about to be overwritten) decides: a restart
+ * is refused while max_restarts of them lie within the window. */
+static bool restart_allowed(struct partition *p, uint64_t now)
+{
+    uint64_t window = arch_counter_hz() * p->fault.window_s;
+    unsigned slot = (unsigned)(p->restarts % p->fault.max_restarts);
+    if (p->restarts >= p->fault.max_restarts && now - p->restart_stamp[slot] < window) {
+        return false;
+    }
+    p->restart_stamp[slot] = now;
+    p->restarts++;
+    return true;
+}
+
+void part_fault(struct vcpu *v, const char *what)
+{
+    struct partition *p = v->part;
+    char why[HYP_FAULT_TEXT_MAX + 96];
+    p->faults++;
+    if (p->fault.policy != FAULT_RESTART) {
+        (void)hyp_snprintf(why, sizeof(why), "fault %lu: %s; policy stop", (unsigned long)p->faults, what);
+        part_stop(v, why);
+    }
+    if (restart_allowed(p, arch_counter())) {
+        hyp_printf("rtmux: partition %s: fault %lu: %s; policy restart: restarting from its pristine images "
+                   "(restart %lu; at most %u in %u s)\n",
+                   p->name, (unsigned long)p->faults, what, (unsigned long)p->restarts, p->fault.max_restarts,
+                   (unsigned)p->fault.window_s);
+        restart(v);
+    }
+    (void)hyp_snprintf(why, sizeof(why),
+                       "fault %lu: %s; policy restart: %u restarts within %u s already, stopping",
+                       (unsigned long)p->faults, what, p->fault.max_restarts, (unsigned)p->fault.window_s);
+    part_stop(v, why);
 }

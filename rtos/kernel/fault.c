@@ -51,7 +51,7 @@ void k_sync_exception(struct arch_frame *frame)
     if (k_thread_fault(&f)) {
         k_reschedule(); /* switches away for good: the faulting context is abandoned */
     }
-    k_halt();
+    k_halt(esr);
 }
 
 void k_bad_exception(struct arch_frame *frame, uint64_t kind)
@@ -63,5 +63,5 @@ void k_bad_exception(struct arch_frame *frame, uint64_t kind)
     rt_printf("FATAL: ESR=0x%lx FAR=0x%lx ELR=0x%lx thread=%s\n", (unsigned long)ARCH_READ_SYSREG(esr_el1),
               (unsigned long)ARCH_READ_SYSREG(far_el1), (unsigned long)frame->elr,
               k_current() != NULL ? rt_thread_name(k_current()) : "(boot)");
-    k_halt();
+    k_halt(ARCH_READ_SYSREG(esr_el1));
 }

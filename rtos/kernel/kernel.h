@@ -158,8 +158,10 @@ void k_console_write(const char *s, size_t n);
 void k_console_puts(const char *s);
 /* One formatted line (at most 256 bytes) through k_console_write. */
 void k_fatal_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* Prints that the system halted and powers off (or waits with interrupts masked). */
-void k_halt(void) __attribute__((noreturn));
+/* Prints that the system halted and reports the fatal error to the firmware or hypervisor (arch_system_fatal
+ * with `syndrome`: the exception syndrome when an exception caused it, else 0), which powers the system
+ * (or the partition) off or applies its fault policy; waits with interrupts masked if that returns. */
+void k_halt(uint64_t syndrome) __attribute__((noreturn));
 
 /* Interrupt controller glue (irq.c over drivers/gicv3.c) */
 void k_irq_init(void);

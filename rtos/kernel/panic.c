@@ -43,12 +43,12 @@ void k_fatal_printf(const char *fmt, ...)
     k_console_write(buf, (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
 }
 
-void k_halt(void)
+void k_halt(uint64_t syndrome)
 {
     (void)arch_irq_lock();
     k_cpu.in_fault = true;
     k_console_puts("rtos: system halted after fatal error\n");
-    arch_system_off();
+    arch_system_fatal(syndrome);
     for (;;) {
         arch_wfi(); /* PSCI refused: stay here, interrupts masked */
     }
@@ -59,7 +59,7 @@ void k_assert_failed(const char *file, int line, const char *cond)
     (void)arch_irq_lock();
     k_cpu.in_fault = true;
     k_fatal_printf("FATAL: assertion failed at %s:%d: %s\n", file, line, cond);
-    k_halt();
+    k_halt(0);
 }
 
 void rt_panic(const char *reason)
@@ -69,7 +69,7 @@ void rt_panic(const char *reason)
     k_fatal_printf("FATAL: %s\n", reason);
     rt_thread_t *t = k_current();
     k_fatal_printf("FATAL: thread=%s\n", t != NULL ? k_thread_name(t) : "(boot)");
-    k_halt();
+    k_halt(0);
 }
 
 void rt_system_off(void)

@@ -219,7 +219,7 @@ void k_sched_start(void)
     (void)k_lock();
     k_slice_init();
     k_reschedule();
-    k_halt(); /* unreachable: the boot context is never resumed */
+    k_halt(0); /* unreachable: the boot context is never resumed */
 }
 
 void k_slice_init(void)
@@ -261,6 +261,6 @@ void k_stack_overflow(rt_thread_t *t)
                    (unsigned long)((uintptr_t)t->stack_base + t->stack_size), (unsigned long)t->ctx.sp);
     struct rt_fault f = {RT_FAULT_STACK_OVERFLOW, t, 0, 0, 0};
     if (!k_thread_fault(&f)) {
-        k_halt();
+        k_halt(0);
     }
 }

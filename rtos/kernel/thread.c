@@ -72,7 +72,7 @@ void rt_thread_exit(void)
     (void)k_lock();
     k_thread_kill(k_current());
     k_reschedule();
-    k_halt(); /* unreachable: a dead thread is never switched back in */
+    k_halt(0); /* unreachable: a dead thread is never switched back in */
 }
 
 rt_thread_t *rt_thread_self(void)

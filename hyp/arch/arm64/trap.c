@@ -225,20 +225,20 @@ void hyp_guest_sync(void)
     default:
         break;
     }
-    char why[96];
+    char why[HYP_FAULT_TEXT_MAX];
     (void)hyp_snprintf(why, sizeof(why), "unexpected trap ESR 0x%lx at PC 0x%lx", (unsigned long)esr,
                        (unsigned long)v->guest.elr);
-    part_stop(v, why);
+    part_fault(v, why);
 }
 
 /* A physical SError taken from a partition (HCR_EL2.AMO): an asynchronous external abort of something
- * the partition did. It is the partition's fault, not the hypervisor's: the partition stops. */
+ * the partition did. It is the partition's fault, not the hypervisor's: its fault policy applies. */
 void hyp_guest_serror(void)
 {
     struct vcpu *v = this_vcpu();
-    char why[64];
+    char why[HYP_FAULT_TEXT_MAX];
     (void)hyp_snprintf(why, sizeof(why), "SError (ESR 0x%lx)", (unsigned long)ARCH_READ_SYSREG(esr_el2));
-    part_stop(v, why);
+    part_fault(v, why);
 }
 
 void hyp_guest_irq(void)

@@ -8,7 +8,7 @@
  * newer minor one (minor revisions only give meaning to reserved bytes, which are zero before).
  * Revision history: 1.0 first; 1.1 added the partition's seed ranges (zero in a 1.0 blob: none); 2.0
  * grew the partition record to 576 bytes for its IOMMU stream ranges (and reserved bytes for later
- * minor revisions).
+ * minor revisions); 2.1 added the partition's fault policy (zero in a 2.0 blob: stop, no restart).
  */
 #ifndef HYP_BLOB_H
 #define HYP_BLOB_H
@@ -18,7 +18,7 @@
 
 #define BLOB_MAGIC             0x43584d52u /* "RMXC" read as a little-endian word */
 #define BLOB_VERSION_MAJOR     2u
-#define BLOB_VERSION_MINOR     0u
+#define BLOB_VERSION_MINOR     1u
 #define BLOB_FLAG_CONSOLE_TAGS 0x1u
 #define BLOB_NAME_SIZE         16u /* NUL-padded; at most 15 characters, so always terminated */
 #define BLOB_MAX_DEVICES       8u
@@ -27,6 +27,9 @@
 #define BLOB_MAX_STREAMS       2u
 #define BLOB_KIND_RTOS         1u
 #define BLOB_KIND_LINUX        2u
+#define BLOB_FAULT_STOP        0u /* a fault stops the partition */
+#define BLOB_FAULT_RESTART     1u /* a fault restarts it, within its restart rate */
+#define BLOB_MAX_RESTARTS      16u
 /* The CRC-32 (IEEE 802.3: reflected polynomial 0xEDB88320, initial value and final XOR 0xFFFFFFFF, as
  * zlib computes it) covers total_size bytes with the crc32 field taken as zero. */
 #define BLOB_CRC_POLY 0xedb88320u
@@ -88,6 +91,15 @@ struct __attribute__((packed)) blob_stream {
     uint32_t count;
 };
 
+/* What a fault of the partition does (hyp/core/lifecycle.c): stop it, or restart it at most
+ * max_restarts times within any window_s seconds (one more fault in the window stops it). */
+struct __attribute__((packed)) blob_fault {
+    uint8_t policy;       /* BLOB_FAULT_* */
+    uint8_t max_restarts; /* 1..BLOB_MAX_RESTARTS with BLOB_FAULT_RESTART, else 0 */
+    uint16_t reserved;
+    uint32_t window_s; /* non-zero with BLOB_FAULT_RESTART */
+};
+
 /* One partition, in configuration order (its index + 1 is its console focus key). */
 struct __attribute__((packed)) blob_partition {
     char name[BLOB_NAME_SIZE];
@@ -109,7 +121,8 @@ struct __attribute__((packed)) blob_partition {
     uint32_t irq[BLOB_MAX_IRQS];                 /* GIC INTIDs (SPIs) the partition owns, ascending */
     struct blob_seed seed[BLOB_MAX_SEEDS];       /* since 1.1 */
     struct blob_stream stream[BLOB_MAX_STREAMS]; /* since 2.0 */
-    uint8_t reserved2[48];
+    struct blob_fault fault;                     /* since 2.1 */
+    uint8_t reserved2[40];
 };
 
 #define BLOB_CHECK(type, field, off) \
@@ -143,6 +156,10 @@ _Static_assert(sizeof(struct blob_image) == 24, "image entry is 24 bytes");
 _Static_assert(sizeof(struct blob_device) == 24, "device entry is 24 bytes");
 _Static_assert(sizeof(struct blob_seed) == 8, "seed entry is 8 bytes");
 _Static_assert(sizeof(struct blob_stream) == 8, "stream entry is 8 bytes");
+BLOB_CHECK(blob_fault, policy, 0);
+BLOB_CHECK(blob_fault, max_restarts, 1);
+BLOB_CHECK(blob_fault, window_s, 4);
+_Static_assert(sizeof(struct blob_fault) == 8, "fault policy is 8 bytes");
 BLOB_CHECK(blob_partition, name, 0);
 BLOB_CHECK(blob_partition, tag, 16);
 BLOB_CHECK(blob_partition, kind, 32);
@@ -162,7 +179,8 @@ BLOB_CHECK(blob_partition, device, 176);
 BLOB_CHECK(blob_partition, irq, 368);
 BLOB_CHECK(blob_partition, seed, 496);
 BLOB_CHECK(blob_partition, stream, 512);
-BLOB_CHECK(blob_partition, reserved2, 528);
+BLOB_CHECK(blob_partition, fault, 528);
+BLOB_CHECK(blob_partition, reserved2, 536);
 _Static_assert(sizeof(struct blob_partition) == 576, "partition record is 576 bytes");
 #undef BLOB_CHECK
 

@@ -11,6 +11,7 @@
 #define HYP_MAX_INTID      1020u /* INTIDs 1020..1023 are special */
 #define HYP_MAX_SEEDS      2u
 #define HYP_MAX_STREAMS    2u     /* IOMMU stream ranges per partition (blob: BLOB_MAX_STREAMS) */
+#define HYP_MAX_RESTARTS   16u    /* fault restarts remembered per partition (blob: BLOB_MAX_RESTARTS) */
 #define HYP_STACK_SIZE     16384u /* per CPU: trap handlers and the 256-byte print buffers */
 #define HYP_INTID_WORDS    (HYP_MAX_INTID / 32u + 1u) /* bitmap words covering every INTID */
 

@@ -15,6 +15,7 @@
 
 enum part_kind { PART_RTOS = 1, PART_LINUX = 2 };
 enum part_state { PART_OFF = 0, PART_RUNNING, PART_FAULTED };
+enum part_fault_policy { FAULT_STOP = 0, FAULT_RESTART = 1 };
 
 /* A passed-through range: guest IPA -> physical PA, mapped at stage 2 as device memory. */
 struct mem_range {
@@ -44,6 +45,13 @@ struct partition {
     struct {
         uint32_t first, count; /* IOMMU stream IDs whose DMA reaches this RAM only (count 0: none) */
     } stream[HYP_MAX_STREAMS];
+    /* What a fault does (lifecycle.c): stop, or restart at most max_restarts times in any window_s
+     * seconds. */
+    struct {
+        enum part_fault_policy policy;
+        unsigned max_restarts; /* 1..HYP_MAX_RESTARTS with FAULT_RESTART */
+        uint32_t window_s;
+    } fault;
     /* runtime */
     uint64_t starts; /* partition starts so far: boot, then one per reset */
     uint64_t *s2_root;
@@ -59,6 +67,11 @@ struct partition {
         uint64_t sysregs; /* PMU, debug, auxiliary control accesses emulated (RAZ/WI) */
         uint64_t undefs;  /* other trapped system registers: undefined instruction injected */
     } stats;
+    uint64_t faults; /* faults so far, whatever the policy did */
+    /* Counter values of the last fault restarts: a ring of fault.max_restarts entries, the oldest at
+     * restarts % max_restarts once it is full. */
+    uint64_t restart_stamp[HYP_MAX_RESTARTS];
+    uint64_t restarts;
     /* Rate limit of the reports above (trap.c): tokens used, when they were last refilled. */
     unsigned report_used;
     uint64_t report_stamp;

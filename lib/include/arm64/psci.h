@@ -11,9 +11,22 @@
 #define PSCI_SYSTEM_OFF       0x84000008u
 #define PSCI_SYSTEM_RESET     0x84000009u
 #define PSCI_FEATURES         0x8400000au
+#define PSCI_SYSTEM_RESET2_32 0x84000012u /* PSCI 1.1 */
+#define PSCI_SYSTEM_RESET2_64 0xc4000012u
 
 /* PSCI_VERSION's answer: major in [31:16], minor in [15:0]. */
 #define PSCI_VERSION_1_0 0x10000
+#define PSCI_VERSION_1_1 0x10001
+
+/* SYSTEM_RESET2 reset types: bit 31 clear is architectural (0 = warm reset, the only one defined),
+ * bit 31 set is vendor-specific. */
+#define PSCI_RESET2_WARM   0x0u
+#define PSCI_RESET2_VENDOR 0x80000000u
+/* rtmux's vendor reset type: "this partition hit a fatal error", with a cookie the partition chooses
+ * (the rtos passes its exception syndrome). The hypervisor applies the partition's fault policy;
+ * firmware that does not know the type refuses it (INVALID_PARAMETERS), so a caller falls back to
+ * SYSTEM_OFF. */
+#define PSCI_RESET2_RTMUX_FATAL (PSCI_RESET2_VENDOR | 0x1u)
 
 #define PSCI_SUCCESS        0
 #define PSCI_NOT_SUPPORTED  (-1)

@@ -69,12 +69,29 @@ void arch_set_psci_conduit(unsigned entry_el)
     psci_use_smc = entry_el >= 2;
 }
 
+static int64_t psci_call(uint64_t fn, uint64_t arg1, uint64_t arg2)
+{
+    register uint64_t x0 __asm__("x0") = fn;
+    register uint64_t x1 __asm__("x1") = arg1;
+    register uint64_t x2 __asm__("x2") = arg2;
+    if (psci_use_smc) {
+        __asm__ volatile("smc #0" : "+r"(x0), "+r"(x1), "+r"(x2) : : "x3", "memory");
+    } else {
+        __asm__ volatile("hvc #0" : "+r"(x0), "+r"(x1), "+r"(x2) : : "x3", "memory");
+    }
+    return (int64_t)x0;
+}
+
 void arch_system_off(void)
 {
-    register uint64_t x0 __asm__("x0") = PSCI_SYSTEM_OFF;
-    if (psci_use_smc) {
-        __asm__ volatile("smc #0" : "+r"(x0) : : "x1", "x2", "x3", "memory");
-    } else {
-        __asm__ volatile("hvc #0" : "+r"(x0) : : "x1", "x2", "x3", "memory");
+    (void)psci_call(PSCI_SYSTEM_OFF, 0, 0);
+}
+
+void arch_system_fatal(uint64_t cookie)
+{
+    /* PSCI 0.2 firmware has no PSCI_FEATURES: it answers NOT_SUPPORTED, as for an absent function. */
+    if (psci_call(PSCI_FEATURES, PSCI_SYSTEM_RESET2_64, 0) == PSCI_SUCCESS) {
+        (void)psci_call(PSCI_SYSTEM_RESET2_64, PSCI_RESET2_RTMUX_FATAL, cookie);
     }
+    arch_system_off();
 }

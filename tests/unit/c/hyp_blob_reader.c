@@ -96,6 +96,8 @@ int main(int argc, char **argv)
                 printf("part%u.stream%u=0x%x,0x%x\n", i, k, p->stream[k].first, p->stream[k].count);
             }
         }
+        printf("part%u.fault=%u,%u,%u\n", i, (unsigned)p->fault.policy, p->fault.max_restarts,
+               (unsigned)p->fault.window_s);
     }
     free(blob);
     return 0;

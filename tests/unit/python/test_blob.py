@@ -66,7 +66,7 @@ def test_header_fields_at_documented_offsets(
     assert data[0:4] == b"RMXC"
     assert struct.unpack_from("<HHIII", data, 4) == (
         2,
-        0,
+        1,
         128,
         len(data),
         zlib.crc32(data[:16] + bytes(4) + data[20:]),
@@ -101,7 +101,7 @@ def test_partition_fields_at_documented_offsets(
     assert struct.unpack_from("<3Q", data, rtos + 128) == (0, 0, 0)  # no initramfs
     assert struct.unpack_from("<3Q", data, rtos + 152) == (0x20_0000, 0x800, 0x40E0_0000)
     assert struct.unpack_from("<3Q", data, rtos + 176) == (0x080A_0000, 0x080A_0000, 0x2_0000)  # its GICR
-    assert data[rtos + 200 : rtos + 576] == bytes(376)  # no more devices, no seeds, no streams
+    assert data[rtos + 200 : rtos + 576] == bytes(376)  # no more devices, no seeds, no streams; fault: stop
 
     assert struct.unpack_from("<I", data, linux + 32) == (2,)
     assert struct.unpack_from("<QQQQ", data, linux + 40) == (0b10, 0x4900_0000, 0x4900_0000, 512 * MIB)
@@ -115,7 +115,8 @@ def test_partition_fields_at_documented_offsets(
     assert blob.unpack(data).partitions[1].seeds == (blob.SeedRange(0x300, 8), blob.SeedRange(0x320, 32))
     # every stream ID of the PCIe host goes to this partition's RAM through the SMMU
     assert struct.unpack_from("<4I", data, linux + 512) == (0, 0x1_0000, 0, 0)
-    assert data[linux + 528 : linux + 576] == bytes(48)
+    assert struct.unpack_from("<BBHI", data, linux + 528) == (1, 3, 0, 60)  # restart, at most 3 in 60 s
+    assert data[linux + 536 : linux + 576] == bytes(40)
     assert blob.unpack(data).partitions[1].streams == (blob.StreamRange(0, 0x1_0000),)
 
 
@@ -173,7 +174,7 @@ def test_payload_outside_ram_is_refused(
     ("offset", "value", "message"),
     [
         (0, b"XMXC", "bad magic"),
-        (4, struct.pack("<H", 3), r"revision 3\.0; this reader handles 2\.x"),
+        (4, struct.pack("<H", 3), r"revision 3\.1; this reader handles 2\.x"),
         (200, b"\x01", "CRC mismatch"),
         (12, struct.pack("<I", 10_000), "inconsistent sizes"),
     ],

@@ -433,3 +433,58 @@ def test_debian_kernel_flavour_unknown(images: dict[str, Path]) -> None:
         "x.toml: partition 'linux': kernel 'debian:lts' is not a Debian kernel flavour "
         "(known: debian:std, debian:rt)"
     ]
+
+
+# ------------------------------------------------------------------------------- fault policy
+def test_fault_policy_defaults(images: dict[str, Path]) -> None:
+    cfg = config.loads(system(images))
+    assert cfg.partition("rtos").fault == config.FaultPolicy(config.FAULT_STOP)
+    assert cfg.partition("linux").fault == config.FaultPolicy(config.FAULT_RESTART, 3, 60)
+
+
+def test_fault_policy_given(images: dict[str, Path]) -> None:
+    cfg = config.loads(
+        system(
+            images,
+            rtos_extra='fault = { policy = "restart", max_restarts = 2, window_s = 600 }',
+            linux_extra='fault = { policy = "stop" }',
+        )
+    )
+    assert cfg.partition("rtos").fault == config.FaultPolicy(config.FAULT_RESTART, 2, 600)
+    assert cfg.partition("linux").fault == config.FaultPolicy(config.FAULT_STOP)
+    assert "  fault     restart, at most 2 in 600 s, then stop" in config.describe(cfg).splitlines()
+
+
+def test_linux_command_line_carries_the_panic_arguments(images: dict[str, Path]) -> None:
+    linux = config.loads(system(images)).partition("linux")
+    assert config.linux_bootargs(linux.bootargs).split()[-2:] == ["panic=-1", "reboot=panic_warm"]
+
+
+@pytest.mark.parametrize(
+    ("fault", "message"),
+    [
+        ('{ policy = "reboot" }', "fault.policy 'reboot' is not a fault policy (one of stop, restart)"),
+        ("{ max_restarts = 2 }", "fault.policy is missing (one of stop, restart)"),
+        ('{ policy = "stop", window_s = 10 }', 'fault.window_s applies only to fault.policy = "restart"'),
+        ('{ policy = "restart", max_restarts = 0 }', "fault.max_restarts 0 is outside 1..16"),
+        ('{ policy = "restart", max_restarts = 17 }', "fault.max_restarts 17 is outside 1..16"),
+        ('{ policy = "restart", window_s = "60s" }', "fault.window_s must be an integer, not '60s' (string)"),
+        (
+            '{ policy = "restart", windows = 60 }',
+            "unknown key 'fault.windows' (did you mean 'fault.window_s'?)",
+        ),
+        ('"restart"', "fault must be a table, not 'restart' (string)"),
+    ],
+)
+def test_fault_policy_errors(images: dict[str, Path], fault: str, message: str) -> None:
+    assert errors_of(system(images, linux_extra=f"fault = {fault}")) == [
+        f"x.toml: partition 'linux': {message}"
+    ]
+
+
+@pytest.mark.parametrize("arg", ["panic=10", "reboot=w", "panic=0"])
+def test_linux_bootargs_may_not_change_the_panic_path(images: dict[str, Path], arg: str) -> None:
+    assert errors_of(system(images, linux_extra=f'bootargs = "console=ttyAMA0 {arg}"')) == [
+        f"x.toml: partition 'linux': bootargs: {arg!r} would change how a panic reaches the hypervisor "
+        "(rtmux appends 'panic=-1 reboot=panic_warm'); choose what a panic does with fault.policy"
+    ]

@@ -78,6 +78,7 @@ def expected_fields(b: blob.Blob) -> dict[str, str]:
             want[f"part{i}.seed{k}"] = f"0x{seed.offset:x},0x{seed.size:x}"
         for k, stream in enumerate(p.streams):
             want[f"part{i}.stream{k}"] = f"0x{stream.first:x},0x{stream.count:x}"
+        want[f"part{i}.fault"] = f"{p.fault.policy},{p.fault.max_restarts},{p.fault.window_s}"
     return want
 
 
@@ -87,6 +88,8 @@ def test_good_blob_reads_back_equal(reader: Path, good: blob.Blob, tmp_path: Pat
     assert fields == expected_fields(good)
     assert fields["part1.device0"]  # the Linux partition's passed-through devices came through
     assert fields["part1.stream0"] == "0x0,0x10000"  # and the PCIe host's streams, behind the SMMU
+    assert fields["part0.fault"] == "0,0,0"  # the rtos stops on a fault (its default)
+    assert fields["part1.fault"] == "1,3,60"  # Linux restarts, at most 3 times in 60 s (its default)
 
 
 def test_newer_minor_revision_is_accepted(reader: Path, good: blob.Blob, tmp_path: Path) -> None:
@@ -110,7 +113,7 @@ def damaged(data: bytes, offset: int, value: bytes) -> bytes:
         ("bad magic", "no configuration blob after the hypervisor image"),
         ("bad crc", "CRC mismatch"),
         ("truncated", "configuration blob truncated: 1280 bytes announced, 1100 present"),
-        ("newer major", "configuration blob revision 3.0; this hypervisor reads 2.x"),
+        ("newer major", "configuration blob revision 3.1; this hypervisor reads 2.x"),
         ("layout", "layout not understood"),
         ("outside ram", "partition linux: RAM 0x70000000+0x20000000 is outside the board's RAM"),
         ("over hypervisor", "partition rtos: RAM 0x40000000+0x1000000 is outside the board's RAM or over"),
@@ -130,6 +133,9 @@ def damaged(data: bytes, offset: int, value: bytes) -> bytes:
         ("ram wraps", "partition linux: RAM 0xffffffffffe00000+0x400000 is outside the board's RAM"),
         ("streams shared", "partitions rtos and linux share IOMMU streams 0x8..0x8"),
         ("stream range wraps", "partition linux: stream range 0xffffffff+0x2 wraps"),
+        ("unknown fault policy", "partition linux: fault policy 2 with 3 restarts in 60 s is not valid"),
+        ("restart without a window", "partition linux: fault policy 1 with 3 restarts in 0 s is not valid"),
+        ("too many restarts", "partition rtos: fault policy 1 with 17 restarts in 60 s is not valid"),
     ],
 )
 def test_damaged_blob_is_refused_with_its_reason(
@@ -196,6 +202,12 @@ def test_damaged_blob_is_refused_with_its_reason(
             data = blob.pack(with_partition(good, 0, streams=(blob.StreamRange(8, 1),)))
         case "stream range wraps":
             data = blob.pack(with_partition(good, 1, streams=(blob.StreamRange(0xFFFF_FFFF, 2),)))
+        case "unknown fault policy":
+            data = blob.pack(with_partition(good, 1, fault=blob.FaultRecord(2, 3, 60)))
+        case "restart without a window":
+            data = blob.pack(with_partition(good, 1, fault=blob.FaultRecord(1, 3, 0)))
+        case "too many restarts":
+            data = blob.pack(with_partition(good, 0, fault=blob.FaultRecord(1, 17, 60)))
     rc, fields = run(reader, data, tmp_path)
     assert rc == 1
     assert message in fields["panic"]

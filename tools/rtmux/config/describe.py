@@ -4,7 +4,15 @@ from __future__ import annotations
 
 from rtmux import paths
 from rtmux.board import hexa, intid_text, size_text
-from rtmux.config.model import DMA_IOMMU, DMA_UNRESTRICTED, AssignedDevice, SystemConfig, range_text
+from rtmux.config.model import (
+    DMA_IOMMU,
+    DMA_UNRESTRICTED,
+    KIND_LINUX,
+    LINUX_FAULT_BOOTARGS,
+    AssignedDevice,
+    SystemConfig,
+    range_text,
+)
 from rtmux.config.payload import layout_for
 from rtmux.config.place import free_ranges
 
@@ -43,7 +51,13 @@ def describe(config: SystemConfig) -> str:
                     f", initramfs {hexa(layout.initrd_ipa)}..{hexa(layout.initrd_ipa + layout.initrd_size)}"
                 )
             lines.append(f"  load      {load}, DTB {hexa(layout.dtb_ipa)} (IPAs)")
-        lines.append(f"  bootargs  {p.bootargs!r}")
+        if p.kind == KIND_LINUX:
+            lines.append(
+                f"  bootargs  {p.bootargs!r} + {LINUX_FAULT_BOOTARGS!r} (a panic reaches the fault policy)"
+            )
+        else:
+            lines.append(f"  bootargs  {p.bootargs!r}")
+        lines.append(f"  fault     {p.fault.text()}")
         for dev in p.devices:
             where = ", ".join(range_text(r) for r in dev.mmio)
             what = f"board {dev.board_device}" if dev.board_device else ("direct" if dev.implicit else "mmio")

@@ -30,10 +30,12 @@ from rtmux.board import GIB, MIB, Board, Region, size_text
 from rtmux.config.images import KernelLookup
 from rtmux.config.model import (
     DEFAULT_ESCAPE,
+    DEFAULT_FAULT,
     DEFAULT_HYP_MEMORY,
     DMA_IOMMU,
     ESCAPE_REFUSED,
     KIND_LINUX,
+    KIND_RTOS,
     KINDS,
     MAX_CPUS,
     MAX_PARTITIONS,
@@ -109,6 +111,7 @@ class _Loader(PartitionReader, Placement):
                 bootargs=d.bootargs,
                 images=tuple(d.images),
                 devices=tuple(d.devices),
+                fault=d.fault or DEFAULT_FAULT[d.kind or KIND_RTOS],
             )
             for d in drafts
         )

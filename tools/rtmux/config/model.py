@@ -44,6 +44,26 @@ DMA_UNRESTRICTED = "unrestricted"
 DMA_NONE = "none"
 DMA_MODES = (DMA_IOMMU, DMA_UNRESTRICTED, DMA_NONE)
 
+# What a fault of a partition does (`fault` of [[partition]]; hyp/core/lifecycle.c): a Linux panic, an rtos
+# fatal error, an SError or an unexpected trap either stops the partition or restarts it from its pristine
+# images, at most max_restarts times within any window_s seconds (the next fault in the window stops it).
+FAULT_STOP = "stop"
+FAULT_RESTART = "restart"
+FAULT_POLICIES = (FAULT_STOP, FAULT_RESTART)
+MAX_RESTARTS = 16  # restarts the hypervisor remembers per partition (blob: BLOB_MAX_RESTARTS)
+MAX_RESTART_WINDOW_S = 24 * 3600
+# A Linux panic reaches the hypervisor as a warm PSCI SYSTEM_RESET2: with these arguments the kernel resets
+# at once after a panic (panic=-1), and warm (reboot=panic_warm), while an ordinary reboot stays cold
+# (SYSTEM_RESET). The tools append them to every Linux partition's command line.
+LINUX_FAULT_BOOTARGS = "panic=-1 reboot=panic_warm"
+LINUX_FAULT_BOOTARG_KEYS = ("panic", "reboot")
+
+
+def linux_bootargs(bootargs: str) -> str:
+    """A Linux partition's command line as its DTB carries it: the configured one + the fault arguments."""
+    return f"{bootargs} {LINUX_FAULT_BOOTARGS}".strip()
+
+
 NAME_RE = re.compile(r"^[a-z][a-z0-9_-]*$")
 TAG_RE = re.compile(r"^[!-~]+$")  # printable ASCII, no spaces
 
@@ -133,6 +153,26 @@ class AssignedDevice:
 
 
 @dataclass(frozen=True)
+class FaultPolicy:
+    policy: str  # one of FAULT_POLICIES
+    max_restarts: int = 0  # FAULT_RESTART: 1..MAX_RESTARTS
+    window_s: int = 0  # FAULT_RESTART: seconds
+
+    def text(self) -> str:
+        if self.policy == FAULT_RESTART:
+            return f"restart, at most {self.max_restarts} in {self.window_s} s, then stop"
+        return "stop"
+
+
+# Linux restarts after a fault, as an embedded Linux with panic=N would; the rtos stops (a controller whose
+# software failed should not come back by itself unless its configuration says so).
+DEFAULT_FAULT = {
+    KIND_LINUX: FaultPolicy(FAULT_RESTART, 3, 60),
+    KIND_RTOS: FaultPolicy(FAULT_STOP),
+}
+
+
+@dataclass(frozen=True)
 class Partition:
     index: int
     name: str
@@ -144,6 +184,7 @@ class Partition:
     bootargs: str
     images: tuple[Image, ...]
     devices: tuple[AssignedDevice, ...]
+    fault: FaultPolicy = FaultPolicy(FAULT_STOP)
 
     @property
     def cpu_mask(self) -> int:

@@ -24,22 +24,30 @@ from rtmux.config.images import (
     rel,
 )
 from rtmux.config.model import (
+    DEFAULT_FAULT,
     DMA_IOMMU,
     DMA_MODES,
     DMA_NONE,
     DMA_UNRESTRICTED,
+    FAULT_POLICIES,
+    FAULT_RESTART,
     KIND_LINUX,
     KIND_RTOS,
     KINDS,
+    LINUX_FAULT_BOOTARG_KEYS,
+    LINUX_FAULT_BOOTARGS,
     MAX_DEVICES,
     MAX_IRQS,
     MAX_NAME,
     MAX_PARTITION_CPUS,
+    MAX_RESTART_WINDOW_S,
+    MAX_RESTARTS,
     MAX_STREAMS,
     NAME_RE,
     RAM_ALIGN,
     TAG_RE,
     AssignedDevice,
+    FaultPolicy,
     Image,
     Mapping,
     default_linux_bootargs,
@@ -57,11 +65,13 @@ PARTITION_KEYS = (
     "initramfs",
     "bootargs",
     "console",
+    "fault",
     "device",
 )
 KIND_KEYS = {KIND_RTOS: ("image",), KIND_LINUX: ("kernel", "initramfs")}
 MEMORY_KEYS = ("size", "base")
 PART_CONSOLE_KEYS = ("tag",)
+FAULT_KEYS = ("policy", "max_restarts", "window_s")
 DEVICE_KEYS = ("name", "board", "mmio", "interrupts", "dma", "qemu")
 MMIO_KEYS = ("base", "size")
 
@@ -82,6 +92,7 @@ class PartDraft:
     images: list[Image] = field(default_factory=list)
     devices: list[AssignedDevice] = field(default_factory=list)
     ram: Mapping | None = None
+    fault: FaultPolicy | None = None  # None: the kind's default
 
 
 class PartitionReader(Fields):
@@ -136,6 +147,16 @@ class PartitionReader(Fields):
             d.bootargs = bootargs
         elif d.kind == KIND_LINUX:
             d.bootargs = default_linux_bootargs(board)
+        if d.kind == KIND_LINUX:
+            for word in d.bootargs.split():
+                key = word.split("=", 1)[0]
+                if key in LINUX_FAULT_BOOTARG_KEYS:
+                    self.error(
+                        ctx,
+                        f"bootargs: {word!r} would change how a panic reaches the hypervisor (rtmux appends "
+                        f"'{LINUX_FAULT_BOOTARGS}'); choose what a panic does with fault.policy",
+                    )
+        self.load_fault(d, table)
         console = self.get_table(ctx, table, "console") or {}
         self.check_keys(ctx, console, PART_CONSOLE_KEYS, prefix="console.")
         tag = self.get_str(ctx, console, "tag", "console.tag")
@@ -147,6 +168,46 @@ class PartitionReader(Fields):
             d.tag = tag
         self.load_devices(d, table, board)
         return d
+
+    def load_fault(self, d: PartDraft, table: dict[str, Any]) -> None:
+        ctx = d.label
+        fault = self.get_table(ctx, table, "fault")
+        if fault is None:
+            return
+        self.check_keys(ctx, fault, FAULT_KEYS, prefix="fault.")
+        default = DEFAULT_FAULT.get(d.kind or "", FaultPolicy(FAULT_RESTART, 3, 60))
+        policy = self.get_str(ctx, fault, "policy", "fault.policy")
+        if policy is None and "policy" not in fault:
+            self.error(ctx, f"fault.policy is missing (one of {', '.join(FAULT_POLICIES)})")
+            return
+        if policy is None:
+            return
+        if policy not in FAULT_POLICIES:
+            self.error(
+                ctx, f"fault.policy {policy!r} is not a fault policy (one of {', '.join(FAULT_POLICIES)})"
+            )
+            return
+        if policy != FAULT_RESTART:
+            for key in ("max_restarts", "window_s"):
+                if key in fault:
+                    self.error(ctx, f'fault.{key} applies only to fault.policy = "restart"')
+            d.fault = FaultPolicy(policy)
+            return
+        limits = {
+            "max_restarts": (1, MAX_RESTARTS, default.max_restarts or 3),
+            "window_s": (1, MAX_RESTART_WINDOW_S, default.window_s or 60),
+        }
+        values: dict[str, int] = {}
+        for key, (low, high, fallback) in limits.items():
+            value = fault.get(key, fallback)
+            if isinstance(value, bool) or not isinstance(value, int):
+                self.wrong_type(ctx, f"fault.{key}", value, "an integer")
+            elif not low <= value <= high:
+                self.error(ctx, f"fault.{key} {value} is outside {low}..{high}")
+            else:
+                values[key] = value
+        if len(values) == len(limits):
+            d.fault = FaultPolicy(FAULT_RESTART, values["max_restarts"], values["window_s"])
 
     def load_cpus(self, d: PartDraft, table: dict[str, Any], board: Board) -> None:
         ctx = d.label

@@ -17,7 +17,7 @@ from rtmux.board import PAGE_SIZE, Region
 
 MAGIC = b"RMXC"
 VERSION_MAJOR = 2
-VERSION_MINOR = 0
+VERSION_MINOR = 1
 KIND_CODES = {cfg.KIND_RTOS: 1, cfg.KIND_LINUX: 2}
 FLAG_CONSOLE_TAGS = 1 << 0
 NAME_SIZE = 16
@@ -32,7 +32,9 @@ IRQS = struct.Struct(f"<{cfg.MAX_IRQS}I")
 SEED_SLOTS = 2
 SEED = struct.Struct("<II")
 STREAM = struct.Struct("<II")
-PART_RESERVED = 48
+FAULT = struct.Struct("<BBHI")  # policy, max_restarts, reserved, window_s (since 2.1)
+FAULT_CODES = {cfg.FAULT_STOP: 0, cfg.FAULT_RESTART: 1}
+PART_RESERVED = 40
 PART_SIZE = (
     PART_FIXED.size
     + IMAGE_SLOTS * IMAGE.size
@@ -40,6 +42,7 @@ PART_SIZE = (
     + IRQS.size
     + SEED_SLOTS * SEED.size
     + cfg.MAX_STREAMS * STREAM.size
+    + FAULT.size
     + PART_RESERVED
 )
 CRC_OFFSET = 16
@@ -75,6 +78,15 @@ class StreamRange:
 
 
 @dataclass(frozen=True)
+class FaultRecord:
+    """The partition's fault policy: FAULT_CODES value, and its restart rate for restart."""
+
+    policy: int = 0
+    max_restarts: int = 0
+    window_s: int = 0
+
+
+@dataclass(frozen=True)
 class DeviceRecord:
     ipa: int
     pa: int
@@ -99,6 +111,7 @@ class PartitionRecord:
     flags: int = 0
     seeds: tuple[SeedRange, ...] = ()
     streams: tuple[StreamRange, ...] = ()
+    fault: FaultRecord = FaultRecord()
 
 
 @dataclass(frozen=True)
@@ -215,6 +228,7 @@ def _pack_partition(p: PartitionRecord) -> bytes:
     for i in range(cfg.MAX_STREAMS):
         s = p.streams[i] if i < len(p.streams) else StreamRange(0, 0)
         out += STREAM.pack(s.first, s.count)
+    out += FAULT.pack(p.fault.policy, p.fault.max_restarts, 0, p.fault.window_s)
     out += bytes(PART_RESERVED)
     assert len(out) == PART_SIZE
     return bytes(out)
@@ -281,6 +295,8 @@ def _unpack_partition(data: bytes, off: int) -> PartitionRecord:
         )
         if r.count
     )
+    pos += cfg.MAX_STREAMS * STREAM.size
+    policy, max_restarts, _r2, window_s = FAULT.unpack_from(data, pos)
     return PartitionRecord(
         name=_unname(name),
         tag=_unname(tag),
@@ -298,6 +314,7 @@ def _unpack_partition(data: bytes, off: int) -> PartitionRecord:
         flags=flags,
         seeds=seeds,
         streams=streams,
+        fault=FaultRecord(policy, max_restarts, window_s),
     )
 
 
@@ -339,6 +356,7 @@ def from_config(config: cfg.SystemConfig, payloads: Mapping[str, Payload] | None
             devices=devices,
             irqs=p.interrupts,
             streams=tuple(StreamRange(r.base, r.size) for r in p.streams),
+            fault=FaultRecord(FAULT_CODES[p.fault.policy], p.fault.max_restarts, p.fault.window_s),
         )
         payload = (payloads or {}).get(p.name)
         if payload is not None:

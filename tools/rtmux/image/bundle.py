@@ -115,6 +115,7 @@ def pack(
             raise SetupError(f"partition {part.name!r}: {exc}") from exc
         bootargs = part.bootargs if given.bootargs is None else given.bootargs
         if part.kind == cfg.KIND_LINUX:
+            bootargs = cfg.linux_bootargs(bootargs)
             initrd = (
                 (layout.initrd_ipa, layout.initrd_ipa + len(given.initramfs)) if given.initramfs else None
             )

@@ -88,6 +88,10 @@ void arch_context_init(struct arch_context *ctx, uintptr_t stack_top, arch_threa
                        void (*entry)(void *), void *arg);
 /* Powers the system (or, inside an rtmux partition, the partition) off; returns only on failure. */
 void arch_system_off(void);
+/* Reports a fatal error: PSCI SYSTEM_RESET2 with rtmux's vendor type and `cookie` where the PSCI
+ * implementation offers SYSTEM_RESET2 (the rtmux hypervisor then applies the partition's fault
+ * policy), else, or if it is refused, SYSTEM_OFF. Returns only if both fail. */
+void arch_system_fatal(uint64_t cookie);
 void arch_set_psci_conduit(unsigned entry_el);
 
 #endif /* ARCH_CPU_H */
