@@ -59,9 +59,14 @@ static void rx_char(char c)
             hyp_printf("\nrtmux: console input now goes to %s\n", con_focus->name);
             return;
         }
+        if (c == 'e') {
+            hyp_printf("\n");
+            vcpu_report_entries();
+            return;
+        }
         if (c != (char)escape_key) {
-            hyp_printf("\nrtmux: escape then 1..%u chooses the partition that gets input; escape twice "
-                       "sends the escape character\n",
+            hyp_printf("\nrtmux: escape then 1..%u chooses the partition that gets input, then e shows the "
+                       "hypervisor's entries per CPU; escape twice sends the escape character\n",
                        hyp_nparts);
             return;
         }

@@ -40,6 +40,7 @@ void part_stop(struct vcpu *v, const char *why)
     p->state = PART_OFF;
     hyp_printf("rtmux: partition %s stopped: %s\n", p->name, why);
     report_stats(p);
+    vcpu_report_entries();
     bool last = !part_any_running();
     spin_unlock(&part_lock);
     if (last) {
@@ -57,6 +58,7 @@ static void __attribute__((noreturn)) restart(struct vcpu *v)
 {
     struct partition *p = v->part;
     report_stats(p);
+    vcpu_report_entries();
     arch_guest_quiesce(v);
     vuart_reset(&p->uart);
     part_load(p);

@@ -199,10 +199,30 @@ static void sysreg_refused(struct vcpu *v, uint64_t esr)
     inject_undef(v);
 }
 
+/* The entry counter of each exception class hyp_guest_sync handles; others count as ENTRY_OTHER. */
+static enum hyp_entry entry_kind(uint64_t ec)
+{
+    switch (ec) {
+    case ESR_EC_DABT_LOW:
+        return ENTRY_DABT;
+    case ESR_EC_IABT_LOW:
+        return ENTRY_IABT;
+    case ESR_EC_HVC64:
+        return ENTRY_HVC;
+    case ESR_EC_SMC64:
+        return ENTRY_SMC;
+    case ESR_EC_SYSREG:
+        return ENTRY_SYSREG;
+    default:
+        return ENTRY_OTHER;
+    }
+}
+
 void hyp_guest_sync(void)
 {
     struct vcpu *v = this_vcpu();
     uint64_t esr = ARCH_READ_SYSREG(esr_el2);
+    vcpu_count_entry(v, entry_kind(ESR_EC(esr)));
     switch (ESR_EC(esr)) {
     case ESR_EC_DABT_LOW:
         data_abort(v, esr);
@@ -237,19 +257,25 @@ void hyp_guest_serror(void)
 {
     struct vcpu *v = this_vcpu();
     char why[HYP_FAULT_TEXT_MAX];
+    vcpu_count_entry(v, ENTRY_SERROR);
     (void)hyp_snprintf(why, sizeof(why), "SError (ESR 0x%lx)", (unsigned long)ARCH_READ_SYSREG(esr_el2));
     part_fault(v, why);
 }
 
+/* Physical interrupts reach EL2 only on CPUs of partitions without direct delivery (Linux), and on
+ * CPUs parked in the hypervisor. */
 void hyp_guest_irq(void)
 {
-    hyp_el2_irq();
+    struct vcpu *v = this_vcpu();
+    vcpu_count_entry(v, ENTRY_IRQ);
+    vgic_handle_irq(v);
 }
 
 void hyp_el2_irq(void)
 {
-    /* Physical interrupts reach EL2 only on CPUs of partitions without direct delivery (Linux). */
-    vgic_handle_irq(this_vcpu());
+    struct vcpu *v = this_vcpu();
+    vcpu_count_entry(v, ENTRY_EL2_IRQ);
+    vgic_handle_irq(v);
 }
 
 void hyp_bad_exception(uint64_t kind, uint64_t esr, uint64_t elr, uint64_t far)
