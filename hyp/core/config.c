@@ -9,6 +9,7 @@
 #include "hyp/limits.h"
 #include "hyp/partition.h"
 #include "hyp/printf.h"
+#include "lib/conring.h"
 #include "lib/string.h"
 
 _Static_assert(BLOB_MAX_DEVICES == HYP_MAX_DEVICES, "a partition holds every device range of its record");
@@ -157,6 +158,24 @@ static void read_fault_policy(struct partition *p, const struct blob_partition *
     }
 }
 
+/* The console ring lies inside the partition's RAM, its data a power of two, its header cache-line
+ * aligned (the partition and the hypervisor share it). */
+static void read_conring(struct partition *p, const struct blob_partition *r)
+{
+    uint64_t ipa = r->conring.ipa, size = r->conring.size;
+    if (size == 0) {
+        return;
+    }
+    if ((size & (size - 1u)) != 0 || ipa % CONRING_HEADER_SIZE != 0 || ipa < p->ram_ipa ||
+        ipa - p->ram_ipa > p->ram_size || p->ram_size - (ipa - p->ram_ipa) < CONRING_HEADER_SIZE + size) {
+        hyp_panic("partition %s: console ring of 0x%lx bytes at IPA 0x%lx is not inside its RAM or not a "
+                  "power of two",
+                  p->name, (unsigned long)size, (unsigned long)ipa);
+    }
+    p->conring = (struct conring *)(uintptr_t)(p->ram_pa + (ipa - p->ram_ipa));
+    p->conring_size = (uint32_t)size;
+}
+
 unsigned config_parse(const uint8_t *blob, size_t avail, uint64_t image_base, uint64_t bundle_size,
                       struct partition *parts, unsigned max, struct hyp_config *out)
 {
@@ -255,6 +274,7 @@ unsigned config_parse(const uint8_t *blob, size_t avail, uint64_t image_base, ui
         read_images(p, r, image_base, bundle_size);
         read_streams(parts, i, r);
         read_fault_policy(p, r);
+        read_conring(p, r);
     }
     return nparts;
 }

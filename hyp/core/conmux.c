@@ -5,6 +5,7 @@
  */
 #include "hyp/conmux.h"
 
+#include "arch/spinlock.h"
 #include "arch/timer.h"
 #include "arch/vgic.h"
 #include "arm64/pl011.h"
@@ -15,6 +16,7 @@
 #include "hyp/printf.h"
 #include "hyp/vcpu.h"
 #include "hyp/vuart.h"
+#include "lib/conring.h"
 
 /* Priority of the UART input interrupt at the physical GIC. The drain CPU takes every interrupt at EL2
  * with ICC_PMR_EL1 fully open (vgic_cpu_init), so this only orders it among pending ones: mid-range, as
@@ -42,10 +44,54 @@ void conmux_init(unsigned focus, uint8_t escape)
     }
 }
 
+/* Serialises a partition's console ring between the drain CPU and the partition's own CPU closing it
+ * before a stop or reset: one consumer at a time, and no read of RAM being wiped. */
+static spinlock_t ring_lock[HYP_MAX_PARTITIONS];
+
+/* Moves what p wrote into its console ring to its UART model's output (caller holds its ring lock).
+ * The partition is trusted with its ring but its indices are still bounded: at most one ring's worth. */
+static void ring_pull(struct partition *p)
+{
+    if (!__atomic_load_n(&p->conring_on, __ATOMIC_ACQUIRE)) {
+        return;
+    }
+    struct conring *r = p->conring;
+    uint32_t head = __atomic_load_n(&r->head, __ATOMIC_ACQUIRE);
+    uint32_t tail = p->conring_tail;
+    if (head - tail > p->conring_size) {
+        tail = head - p->conring_size; /* a producer past the invariant: keep its newest ring's worth */
+    }
+    for (; tail != head; tail++) {
+        vuart_tx_push(&p->uart, r->data[tail & (p->conring_size - 1u)]);
+    }
+    p->conring_tail = tail;
+    __atomic_store_n(&r->tail, tail, __ATOMIC_RELEASE);
+    uint32_t dropped = __atomic_load_n(&r->dropped, __ATOMIC_RELAXED);
+    if (dropped != p->conring_dropped) {
+        hyp_printf("rtmux: %s: console ring full, %u characters dropped\n", p->name,
+                   dropped - p->conring_dropped);
+        p->conring_dropped = dropped;
+    }
+}
+
+void con_ring_close(struct partition *p)
+{
+    spinlock_t *lock = &ring_lock[part_index(p)];
+    spin_lock(lock);
+    ring_pull(p);
+    __atomic_store_n(&p->conring_on, false, __ATOMIC_RELEASE);
+    spin_unlock(lock);
+}
+
 void con_drain(bool flush_partial)
 {
     for (unsigned i = 0; i < hyp_nparts; i++) {
         struct partition *p = &hyp_part[i];
+        if (p->conring != NULL) {
+            spin_lock(&ring_lock[i]);
+            ring_pull(p);
+            spin_unlock(&ring_lock[i]);
+        }
         vuart_drain(&p->uart, p->name, p->tag, flush_partial);
     }
 }

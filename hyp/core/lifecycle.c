@@ -36,6 +36,7 @@ void part_stop(struct vcpu *v, const char *why)
 {
     struct partition *p = v->part;
     arch_guest_quiesce(v);
+    con_ring_close(p);
     spin_lock(&part_lock);
     p->state = PART_OFF;
     hyp_printf("rtmux: partition %s stopped: %s\n", p->name, why);
@@ -60,6 +61,7 @@ static void __attribute__((noreturn)) restart(struct vcpu *v)
     report_stats(p);
     vcpu_report_entries();
     arch_guest_quiesce(v);
+    con_ring_close(p);
     vuart_reset(&p->uart);
     part_load(p);
     part_enter(v);

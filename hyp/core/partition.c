@@ -87,6 +87,10 @@ void part_load(struct partition *p)
         arch_dcache_clean_inval_poc(dtb, p->dtb.size);
     }
     arch_sync_icache();
+    /* The wipe emptied the console ring (head = tail = 0); the drain may read it again. */
+    p->conring_tail = 0;
+    p->conring_dropped = 0;
+    __atomic_store_n(&p->conring_on, p->conring != NULL, __ATOMIC_RELEASE);
 }
 
 void part_setup(struct partition *p)

@@ -56,6 +56,11 @@ static void put(struct vuart *u, char c)
     }
 }
 
+void vuart_tx_push(struct vuart *u, char c)
+{
+    put(u, c);
+}
+
 static bool rx_empty(const struct vuart *u)
 {
     return __atomic_load_n(&u->rx_prod, __ATOMIC_ACQUIRE) == __atomic_load_n(&u->rx_cons, __ATOMIC_RELAXED);

@@ -21,6 +21,31 @@ static void idle_entry(void *arg)
     }
 }
 
+/*
+ * The console: inside rtmux (with a Linux partition to drain it) the DTB offers a shared-memory ring,
+ * /chosen/rtmux,console-ring = <address-hi address-lo size>, whose writes never trap to the hypervisor;
+ * otherwise (bare metal) the PL011.
+ */
+static uint32_t be32(const uint8_t *b)
+{
+    return ((uint32_t)b[0] << 24) | ((uint32_t)b[1] << 16) | ((uint32_t)b[2] << 8) | b[3];
+}
+
+static void console_init(const void *dtb)
+{
+    uint32_t len = 0;
+    const uint8_t *cells = k_fdt_chosen(dtb, "rtmux,console-ring", &len);
+    if (cells != NULL && len == 12) {
+        uint64_t base = ((uint64_t)be32(cells) << 32) | be32(cells + 4);
+        uint32_t size = be32(cells + 8);
+        if (base != 0 && size != 0 && (size & (size - 1u)) == 0) {
+            k_console_use_ring((uintptr_t)base, size);
+            return;
+        }
+    }
+    pl011_init();
+}
+
 static void main_entry(void *arg)
 {
     (void)arg;
@@ -30,7 +55,7 @@ static void main_entry(void *arg)
 void k_boot(const void *dtb, uint64_t entry_el)
 {
     arch_set_psci_conduit((unsigned)entry_el);
-    pl011_init();
+    console_init(dtb);
     rt_printf("rtos: rtmux rtos %s entered at EL%u\n", RT_VERSION, (unsigned)entry_el);
     k_rq_init(&k_cpu.rq);
     k_irq_init();

@@ -153,8 +153,11 @@ static inline const char *k_thread_name(const rt_thread_t *t)
 }
 
 /* ---------------- the fatal path (panic.c): no lock, no scheduler ---------------- */
-/* Console output straight to the UART (LF becomes CR LF): early boot, handlers, fault reports. */
+/* Console output straight to the UART (LF becomes CR LF), or into the console ring once
+ * k_console_use_ring was called: early boot, handlers, fault reports. Never waits for a lock. */
 void k_console_write(const char *s, size_t n);
+/* From now on the console is the shared-memory ring at `base` (lib/conring.h), `size` data bytes. */
+void k_console_use_ring(uintptr_t base, uint32_t size);
 void k_console_puts(const char *s);
 /* One formatted line (at most 256 bytes) through k_console_write. */
 void k_fatal_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -171,6 +174,8 @@ void k_irq_dispatch(void);
 void k_bootargs_init(const void *dtb);
 /* FDT (lib/fdt.c): /chosen/bootargs, or NULL. */
 const char *k_fdt_bootargs(const void *dtb);
+/* FDT: the value of property `name` of /chosen and its length, or NULL. */
+const void *k_fdt_chosen(const void *dtb, const char *name, uint32_t *len);
 
 /* Interrupt entry (sched.c) and fault reporting (fault.c), called from vectors.S; boot (boot.c) */
 void k_irq_entry(void);

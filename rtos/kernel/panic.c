@@ -5,6 +5,7 @@
  */
 #include <stdarg.h>
 
+#include "../drivers/conring.h"
 #include "../drivers/pl011.h"
 #include "arch/cpu.h"
 #include "kernel.h"
@@ -14,8 +15,26 @@
 /* A fatal report line longer than this is cut. */
 #define K_FATAL_LINE_MAX 256u
 
+/* Set once at boot (k_console_use_ring) when the DTB offers a console ring. */
+static bool console_ring;
+
+void k_console_use_ring(uintptr_t base, uint32_t size)
+{
+    conring_init(base, size);
+    console_ring = true;
+}
+
 void k_console_write(const char *s, size_t n)
 {
+    if (console_ring) {
+        /* One producer: a handler's line must not interleave with the thread line it interrupted. The
+         * copy is at most one formatted line (K_FATAL_LINE_MAX / the printf buffer), so the masked
+         * section is short and bounded. */
+        uint64_t flags = arch_irq_lock();
+        conring_write(s, n);
+        arch_irq_unlock(flags);
+        return;
+    }
     for (size_t i = 0; i < n; i++) {
         if (s[i] == '\n') {
             pl011_putc('\r');

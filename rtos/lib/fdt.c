@@ -1,5 +1,5 @@
 /*
- * Just enough of a flattened-device-tree reader to find /chosen/bootargs (devicetree specification
+ * Just enough of a flattened-device-tree reader to find properties of /chosen (devicetree specification
  * v0.4, chapter 5: big-endian header, structure block of tokens, strings block).
  */
 #include <stddef.h>
@@ -34,7 +34,7 @@ static size_t align4(size_t n)
     return (n + 3u) & ~(size_t)3u;
 }
 
-const char *k_fdt_bootargs(const void *dtb)
+const void *k_fdt_chosen(const void *dtb, const char *want, uint32_t *out_len)
 {
     const uint8_t *base = dtb;
     if (((uintptr_t)dtb & 3u) != 0 || be32(base) != FDT_MAGIC) {
@@ -74,9 +74,9 @@ const char *k_fdt_bootargs(const void *dtb)
             uint32_t nameoff = be32(p + 4);
             p += 8;
             if (in_chosen && off_strings + nameoff < total &&
-                streq((const char *)base + off_strings + nameoff, "bootargs") && len > 0 && p + len <= end &&
-                p[len - 1] == '\0') {
-                return (const char *)p;
+                streq((const char *)base + off_strings + nameoff, want) && p + len <= end) {
+                *out_len = len;
+                return p;
             }
             p += align4(len);
         } else if (tok == FDT_NOP) {
@@ -86,4 +86,11 @@ const char *k_fdt_bootargs(const void *dtb)
         }
     }
     return NULL;
+}
+
+const char *k_fdt_bootargs(const void *dtb)
+{
+    uint32_t len = 0;
+    const char *s = k_fdt_chosen(dtb, "bootargs", &len);
+    return s != NULL && len > 0 && s[len - 1] == '\0' ? s : NULL;
 }

@@ -8,7 +8,8 @@
  * newer minor one (minor revisions only give meaning to reserved bytes, which are zero before).
  * Revision history: 1.0 first; 1.1 added the partition's seed ranges (zero in a 1.0 blob: none); 2.0
  * grew the partition record to 576 bytes for its IOMMU stream ranges (and reserved bytes for later
- * minor revisions); 2.1 added the partition's fault policy (zero in a 2.0 blob: stop, no restart).
+ * minor revisions); 2.1 added the partition's fault policy (zero in a 2.0 blob: stop, no restart) and
+ * its shared-memory console ring (zero: none).
  */
 #ifndef HYP_BLOB_H
 #define HYP_BLOB_H
@@ -100,6 +101,14 @@ struct __attribute__((packed)) blob_fault {
     uint32_t window_s; /* non-zero with BLOB_FAULT_RESTART */
 };
 
+/* A console ring in the partition's RAM (lib/conring.h): CONRING_HEADER_SIZE bytes of header, then
+ * size data bytes (a power of two). size 0 = none: the partition writes to its emulated PL011. */
+struct __attribute__((packed)) blob_conring {
+    uint64_t ipa;
+    uint32_t size;
+    uint32_t reserved;
+};
+
 /* One partition, in configuration order (its index + 1 is its console focus key). */
 struct __attribute__((packed)) blob_partition {
     char name[BLOB_NAME_SIZE];
@@ -122,7 +131,8 @@ struct __attribute__((packed)) blob_partition {
     struct blob_seed seed[BLOB_MAX_SEEDS];       /* since 1.1 */
     struct blob_stream stream[BLOB_MAX_STREAMS]; /* since 2.0 */
     struct blob_fault fault;                     /* since 2.1 */
-    uint8_t reserved2[40];
+    struct blob_conring conring;                 /* since 2.1 */
+    uint8_t reserved2[24];
 };
 
 #define BLOB_CHECK(type, field, off) \
@@ -160,6 +170,9 @@ BLOB_CHECK(blob_fault, policy, 0);
 BLOB_CHECK(blob_fault, max_restarts, 1);
 BLOB_CHECK(blob_fault, window_s, 4);
 _Static_assert(sizeof(struct blob_fault) == 8, "fault policy is 8 bytes");
+BLOB_CHECK(blob_conring, ipa, 0);
+BLOB_CHECK(blob_conring, size, 8);
+_Static_assert(sizeof(struct blob_conring) == 16, "console ring is 16 bytes");
 BLOB_CHECK(blob_partition, name, 0);
 BLOB_CHECK(blob_partition, tag, 16);
 BLOB_CHECK(blob_partition, kind, 32);
@@ -180,7 +193,8 @@ BLOB_CHECK(blob_partition, irq, 368);
 BLOB_CHECK(blob_partition, seed, 496);
 BLOB_CHECK(blob_partition, stream, 512);
 BLOB_CHECK(blob_partition, fault, 528);
-BLOB_CHECK(blob_partition, reserved2, 536);
+BLOB_CHECK(blob_partition, conring, 536);
+BLOB_CHECK(blob_partition, reserved2, 552);
 _Static_assert(sizeof(struct blob_partition) == 576, "partition record is 576 bytes");
 #undef BLOB_CHECK
 

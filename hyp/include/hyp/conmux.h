@@ -21,8 +21,12 @@ extern struct partition *con_focus;
 
 /* Chooses the drain CPU and routes UART input to it; focus = index of the partition with input. */
 void conmux_init(unsigned focus, uint8_t escape);
-/* Moves every partition's pending output to the console. */
+/* Moves every partition's pending output to the console (from its console ring, if it has one, and
+ * its emulated UART). */
 void con_drain(bool flush_partial);
+/* Takes what is left in p's console ring and stops draining it, before p stops or its RAM is wiped
+ * (part_load opens it again). */
+void con_ring_close(struct partition *p);
 /* Hypervisor interrupts on the drain CPU: UART input, and the drain tick (EL2 timer). */
 void conmux_rx_irq(struct vcpu *v);
 void conmux_tick(struct vcpu *v);

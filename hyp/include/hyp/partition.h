@@ -67,6 +67,13 @@ struct partition {
         uint64_t sysregs; /* PMU, debug, auxiliary control accesses emulated (RAZ/WI) */
         uint64_t undefs;  /* other trapped system registers: undefined instruction injected */
     } stats;
+    /* Console ring in the partition's RAM (lib/conring.h; NULL: none), at its PA in the hypervisor's
+     * map. conring_on: the ring may be drained (cleared before the RAM is wiped, set after a load);
+     * conring_tail: the consumer's index, kept here so the partition cannot move it. */
+    struct conring *conring;
+    uint32_t conring_size;
+    volatile bool conring_on;
+    uint32_t conring_tail, conring_dropped;
     uint64_t faults; /* faults so far, whatever the policy did */
     /* Counter values of the last fault restarts: a ring of fault.max_restarts entries, the oldest at
      * restarts % max_restarts once it is full. */

@@ -46,6 +46,9 @@ bool vuart_irq_line(const void *ctx);
 /* A character typed for the partition; false when the receive ring is full (the character is dropped).
  * Console CPU only (the ring's single producer). */
 bool vuart_rx(struct vuart *u, char c);
+/* Adds c to the output ring, as a UARTDR write does (the console ring's drain uses it): a caller is the
+ * ring's only producer while it runs (conmux.c: the partition no longer writes UARTDR then). */
+void vuart_tx_push(struct vuart *u, char c);
 /* Moves the ring into console lines tagged `tag` (console CPU only). With flush_partial, an unfinished
  * line is shown once a drain found nothing new (a shell prompt). Reports dropped output under `name`. */
 void vuart_drain(struct vuart *u, const char *name, const char *tag, bool flush_partial);

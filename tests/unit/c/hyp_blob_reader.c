@@ -98,6 +98,10 @@ int main(int argc, char **argv)
         }
         printf("part%u.fault=%u,%u,%u\n", i, (unsigned)p->fault.policy, p->fault.max_restarts,
                (unsigned)p->fault.window_s);
+        if (p->conring != NULL) {
+            printf("part%u.conring=0x%lx,0x%x\n", i,
+                   (unsigned long)((uintptr_t)p->conring - p->ram_pa + p->ram_ipa), p->conring_size);
+        }
     }
     free(blob);
     return 0;

@@ -101,7 +101,9 @@ def test_partition_fields_at_documented_offsets(
     assert struct.unpack_from("<3Q", data, rtos + 128) == (0, 0, 0)  # no initramfs
     assert struct.unpack_from("<3Q", data, rtos + 152) == (0x20_0000, 0x800, 0x40E0_0000)
     assert struct.unpack_from("<3Q", data, rtos + 176) == (0x080A_0000, 0x080A_0000, 0x2_0000)  # its GICR
-    assert data[rtos + 200 : rtos + 576] == bytes(376)  # no more devices, no seeds, no streams; fault: stop
+    assert data[rtos + 200 : rtos + 536] == bytes(336)  # no more devices, no seeds, no streams; fault: stop
+    assert struct.unpack_from("<QII", data, rtos + 536) == (0x40FF_8000, 0x4000, 0)  # its console ring
+    assert data[rtos + 552 : rtos + 576] == bytes(24)
 
     assert struct.unpack_from("<I", data, linux + 32) == (2,)
     assert struct.unpack_from("<QQQQ", data, linux + 40) == (0b10, 0x4900_0000, 0x4900_0000, 512 * MIB)
@@ -116,7 +118,7 @@ def test_partition_fields_at_documented_offsets(
     # every stream ID of the PCIe host goes to this partition's RAM through the SMMU
     assert struct.unpack_from("<4I", data, linux + 512) == (0, 0x1_0000, 0, 0)
     assert struct.unpack_from("<BBHI", data, linux + 528) == (1, 3, 0, 60)  # restart, at most 3 in 60 s
-    assert data[linux + 536 : linux + 576] == bytes(40)
+    assert data[linux + 536 : linux + 576] == bytes(40)  # no console ring
     assert blob.unpack(data).partitions[1].streams == (blob.StreamRange(0, 0x1_0000),)
 
 

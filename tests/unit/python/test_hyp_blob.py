@@ -79,6 +79,8 @@ def expected_fields(b: blob.Blob) -> dict[str, str]:
         for k, stream in enumerate(p.streams):
             want[f"part{i}.stream{k}"] = f"0x{stream.first:x},0x{stream.count:x}"
         want[f"part{i}.fault"] = f"{p.fault.policy},{p.fault.max_restarts},{p.fault.window_s}"
+        if p.conring.size:
+            want[f"part{i}.conring"] = f"0x{p.conring.ipa:x},0x{p.conring.size:x}"
     return want
 
 
@@ -90,6 +92,8 @@ def test_good_blob_reads_back_equal(reader: Path, good: blob.Blob, tmp_path: Pat
     assert fields["part1.stream0"] == "0x0,0x10000"  # and the PCIe host's streams, behind the SMMU
     assert fields["part0.fault"] == "0,0,0"  # the rtos stops on a fault (its default)
     assert fields["part1.fault"] == "1,3,60"  # Linux restarts, at most 3 times in 60 s (its default)
+    assert fields["part0.conring"] == "0x40ff8000,0x4000"  # the rtos's console ring: the last 32 KiB
+    assert "part1.conring" not in fields
 
 
 def test_newer_minor_revision_is_accepted(reader: Path, good: blob.Blob, tmp_path: Path) -> None:
@@ -136,6 +140,8 @@ def damaged(data: bytes, offset: int, value: bytes) -> bytes:
         ("unknown fault policy", "partition linux: fault policy 2 with 3 restarts in 60 s is not valid"),
         ("restart without a window", "partition linux: fault policy 1 with 3 restarts in 0 s is not valid"),
         ("too many restarts", "partition rtos: fault policy 1 with 17 restarts in 60 s is not valid"),
+        ("ring beyond ram", "partition rtos: console ring of 0x4000 bytes at IPA 0x40ffc000 is not inside"),
+        ("ring size", "partition rtos: console ring of 0x3000 bytes at IPA 0x40ff8000 is not inside"),
     ],
 )
 def test_damaged_blob_is_refused_with_its_reason(
@@ -208,6 +214,10 @@ def test_damaged_blob_is_refused_with_its_reason(
             data = blob.pack(with_partition(good, 1, fault=blob.FaultRecord(1, 3, 0)))
         case "too many restarts":
             data = blob.pack(with_partition(good, 0, fault=blob.FaultRecord(1, 17, 60)))
+        case "ring beyond ram":
+            data = blob.pack(with_partition(good, 0, conring=blob.ConringRecord(0x40FF_C000, 0x4000)))
+        case "ring size":
+            data = blob.pack(with_partition(good, 0, conring=blob.ConringRecord(0x40FF_8000, 0x3000)))
     rc, fields = run(reader, data, tmp_path)
     assert rc == 1
     assert message in fields["panic"]

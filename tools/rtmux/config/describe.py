@@ -58,6 +58,12 @@ def describe(config: SystemConfig) -> str:
         else:
             lines.append(f"  bootargs  {p.bootargs!r}")
         lines.append(f"  fault     {p.fault.text()}")
+        ring = config.console_ring(p)
+        if ring is not None:
+            lines.append(
+                f"  console   ring at IPA {hexa(ring.base)} ({size_text(ring.size)}): output without a trap, "
+                "drained by the hypervisor on the Linux CPU"
+            )
         for dev in p.devices:
             where = ", ".join(range_text(r) for r in dev.mmio)
             what = f"board {dev.board_device}" if dev.board_device else ("direct" if dev.implicit else "mmio")

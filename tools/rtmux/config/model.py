@@ -24,6 +24,12 @@ DTB_SLOT = 2 * MIB  # the top 2 MiB of a partition's RAM hold its DTB (arm64 boo
 INITRD_ALIGN = 4 * KIB
 RTOS_IPA = 0x4000_0000  # where the rtos is linked to find its RAM (QEMU virt's RAM base)
 DEFAULT_HYP_MEMORY = 128 * MIB
+# The rtos's console ring (lib/conring.h): a 64-byte header and 16 KiB of data (the hypervisor drains it
+# every 4 ms; the demo writes ~200 bytes a second), in the last 32 KiB of the rtos partition's RAM, inside
+# its DTB slot above the small DTB.
+CONRING_HEADER = 64
+CONRING_DATA = 16 * KIB
+CONRING_REGION = 32 * KIB
 
 # Limits of the hypervisor (hyp/include/hyp/hyp.h) and of the blob's fixed-size records (rtmux.image.blob).
 MAX_PARTITIONS = 4
@@ -229,6 +235,14 @@ class SystemConfig:
     console: Console
     partitions: tuple[Partition, ...]
     notes: tuple[str, ...] = ()
+
+    def console_ring(self, part: Partition) -> Region | None:
+        """Where an rtos partition's console ring lies (base: its header, at an IPA; size: its data
+        bytes), or None. Only a system with a Linux partition has one: the hypervisor drains the ring on
+        a Linux CPU; alone, the rtos writes to its emulated PL011 (the hypervisor prints from its CPU)."""
+        if part.kind != KIND_RTOS or not self.of_kind(KIND_LINUX):
+            return None
+        return Region(part.ram.ipa + part.ram.size - CONRING_REGION, CONRING_DATA)
 
     def partition(self, name: str) -> Partition:
         for p in self.partitions:

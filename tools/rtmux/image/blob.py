@@ -34,7 +34,8 @@ SEED = struct.Struct("<II")
 STREAM = struct.Struct("<II")
 FAULT = struct.Struct("<BBHI")  # policy, max_restarts, reserved, window_s (since 2.1)
 FAULT_CODES = {cfg.FAULT_STOP: 0, cfg.FAULT_RESTART: 1}
-PART_RESERVED = 40
+CONRING = struct.Struct("<QII")  # ipa, size, reserved (since 2.1)
+PART_RESERVED = 24
 PART_SIZE = (
     PART_FIXED.size
     + IMAGE_SLOTS * IMAGE.size
@@ -43,6 +44,7 @@ PART_SIZE = (
     + SEED_SLOTS * SEED.size
     + cfg.MAX_STREAMS * STREAM.size
     + FAULT.size
+    + CONRING.size
     + PART_RESERVED
 )
 CRC_OFFSET = 16
@@ -87,6 +89,14 @@ class FaultRecord:
 
 
 @dataclass(frozen=True)
+class ConringRecord:
+    """The partition's console ring (lib/conring.h): its header's IPA and its data bytes; size 0: none."""
+
+    ipa: int = 0
+    size: int = 0
+
+
+@dataclass(frozen=True)
 class DeviceRecord:
     ipa: int
     pa: int
@@ -112,6 +122,7 @@ class PartitionRecord:
     seeds: tuple[SeedRange, ...] = ()
     streams: tuple[StreamRange, ...] = ()
     fault: FaultRecord = FaultRecord()
+    conring: ConringRecord = ConringRecord()
 
 
 @dataclass(frozen=True)
@@ -229,6 +240,7 @@ def _pack_partition(p: PartitionRecord) -> bytes:
         s = p.streams[i] if i < len(p.streams) else StreamRange(0, 0)
         out += STREAM.pack(s.first, s.count)
     out += FAULT.pack(p.fault.policy, p.fault.max_restarts, 0, p.fault.window_s)
+    out += CONRING.pack(p.conring.ipa, p.conring.size, 0)
     out += bytes(PART_RESERVED)
     assert len(out) == PART_SIZE
     return bytes(out)
@@ -297,6 +309,7 @@ def _unpack_partition(data: bytes, off: int) -> PartitionRecord:
     )
     pos += cfg.MAX_STREAMS * STREAM.size
     policy, max_restarts, _r2, window_s = FAULT.unpack_from(data, pos)
+    ring_ipa, ring_size, _r3 = CONRING.unpack_from(data, pos + FAULT.size)
     return PartitionRecord(
         name=_unname(name),
         tag=_unname(tag),
@@ -315,6 +328,7 @@ def _unpack_partition(data: bytes, off: int) -> PartitionRecord:
         seeds=seeds,
         streams=streams,
         fault=FaultRecord(policy, max_restarts, window_s),
+        conring=ConringRecord(ring_ipa, ring_size),
     )
 
 
@@ -357,6 +371,9 @@ def from_config(config: cfg.SystemConfig, payloads: Mapping[str, Payload] | None
             irqs=p.interrupts,
             streams=tuple(StreamRange(r.base, r.size) for r in p.streams),
             fault=FaultRecord(FAULT_CODES[p.fault.policy], p.fault.max_restarts, p.fault.window_s),
+            conring=ConringRecord(ring.base, ring.size)
+            if (ring := config.console_ring(p))
+            else ConringRecord(),
         )
         payload = (payloads or {}).get(p.name)
         if payload is not None:

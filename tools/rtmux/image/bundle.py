@@ -19,6 +19,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from rtmux import config as cfg
+from rtmux.board import Region
 from rtmux.errors import SetupError
 from rtmux.formats import fdt
 from rtmux.image import blob, dtgen
@@ -41,8 +42,9 @@ class PartitionImages:
     bootargs: str | None = None  # None: the configuration's
 
 
-def rtos_dtb(part: cfg.Partition, bootargs: str) -> bytes:
-    """The small DTB an rtos partition gets: its memory and /chosen/bootargs (the rtos reads only these)."""
+def rtos_dtb(part: cfg.Partition, bootargs: str, ring: Region | None = None) -> bytes:
+    """The small DTB an rtos partition gets: its memory, /chosen/bootargs and, inside rtmux with a Linux
+    partition, /chosen/rtmux,console-ring = <address-hi address-lo size> (the rtos reads only these)."""
     root = fdt.Node(
         "",
         {
@@ -58,7 +60,10 @@ def rtos_dtb(part: cfg.Partition, bootargs: str) -> bytes:
             {"device_type": fdt.string("memory"), "reg": fdt.u64_cells(part.ram.ipa, part.ram.size)},
         )
     )
-    root.children.append(fdt.Node("chosen", {"bootargs": fdt.string(bootargs)}))
+    chosen = {"bootargs": fdt.string(bootargs)}
+    if ring is not None:
+        chosen["rtmux,console-ring"] = fdt.cells(ring.base >> 32, ring.base & 0xFFFF_FFFF, ring.size)
+    root.children.append(fdt.Node("chosen", chosen))
     return fdt.serialize(fdt.Tree(root, boot_cpuid_phys=part.boot_cpu))
 
 
@@ -123,7 +128,10 @@ def pack(
             dtb = dtgen.generate(board_dtb, config.board, part, bootargs=bootargs, initrd=initrd, seed=random)
             seeds = seed_ranges(dtb, random[: dtgen.KASLR_SEED_BYTES], random[dtgen.KASLR_SEED_BYTES :])
         else:
-            dtb = rtos_dtb(part, bootargs)
+            ring = config.console_ring(part)
+            dtb = rtos_dtb(part, bootargs, ring)
+            if ring is not None and layout.dtb_ipa + len(dtb) > ring.base:
+                raise SetupError(f"partition {part.name!r}: its DTB reaches into its console ring")
             seeds = ()
         kernel_slot = place(given.kernel, layout.kernel_ipa)
         initrd_slot = place(given.initramfs, layout.initrd_ipa) if given.initramfs else blob.ImageSlot()

@@ -1,0 +1,34 @@
+"""Lines the hypervisor prints that tools and tests read (hyp/core/vcpu.c, hyp/core/lifecycle.c)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+# `rtmux: el2-entries cpu=N partition=NAME total=N dabt=N ...`: one CPU's entries into EL2 so far, printed
+# at every partition stop and reset and on request (escape then e).
+EL2_ENTRIES_RE = re.compile(r"^rtmux: el2-entries cpu=(?P<cpu>\d+) partition=(?P<part>\S+) (?P<counts>.*)$")
+_COUNT_RE = re.compile(r"(\w+)=(\d+)")
+
+
+@dataclass(frozen=True)
+class El2Entries:
+    cpu: int
+    partition: str
+    counts: dict[str, int]  # "total", then by cause: dabt, iabt, hvc, smc, sysreg, other, irq, serror, el2irq
+
+    @property
+    def total(self) -> int:
+        return self.counts["total"]
+
+
+def el2_entries(text: str) -> list[El2Entries]:
+    """Every el2-entries line of a console, in order."""
+    out = []
+    for line in text.splitlines():
+        m = EL2_ENTRIES_RE.match(line.strip())
+        if m:
+            counts = {k: int(v) for k, v in _COUNT_RE.findall(m["counts"])}
+            if "total" in counts:
+                out.append(El2Entries(int(m["cpu"]), m["part"], counts))
+    return out
