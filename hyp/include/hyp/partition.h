@@ -58,6 +58,9 @@ struct partition {
         uint64_t setway;  /* set/way cache maintenance ignored */
         uint64_t sysregs; /* PMU, debug, auxiliary control accesses emulated (RAZ/WI) */
         uint64_t undefs;  /* other trapped system registers: undefined instruction injected */
+        /* Level interrupts injected while the guest could not take them, re-checked at its next
+         * Group 1 CPU-interface access (vgic.c), and those withdrawn there because the line dropped. */
+        uint64_t resamples, withdrawn;
     } stats;
     /* Rate limit of the reports above (trap.c): tokens used, when they were last refilled. */
     unsigned report_used;

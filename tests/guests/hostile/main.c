@@ -568,14 +568,15 @@ static void rtc_irq(uint64_t iar)
     }
 }
 
-/* Raises the alarm: a match value equal to the current count fires at once (QEMU's PL031 then sets
- * RIS). The count may tick between the read and the write, which leaves the alarm 2^32 s away: retry. */
+/* Raises the alarm with IRQs unmasked: a match value equal to the current count fires at once (QEMU's
+ * PL031 then sets RIS), and the handler may already have run when RIS is read. The count may tick
+ * between the read and the write, which leaves the alarm 2^32 s away: retry. */
 static bool rtc_raise(void)
 {
     for (unsigned i = 0; i < 4u; i++) {
         *rtc_reg(PL031_MR) = *rtc_reg(PL031_DR);
         __asm__ volatile("dsb sy" ::: "memory");
-        if (*rtc_reg(PL031_RIS) & PL031_INT) {
+        if ((*rtc_reg(PL031_RIS) & PL031_INT) || rtc_entries != 0) {
             return true;
         }
     }
@@ -618,10 +619,7 @@ static uint64_t rtc_run(enum rtc_order order, uint64_t events, uint64_t settle_u
     for (uint64_t e = 0; e < events; e++) {
         uint64_t cleared = rtc_cleared;
         rtc_entries = 0;
-        irqs_off();
-        bool up = rtc_raise();
-        irqs_on();
-        if (!up) {
+        if (!rtc_raise()) {
             continue;
         }
         (*raised)++;
@@ -656,6 +654,7 @@ static void attack_rtc_route(void)
                  (unsigned long)route, (unsigned long)mine, (unsigned)was_enabled, (unsigned long)raised,
                  (unsigned long)rtc_asserted, (unsigned long)lost, (unsigned long)rtc_spurious);
     irqs_off();
+    rtc_entries = 0;
     bool up = rtc_raise();
     guest_printf("hostile: rtc-route: alarm left %s; powering off\n",
                  up && rtc_line() ? "asserted" : "clear");
