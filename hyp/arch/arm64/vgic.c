@@ -222,7 +222,9 @@ static void maintenance(struct vcpu *v)
 
 /* True when the guest would take an interrupt injected now at once, on its return: IRQs unmasked,
  * Group 1 enabled, its priority mask open to VGIC_LR_PRIO and nothing active (every injected interrupt
- * has that one priority, so any active one blocks the next). */
+ * has that one priority, so any active one blocks the next). ICH_AP1R0_EL2 holds every active priority
+ * while the virtual interface implements at most 5 priority bits (QEMU's; vgic_cpu_reset makes the
+ * same assumption). */
 static bool guest_takes_now(const struct vcpu *v)
 {
     uint64_t vmcr = ARCH_READ_SYSREG(ICH_VMCR_EL2);
