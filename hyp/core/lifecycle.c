@@ -18,13 +18,14 @@ static spinlock_t part_lock;
 /* What the hypervisor refused or emulated for p, if anything (hostile-guest tests read this line). */
 static void report_stats(const struct partition *p)
 {
-    if ((p->stats.aborts | p->stats.setway | p->stats.sysregs | p->stats.undefs) == 0) {
+    if ((p->stats.aborts | p->stats.setway | p->stats.sysregs | p->stats.undefs | p->stats.resamples) == 0) {
         return;
     }
     hyp_printf("rtmux: partition %s: refused or emulated: %lu aborts, %lu set/way operations, %lu PMU/debug "
-               "registers, %lu undefined system registers\n",
+               "registers, %lu undefined system registers, %lu level-interrupt resamples (%lu withdrawn)\n",
                p->name, (unsigned long)p->stats.aborts, (unsigned long)p->stats.setway,
-               (unsigned long)p->stats.sysregs, (unsigned long)p->stats.undefs);
+               (unsigned long)p->stats.sysregs, (unsigned long)p->stats.undefs,
+               (unsigned long)p->stats.resamples, (unsigned long)p->stats.withdrawn);
 }
 
 void part_enter(struct vcpu *v)

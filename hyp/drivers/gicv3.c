@@ -98,3 +98,17 @@ void gicv3_spi_disable(unsigned intid)
 {
     *gicd32(GICD_ICENABLER + (intid / 32u) * 4u) = 1u << (intid % 32u);
 }
+
+bool gicv3_irq_is_level(unsigned cpu, unsigned intid)
+{
+    uint32_t cfg = intid < GIC_SPI_BASE ? *gicr_sgi32(cpu, GICR_ICFGR0 + (intid / 16u) * 4u)
+                                        : *gicd32(GICD_ICFGR + (intid / 16u) * 4u);
+    return (cfg & GIC_ICFGR_EDGE(intid)) == 0;
+}
+
+bool gicv3_irq_is_pending(unsigned cpu, unsigned intid)
+{
+    uint32_t pend =
+        intid < GIC_SPI_BASE ? *gicr_sgi32(cpu, GICR_ISPENDR0) : *gicd32(GICD_ISPENDR + (intid / 32u) * 4u);
+    return ((pend >> (intid % 32u)) & 1u) != 0;
+}

@@ -5,6 +5,7 @@
 #ifndef HYP_DRIVERS_GICV3_H
 #define HYP_DRIVERS_GICV3_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 /* Affinity routing, Group 1 non-secure on; every SPI disabled and in Group 1. */
@@ -24,5 +25,11 @@ void gicv3_ppi_quiesce(unsigned cpu, uint32_t mask);
 /* Disables one PPI on CPU `cpu`, or one SPI. */
 void gicv3_ppi_disable(unsigned cpu, unsigned intid);
 void gicv3_spi_disable(unsigned intid);
+/* Whether PPI `intid` of CPU `cpu`, or SPI `intid`, is configured level-sensitive. */
+bool gicv3_irq_is_level(unsigned cpu, unsigned intid);
+/* Whether it is pending. For a level-sensitive interrupt that is not latched by a write to ISPENDR,
+ * that is its line's level, active or not (GICv3: an active level interrupt whose line is still
+ * asserted is active and pending). */
+bool gicv3_irq_is_pending(unsigned cpu, unsigned intid);
 
 #endif /* HYP_DRIVERS_GICV3_H */

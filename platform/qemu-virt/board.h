@@ -28,6 +28,11 @@
 #define BOARD_UART_SIZE  0x1000ul
 #define BOARD_UART_INTID 33u
 
+/* PL031 real-time clock, SPI 2 (level): a device a partition can be given whole. */
+#define BOARD_RTC_BASE  0x09010000ul
+#define BOARD_RTC_SIZE  0x1000ul
+#define BOARD_RTC_INTID 34u
+
 /* SMMUv3 (present with -M virt,iommu=smmuv3): the IOMMU in front of the PCIe host, owned by the
  * hypervisor. */
 #define BOARD_SMMU_BASE 0x09050000ul

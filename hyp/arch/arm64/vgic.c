@@ -4,12 +4,24 @@
  * Interrupts the partition owns are injected hardware-mapped (the guest's EOI deactivates the physical
  * interrupt, no second trap); emulated devices' lines and guest SGIs are injected as purely virtual
  * ones. Priority drop happens here (ICC_CTLR_EL1.EOImode = 1), deactivation by the guest or by ICC_DIR.
+ *
+ * Level-triggered hardware interrupts and the guest's masked sections. Acknowledging an interrupt here
+ * consumes its pending state, and a list register then holds it pending until the guest takes it. On
+ * bare hardware the pending state of a level interrupt follows its line; a list register does not. So
+ * when the guest cannot take an injected level interrupt at once (IRQs masked, e.g. in its handler
+ * right after an EOI that came before clearing its device), ICH_HCR_EL2.TALL1 makes its next Group 1
+ * CPU-interface access trap (the IAR read when it does take the interrupt): there every list register
+ * still only pending with a level interrupt is checked against the physical pending state, and
+ * withdrawn (its physical interrupt deactivated) if the line has dropped. The access then runs again
+ * natively; an IAR with nothing left pending reads 1023, which GIC drivers ignore. A guest that can
+ * take the interrupt at once takes no extra trap.
  */
 #include "arch/vgic.h"
 
 #include "arch/cpu.h"
 #include "arm64/esr.h"
 #include "arm64/gicv3.h"
+#include "arm64/sysreg.h"
 #include "board.h"
 #include "drivers/gicv3.h"
 #include "hyp/assert.h"
@@ -158,7 +170,7 @@ void vgic_inject(struct vcpu *v, unsigned vintid, unsigned pintid, bool eoi_noti
         /* All LRs busy: queue it and ask for a maintenance interrupt when they drain. Hardware-mapped
          * interrupts stay active at the distributor meanwhile, so nothing is lost. */
         v->vgic.sw_pending[vintid / 32] |= 1u << (vintid % 32);
-        ARCH_WRITE_SYSREG(ICH_HCR_EL2, ICH_HCR_EN | ICH_HCR_UIE);
+        ARCH_WRITE_SYSREG(ICH_HCR_EL2, ARCH_READ_SYSREG(ICH_HCR_EL2) | ICH_HCR_UIE);
     }
 }
 
@@ -179,7 +191,8 @@ static void refill(struct vcpu *v)
             v->vgic.sw_pending[w] &= ~(1u << bit);
         }
     }
-    ARCH_WRITE_SYSREG(ICH_HCR_EL2, left ? ICH_HCR_EN | ICH_HCR_UIE : ICH_HCR_EN);
+    uint64_t hcr = ARCH_READ_SYSREG(ICH_HCR_EL2) & ~(uint64_t)ICH_HCR_UIE;
+    ARCH_WRITE_SYSREG(ICH_HCR_EL2, left ? hcr | ICH_HCR_UIE : hcr);
 }
 
 void vgic_sync_levels(struct vcpu *v)
@@ -207,6 +220,61 @@ static void maintenance(struct vcpu *v)
     }
 }
 
+/* True when the guest would take an interrupt injected now at once, on its return: IRQs unmasked,
+ * Group 1 enabled, its priority mask open to VGIC_LR_PRIO and nothing active (every injected interrupt
+ * has that one priority, so any active one blocks the next). ICH_AP1R0_EL2 holds every active priority
+ * while the virtual interface implements at most 5 priority bits (QEMU's; vgic_cpu_reset makes the
+ * same assumption). */
+static bool guest_takes_now(const struct vcpu *v)
+{
+    uint64_t vmcr = ARCH_READ_SYSREG(ICH_VMCR_EL2);
+    return (v->guest.spsr & SPSR_I) == 0 && (vmcr & ICH_VMCR_VENG1) != 0 &&
+           ((vmcr >> ICH_VMCR_VPMR_SHIFT) & 0xffu) > VGIC_LR_PRIO && ARCH_READ_SYSREG(ICH_AP1R0_EL2) == 0;
+}
+
+/* A hardware interrupt waiting for the guest (acknowledged here, so active at the physical GIC) that is
+ * level-sensitive and whose line has dropped since: bare hardware would not deliver it any more. */
+static bool hw_line_dropped(const struct vcpu *v, unsigned pintid)
+{
+    return gicv3_irq_is_level(v->cpu, pintid) && !gicv3_irq_is_pending(v->cpu, pintid);
+}
+
+/* Withdraws every injected level interrupt whose line has dropped (header comment): the list registers
+ * still only pending (an active one is the guest's already) and the ones queued for a list register. */
+static void resample_levels(struct vcpu *v)
+{
+    uint64_t *withdrawn = &v->part->stats.withdrawn;
+    uint64_t empty = ARCH_READ_SYSREG(ICH_ELRSR_EL2);
+    for (unsigned i = 0; i < v->vgic.nlr; i++) {
+        uint64_t lr = ich_lr_read(i);
+        if (((empty >> i) & 1u) ||
+            (lr & (ICH_LR_HW | ICH_LR_PENDING | ICH_LR_ACTIVE)) != (ICH_LR_HW | ICH_LR_PENDING)) {
+            continue;
+        }
+        unsigned pintid = (unsigned)((lr >> ICH_LR_PINTID_SHIFT) & ICH_LR_PINTID_MASK);
+        if (hw_line_dropped(v, pintid)) {
+            ich_lr_write(i, 0);
+            ARCH_WRITE_SYSREG(ICC_DIR_EL1, pintid); /* EOImode 1: the priority was dropped at the ack */
+            (*withdrawn)++;
+        }
+    }
+    for (unsigned w = 0; w < HYP_INTID_WORDS; w++) {
+        uint32_t bits = v->vgic.sw_pending[w];
+        while (bits != 0) {
+            unsigned bit = (unsigned)__builtin_ctz(bits);
+            unsigned intid = w * 32u + bit;
+            bits &= bits - 1u;
+            /* Queued hardware interrupts: owned PPIs and SPIs, not an emulated device's line. */
+            if (intid >= GIC_SGI_COUNT && !is_level_source(v, intid) && hw_line_dropped(v, intid)) {
+                v->vgic.sw_pending[w] &= ~(1u << bit);
+                ARCH_WRITE_SYSREG(ICC_DIR_EL1, intid);
+                (*withdrawn)++;
+            }
+        }
+    }
+    arch_isb();
+}
+
 void vgic_handle_irq(struct vcpu *v)
 {
     for (;;) {
@@ -224,6 +292,9 @@ void vgic_handle_irq(struct vcpu *v)
         } else if (v->part != NULL && v->part->state == PART_RUNNING && intid >= GIC_SGI_COUNT &&
                    (intid < GIC_SPI_BASE || part_owns_irq(v->part, intid))) {
             vgic_inject(v, intid, intid, false); /* the guest's EOI deactivates it */
+            if (!guest_takes_now(v) && gicv3_irq_is_level(v->cpu, intid)) {
+                ARCH_WRITE_SYSREG(ICH_HCR_EL2, ARCH_READ_SYSREG(ICH_HCR_EL2) | ICH_HCR_TALL1);
+            }
         } else {
             /* Not the partition's, or it has stopped: dropped, and disabled so that a level that stays
              * asserted (a stopped guest's timer) cannot keep this CPU in EL2. */
@@ -245,6 +316,16 @@ bool vgic_sysreg_trap(struct vcpu *v, uint64_t esr)
     bool sgi_space = op0 == ICC_SGIR_OP0 && op1 == ICC_SGIR_OP1 && crn == ICC_SGIR_CRN && crm == ICC_SGIR_CRM;
     bool sgi1r = sgi_space && op2 == ICC_SGI1R_OP2;
     bool sgi_other = sgi_space && (op2 == ICC_ASGI1R_OP2 || op2 == ICC_SGI0R_OP2);
+    uint64_t hcr = ARCH_READ_SYSREG(ICH_HCR_EL2);
+    if (!sgi_space && op0 == ICC_EL1_OP0 && op1 == ICC_EL1_OP1 && crn == ICC_EL1_CRN &&
+        (hcr & ICH_HCR_TALL1)) {
+        /* The Group 1 access TALL1 was set for (vgic_handle_irq): withdraw what the line no longer
+         * asserts, stop trapping, and let the access run again natively (the PC stays on it). */
+        v->part->stats.resamples++;
+        resample_levels(v);
+        ARCH_WRITE_SYSREG(ICH_HCR_EL2, hcr & ~(uint64_t)ICH_HCR_TALL1);
+        return true;
+    }
     if (!sgi1r && !sgi_other) {
         return false;
     }

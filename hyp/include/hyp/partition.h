@@ -66,6 +66,9 @@ struct partition {
         uint64_t setway;  /* set/way cache maintenance ignored */
         uint64_t sysregs; /* PMU, debug, auxiliary control accesses emulated (RAZ/WI) */
         uint64_t undefs;  /* other trapped system registers: undefined instruction injected */
+        /* Level interrupts injected while the guest could not take them, re-checked at its next
+         * Group 1 CPU-interface access (vgic.c), and those withdrawn there because the line dropped. */
+        uint64_t resamples, withdrawn;
     } stats;
     /* Console ring in the partition's RAM (lib/conring.h; NULL: none), at its PA in the hypervisor's
      * map. conring_on: the ring may be drained (cleared before the RAM is wiped, set after a load);

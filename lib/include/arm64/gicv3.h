@@ -44,6 +44,8 @@
 #define GICD_IPRIORITYR_SPAN 0x400u
 #define GICD_ICFGR_SPAN      0x100u
 #define GICD_IGRPMODR_SPAN   0x80u
+/* ICFGR<n>: two bits per interrupt, 16 per register; the upper one set means edge-triggered. */
+#define GIC_ICFGR_EDGE(intid) (2u << (2u * ((intid) % 16u)))
 
 /* Redistributor: RD_base frame then SGI_base frame, 64 KiB each. */
 #define GICR_FRAME_SIZE      0x10000u
@@ -92,15 +94,18 @@
 #define ICH_ELRSR_EL2   S3_4_C12_C11_5
 #define ICH_VMCR_EL2    S3_4_C12_C11_7
 
-#define ICC_SRE_SRE      BIT(0) /* system-register interface */
-#define ICC_SRE_ENABLE   BIT(3) /* EL2: lower ELs may use it */
-#define ICC_CTLR_EOIMODE BIT(1) /* EOIR drops priority only; DIR deactivates */
-#define ICC_PMR_UNMASKED 0xffu  /* every priority passes */
-#define ICC_IGRPEN1_EN   BIT(0)
-#define ICH_HCR_EN       BIT(0)
-#define ICH_HCR_UIE      BIT(1) /* maintenance interrupt when at most one LR holds an interrupt */
-#define ICH_MISR_EOI     BIT(0)
-#define ICH_VTR_LISTREGS 0x1fu /* number of list registers - 1 */
+#define ICC_SRE_SRE         BIT(0) /* system-register interface */
+#define ICC_SRE_ENABLE      BIT(3) /* EL2: lower ELs may use it */
+#define ICC_CTLR_EOIMODE    BIT(1) /* EOIR drops priority only; DIR deactivates */
+#define ICC_PMR_UNMASKED    0xffu  /* every priority passes */
+#define ICC_IGRPEN1_EN      BIT(0)
+#define ICH_HCR_EN          BIT(0)
+#define ICH_HCR_UIE         BIT(1)  /* maintenance interrupt when at most one LR holds an interrupt */
+#define ICH_HCR_TALL1       BIT(12) /* trap EL1's Group 1 ICC_/ICV_ accesses (IAR1, EOIR1, ...) to EL2 */
+#define ICH_VMCR_VENG1      BIT(1)  /* the guest's Group 1 enable */
+#define ICH_VMCR_VPMR_SHIFT 24      /* the guest's priority mask, bits [31:24] */
+#define ICH_MISR_EOI        BIT(0)
+#define ICH_VTR_LISTREGS    0x1fu /* number of list registers - 1 */
 
 /* ICC_SGI1R_EL1: TargetList [15:0], Aff1 [23:16], INTID [27:24], Aff2 [39:32], IRM [40], Aff3 [55:48]. */
 #define ICC_SGI1R_TARGETS         0xffffu
@@ -110,6 +115,11 @@
 #define ICC_SGI1R_IRM             (UL(1) << 40) /* every PE but the sender */
 #define ICC_SGI1R_AFF3_SHIFT      48
 #define ICC_SGI1R_TARGET_AFF0_MAX 16u /* TargetList names Aff0 0..15 */
+/* Every EL1 CPU-interface register that ICH_HCR_EL2.TALL1 traps (IAR1, EOIR1, HPPIR1, BPR1, AP1R<n>,
+ * IGRPEN1) is encoded at op0 3, op1 0, CRn 12, as a trapped MRS/MSR reports it (ESR ISS). */
+#define ICC_EL1_OP0 3u
+#define ICC_EL1_OP1 0u
+#define ICC_EL1_CRN 12u
 /* The encoding of ICC_SGI1R_EL1 as a trapped MSR reports it (ESR ISS Op0/Op1/CRn/CRm/Op2), and of its
  * Group 0 and alias siblings ICC_ASGI1R_EL1 (Op2 6) and ICC_SGI0R_EL1 (Op2 7). */
 #define ICC_SGIR_OP0   3u

@@ -44,6 +44,7 @@
 #define SPSR_M_SPX       BIT(0) /* handler stack (EL1h rather than EL1t) */
 #define SPSR_M_AARCH32   BIT(4) /* the exception came from AArch32 */
 #define DAIF_I           BIT(7) /* IRQ mask bit in DAIF as mrs reads it */
+#define SPSR_I           BIT(7) /* the interrupted context had IRQs masked (PSTATE.I) */
 
 /* SCTLR_ELx */
 #define SCTLR_EL1_RES1 0x30d00800

@@ -5,6 +5,7 @@
  * test_hostile.py runs them; docs/security.md lists them with their outcome.
  */
 #include "arm64/gicv3.h"
+#include "arm64/pl031.h"
 #include "arm64/psci.h"
 #include "arm64/sysreg.h"
 #include "board.h"
@@ -45,6 +46,8 @@ bool guest_on_sync(struct guest_frame *f)
     return false;
 }
 
+static void rtc_irq(uint64_t iar);
+
 void guest_on_irq(struct guest_frame *f)
 {
     (void)f;
@@ -55,6 +58,10 @@ void guest_on_irq(struct guest_frame *f)
     }
     irq_count++;
     last_intid = intid;
+    if (intid == BOARD_RTC_INTID) {
+        rtc_irq(iar); /* ends the interrupt itself, in the order its test asks for */
+        return;
+    }
     if (intid == BOARD_INTID_VIRT_TIMER) {
         GUEST_WRITE_SYSREG(cntv_ctl_el0, CNT_CTL_ENABLE | CNT_CTL_IMASK); /* the line drops */
     }
@@ -491,6 +498,188 @@ static void attack_mmio(void)
                  (unsigned long)(abort_count - aborts0));
 }
 
+/* ---------------------------------------------------------------- the PL031's level interrupt */
+
+/* How the RTC's handler ends an interrupt: clear the device then EOI (what a driver does); EOI then
+ * clear (the order that leaves a level line asserted after the EOI); or, for a line that really is still
+ * asserted, EOI without clearing on the first entry of an event and clear (then EOI) on the second. */
+enum rtc_order { RTC_CLEAR_FIRST, RTC_EOI_FIRST, RTC_HELD };
+
+static volatile enum rtc_order rtc_order;
+/* Handler runs that found the device asserted / not asserted (spurious); events cleared; entries of the
+ * current event. */
+static volatile uint64_t rtc_asserted, rtc_spurious, rtc_cleared, rtc_entries;
+
+static volatile uint32_t *rtc_reg(unsigned off)
+{
+    return (volatile uint32_t *)(BOARD_RTC_BASE + off);
+}
+
+static bool rtc_line(void)
+{
+    return (*rtc_reg(PL031_MIS) & PL031_INT) != 0;
+}
+
+static void rtc_clear(void)
+{
+    *rtc_reg(PL031_ICR) = PL031_INT;
+    __asm__ volatile("dsb sy" ::: "memory"); /* the device has seen it before the handler goes on */
+}
+
+static void eoi(uint64_t iar)
+{
+    GUEST_WRITE_SYSREG(S3_0_C12_C12_1, iar); /* ICC_EOIR1_EL1 (EOImode 0: also deactivates) */
+    /* The context synchronisation lets a level still asserted be taken again at EL2 here, before the
+     * device is cleared: the moment a real interrupt controller would also see the line. */
+    __asm__ volatile("isb" ::: "memory");
+}
+
+static void rtc_irq(uint64_t iar)
+{
+    if (!rtc_line()) {
+        rtc_spurious++;
+        eoi(iar);
+        return;
+    }
+    rtc_asserted++;
+    rtc_entries++;
+    switch (rtc_order) {
+    case RTC_CLEAR_FIRST:
+        rtc_clear();
+        rtc_cleared++;
+        eoi(iar);
+        break;
+    case RTC_EOI_FIRST:
+        eoi(iar);
+        for (volatile unsigned i = 0; i < 64u; i++) {
+        }
+        rtc_clear();
+        rtc_cleared++;
+        break;
+    default:
+        if (rtc_entries < 2) {
+            eoi(iar); /* still asserted: it must come again */
+        } else {
+            rtc_clear();
+            rtc_cleared++;
+            eoi(iar);
+        }
+        break;
+    }
+}
+
+/* Raises the alarm with IRQs unmasked: a match value equal to the current count fires at once (QEMU's
+ * PL031 then sets RIS), and the handler may already have run when RIS is read. The count may tick
+ * between the read and the write, which leaves the alarm 2^32 s away: retry. */
+static bool rtc_raise(void)
+{
+    for (unsigned i = 0; i < 4u; i++) {
+        *rtc_reg(PL031_MR) = *rtc_reg(PL031_DR);
+        __asm__ volatile("dsb sy" ::: "memory");
+        if ((*rtc_reg(PL031_RIS) & PL031_INT) || rtc_entries != 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static volatile uint32_t *gicd32(uint64_t off)
+{
+    return (volatile uint32_t *)(BOARD_GICD_BASE + off);
+}
+
+/* The RTC's SPI as a driver sets it up, without touching its routing (GICD_IROUTER): priority, level,
+ * enabled. Returns the routing the partition found (the hypervisor places it at set-up) and whether
+ * the SPI was already enabled. */
+static uint64_t rtc_spi_on(bool *was_enabled)
+{
+    unsigned n = BOARD_RTC_INTID;
+    uint64_t route = *(volatile uint64_t *)(BOARD_GICD_BASE + GICD_IROUTER + n * 8u);
+    *was_enabled = (*gicd32(GICD_ISENABLER + n / 32u * 4u) >> (n % 32u)) & 1u;
+    ((volatile uint8_t *)BOARD_GICD_BASE)[GICD_IPRIORITYR + n] = 0xa0u;
+    volatile uint32_t *cfg = gicd32(GICD_ICFGR + n / 16u * 4u);
+    *cfg &= ~(3u << (2u * (n % 16u))); /* level-sensitive */
+    *rtc_reg(PL031_IMSC) = 0;
+    rtc_clear();
+    *gicd32(GICD_ISENABLER + n / 32u * 4u) = 1u << (n % 32u);
+    *rtc_reg(PL031_IMSC) = PL031_INT;
+    cpu_if_on();
+    return route;
+}
+
+/* Raises `events` alarms one after the other with interrupts unmasked, each handled in `order`; after
+ * each, waits `settle_us` for whatever else the interrupt controller delivers. Returns the alarms that
+ * were never cleared within 100 ms (lost). */
+static uint64_t rtc_run(enum rtc_order order, uint64_t events, uint64_t settle_us, uint64_t *raised)
+{
+    uint64_t hz = guest_counter_hz(), lost = 0;
+    rtc_order = order;
+    *raised = 0;
+    irqs_on();
+    for (uint64_t e = 0; e < events; e++) {
+        uint64_t cleared = rtc_cleared;
+        rtc_entries = 0;
+        if (!rtc_raise()) {
+            continue;
+        }
+        (*raised)++;
+        uint64_t end = guest_counter() + hz / 10u;
+        while (rtc_cleared == cleared && guest_counter() < end) {
+        }
+        if (rtc_cleared == cleared) {
+            lost++;
+            irqs_off();
+            rtc_clear();
+            irqs_on();
+        }
+        end = guest_counter() + settle_us * hz / 1000000u;
+        while (guest_counter() < end) {
+        }
+    }
+    irqs_off();
+    return lost;
+}
+
+/* Item 15: the RTC assigned to this partition, its SPI enabled by the guest without any routing of its
+ * own, must interrupt this CPU. At the end the alarm is left asserted and the partition powers off: the
+ * hypervisor disables the SPI, so nothing of it reaches the other CPUs or keeps this one at EL2. */
+static void attack_rtc_route(void)
+{
+    bool was_enabled;
+    uint64_t mine = GUEST_READ_SYSREG(mpidr_el1) & MPIDR_AFF012_MASK;
+    uint64_t route = rtc_spi_on(&was_enabled);
+    uint64_t raised, lost = rtc_run(RTC_CLEAR_FIRST, guest_arg_u64("count", 20), 200, &raised);
+    guest_printf("hostile: rtc-route: routed to 0x%lx (this CPU 0x%lx), enabled at boot %u, %lu raised, %lu "
+                 "taken, %lu lost, %lu spurious\n",
+                 (unsigned long)route, (unsigned long)mine, (unsigned)was_enabled, (unsigned long)raised,
+                 (unsigned long)rtc_asserted, (unsigned long)lost, (unsigned long)rtc_spurious);
+    irqs_off();
+    rtc_entries = 0;
+    bool up = rtc_raise();
+    guest_printf("hostile: rtc-route: alarm left %s; powering off\n",
+                 up && rtc_line() ? "asserted" : "clear");
+}
+
+/* Item 16: a level interrupt ended (EOI) before its device is cleared. On hardware the pending state
+ * follows the line, so the cleared device interrupts no more; a hypervisor that latched the line while
+ * it was still up would deliver one spurious interrupt per event. `order=held` is the control: a line
+ * really still asserted after the EOI must be delivered again (two asserted runs per event). */
+static void attack_rtc_level(void)
+{
+    char order[16] = "eoi-first";
+    (void)guest_arg("order", order, sizeof(order));
+    enum rtc_order o = guest_strcmp(order, "held") == 0          ? RTC_HELD
+                       : guest_strcmp(order, "clear-first") == 0 ? RTC_CLEAR_FIRST
+                                                                 : RTC_EOI_FIRST;
+    bool was_enabled;
+    (void)rtc_spi_on(&was_enabled);
+    uint64_t raised, lost = rtc_run(o, guest_arg_u64("count", 200), guest_arg_u64("settle_us", 500), &raised);
+    guest_printf(
+        "hostile: rtc-level %s: %lu raised, %lu handler runs, %lu asserted, %lu spurious, %lu lost\n", order,
+        (unsigned long)raised, (unsigned long)(rtc_asserted + rtc_spurious), (unsigned long)rtc_asserted,
+        (unsigned long)rtc_spurious, (unsigned long)lost);
+}
+
 void guest_main(void)
 {
     char attack[32];
@@ -523,6 +712,10 @@ void guest_main(void)
         attack_spin();
     } else if (guest_strcmp(attack, "mmio") == 0) {
         attack_mmio();
+    } else if (guest_strcmp(attack, "rtc-route") == 0) {
+        attack_rtc_route();
+    } else if (guest_strcmp(attack, "rtc-level") == 0) {
+        attack_rtc_level();
     } else {
         guest_printf("hostile: unknown attack %s\n", attack);
         return;
