@@ -13,21 +13,19 @@ architecture revision from the hypervisor's emulation, while the frame beyond th
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 
-from rtmux import qemu
 from rtmux.formats.rtos_console import demo_reports
 from rtmux.run import system
+from tests.system import console_script
+from tests.system.console_script import PROMPT, Script
 
 pytestmark = pytest.mark.system
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIG = ROOT / "configs" / "qemu-virt.toml"
-PROMPT = r"rtmux-linux:~# "
 # On the default board (2 CPUs), frame n of the redistributor region starts at 0x080a0000 + n * 0x20000.
 BEYOND = 0x080E0000  # CPU 2's frame: no such CPU
 BEYOND_TYPER = BEYOND + 0x8
@@ -37,39 +35,11 @@ RTOS_PIDR2 = 0x080AFFE8  # CPU 0's frame: the rtos's, trapped and emulated for L
 GICR_PIDR2_ARCH_V3 = 0x3  # ArchRev [7:4]
 
 
-@dataclass
-class Script:
-    """A run_console responder: waits for each pattern in turn (searched after the previous match), then
-    types its text; stops the run shortly after the last pattern. Patterns match computed output (e.g.
-    `$((6*7))`), never the command line the shell echoes back."""
-
-    steps: list[tuple[str, str]]
-    text: str = ""
-    pos: int = 0
-    done: int = 0
-    log: list[str] = field(default_factory=list)
-
-    def __call__(self, chunk: str) -> qemu.Reply | None:
-        self.text += chunk
-        reply = None
-        while self.done < len(self.steps):
-            pattern, send = self.steps[self.done]
-            m = re.compile(pattern, re.MULTILINE).search(self.text, self.pos)
-            if m is None:
-                break
-            self.pos = m.end()
-            self.done += 1
-            reply = qemu.Reply(send=send.encode(), stop_after_s=1.0 if self.done == len(self.steps) else None)
-            if send:
-                break
-        return reply
-
-
 def value(console: str, name: str) -> int:
     """The number a `echo NAME=$(devmem ...)` printed (never matches the echoed command line)."""
-    m = re.search(rf"^\[linux\] {name}=(0x[0-9A-Fa-f]+)$", console, re.MULTILINE)
-    assert m, f"{name}= not found"
-    return int(m[1], 16)
+    found = console_script.linux_value(console, name)
+    assert found is not None and found.startswith("0x"), f"{name}= not found"
+    return int(found, 16)
 
 
 def test_redistributor_frames_beyond_the_board(rtos_images: Path) -> None:
@@ -91,12 +61,9 @@ def test_redistributor_frames_beyond_the_board(rtos_images: Path) -> None:
             (r"(\[rtos\] demo: t=\d+s.*\n(.*\n)*?){3}", ""),
         ]
     )
-    r = qemu.run_console(built.argv, 300, respond=script)
+    r = console_script.run(built.argv, 300, script)
     out = r.console
-    why = (
-        f"\n$ {r.command_line()}\nexit: {r.returncode} timed out: {r.timed_out}; "
-        f"script reached step {script.done} of {len(script.steps)}\n{out}"
-    )
+    why = console_script.describe(r, script)
     assert "PANIC" not in out, why
     assert script.done == len(script.steps), why
     # the accesses reached the hypervisor's emulation: the rtos's frame shows the GIC's revision ...
@@ -111,3 +78,4 @@ def test_redistributor_frames_beyond_the_board(rtos_images: Path) -> None:
     assert [t for t, _, _ in after] == list(range(after[0][0], after[0][0] + len(after))), why
     assert len({o for _, o, _ in after}) == 1 and all(c == "unchanged" for _, _, c in after), why
     assert "rtmux: partition rtos stopped" not in out, why
+
