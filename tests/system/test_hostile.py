@@ -1,25 +1,34 @@
-"""Root in the stock Linux of the default system attacks the hypervisor through /dev/mem.
+"""Root in the stock Linux of the default system (configs/qemu-virt.toml) attacks the hypervisor.
 
-The redistributor frames of CPUs the board does not have (on the 2-CPU default board, from IPA
-0x080e_0000) are in the region the hypervisor emulates for every partition, and no Linux driver claims
-them, so STRICT_DEVMEM lets `devmem` map them. A read there once made the hypervisor read that
-unassigned space itself: a data abort at EL2, a hypervisor panic, the rtos stopped with it. The
-emulation now reads such frames as zero and ignores writes (hyp/arch/arm64/vgicd.c).
+Issue 10, suite (a): root is as strong as its kernel, and nothing it does may crash or hang the
+hypervisor, reach the rtos's or the hypervisor's memory, or disturb the rtos. Each test checks that the
+attack reached the hypervisor (its emulation answered, or it counted the refused accesses) and that the
+rtos demo reported on with its code checksum unchanged.
 
-The attack shows that it reached the hypervisor: the same command reads the identification register
-(GICR_PIDR2) of the rtos CPU's frame, which is not mapped into Linux either, and gets the GIC's
-architecture revision from the hypervisor's emulation, while the frame beyond the board reads as zero.
+test_redistributor_frames_beyond_the_board: the redistributor frames of CPUs the board does not have (on
+the 2-CPU default board, from IPA 0x080e_0000) are in the region the hypervisor emulates for every
+partition, and no Linux driver claims them, so STRICT_DEVMEM lets `devmem` map them. A read there once
+made the hypervisor read that unassigned space itself: a data abort at EL2, a hypervisor panic, the rtos
+stopped with it. The emulation now reads such frames as zero and ignores writes (hyp/arch/arm64/vgicd.c).
+The same command reads the identification register (GICR_PIDR2) of the rtos CPU's frame, which is not
+mapped into Linux either, and gets the GIC's architecture revision from the hypervisor's emulation.
+
+test_devmem_over_the_whole_board: every region of the board (tests/system/devmem_map.py), every width.
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 
+from rtmux import board as b
+from rtmux import config as cfg
 from rtmux.formats.rtos_console import demo_reports
+from rtmux.image import debian
 from rtmux.run import system
-from tests.system import console_script
+from tests.system import console_script, devmem_map
 from tests.system.console_script import PROMPT, Script
 
 pytestmark = pytest.mark.system
@@ -79,3 +88,117 @@ def test_redistributor_frames_beyond_the_board(rtos_images: Path) -> None:
     assert len({o for _, o, _ in after}) == 1 and all(c == "unchanged" for _, _, c in after), why
     assert "rtmux: partition rtos stopped" not in out, why
 
+
+# ---- /dev/mem over the whole board ------------------------------------------------------------------
+
+SWEEP_LINE = re.compile(
+    r"^\[linux\] @(?P<kind>[rw]) (?P<address>0x[0-9a-f]+)(?P<results>( \d+(:\S*)?){4})$", re.M
+)
+CHUNK = 700  # characters of addresses per typed line (busybox's line editor takes up to 1024)
+
+
+def typed_list(name: str, addresses: list[int]) -> list[tuple[str, str]]:
+    """Script steps that build the shell variable NAME from `addresses` a line at a time, each line
+    acknowledged by a number the shell computes (the typed text never fills the console's input ring)."""
+    words = [f"0x{a:x}" for a in addresses]
+    lines: list[list[str]] = [[]]
+    for w in words:
+        if sum(len(x) + 1 for x in lines[-1]) + len(w) > CHUNK:
+            lines.append([])
+        lines[-1].append(w)
+    steps = []
+    for i, line in enumerate(lines):
+        steps.append((PROMPT, f'{name}="${name} {" ".join(line)}"; echo {name}_chunk=$((1000+{i}))\n'))
+        steps.append((rf"^\[linux\] {name}_chunk={1000 + i}$", ""))
+    return steps
+
+
+def sweep_results(console: str) -> dict[tuple[str, int, int], tuple[int, str]]:
+    """(r|w, address, width) -> (exit status, value read) from the sweep's lines."""
+    out: dict[tuple[str, int, int], tuple[int, str]] = {}
+    for m in SWEEP_LINE.finditer(console):
+        for width, result in zip(devmem_map.WIDTHS, m["results"].split(), strict=True):
+            status, _, value = result.partition(":")
+            out[(m["kind"], int(m["address"], 16), width)] = (int(status), value)
+    return out
+
+
+def test_devmem_over_the_whole_board(rtos_images: Path) -> None:
+    """Root reads and writes, with every devmem width, the start, an unaligned offset, a page crossing,
+    the end and the last byte of every region of the board (devmem_map: devices not assigned to Linux,
+    holes, the GIC and UART the hypervisor emulates, the other partitions' RAM, free RAM, beyond RAM,
+    beyond the IPA space). Linux boots with iomem=relaxed, which a root user can arrange (kexec), so that
+    Linux's own drivers do not keep /dev/mem away from the GIC and the UART: the attack reaches them.
+
+    Every access has the outcome the map predicts (exit status: 135 when the hypervisor refused it with
+    an abort, 0 when it was emulated or is Linux's own device, 1 when Linux refused its own RAM), the
+    hypervisor counts exactly the refused ones, emulated registers show their known values, and the rtos
+    never notices."""
+    config = cfg.load(CONFIG, find_kernel=debian.cached_kernel_image)
+    board_map = devmem_map.Map(config, "linux")
+    board_map.check_pages()
+    reads = board_map.reads()
+    probes = board_map.probes()
+    read_addresses = sorted({a.address for a in reads} | {p.address for p in probes})
+    expected = {("r", a, w): board_map.outcome(a, w) for a in read_addresses for w in devmem_map.WIDTHS}
+    expected |= {("w", a.address, a.width): a.outcome for a in board_map.writes()}
+    write_addresses = board_map.write_addresses()
+    linux = next(p for p in config.partitions if p.name == "linux")
+    built = system.build(CONFIG, bootargs={"linux": f"{linux.bootargs} iomem=relaxed"}, icount=True)
+    # Each result line is printed whole: a partial line would be shown alone after a quiet console tick.
+    sweep = (
+        'for a in $R; do l="@r $a"; for w in 8 16 32 64; do v=$(devmem $a $w); l="$l $?:$v"; done; '
+        'echo "$l"; done 2>/dev/null; '
+        'for a in $W; do l="@w $a"; for w in 8 16 32 64; do devmem $a $w 0xa5a5a5a5a5a5a5a5; l="$l $?"; '
+        'done; echo "$l"; done 2>/dev/null; '
+        "echo bad=$(dmesg | grep -cE 'BUG|WARNING|Oops'); echo sweep=done-$((6*7))\n"
+    )
+    script = Script(
+        [
+            *typed_list("R", read_addresses),
+            *typed_list("W", write_addresses),
+            (PROMPT, sweep),
+            (r"^\[linux\] sweep=done-42$", ""),
+            (PROMPT, "poweroff -f\n"),
+            (r"^rtmux: partition linux stopped: powered off", ""),
+        ],
+        after=3,
+    )
+    r = console_script.run(built.argv, 900, script)
+    out = r.console
+    why = console_script.describe(r, script, tail=20000)
+    assert "PANIC" not in out, why
+    assert script.finished, why
+    results = sweep_results(out)
+    missing = sorted(set(expected) - set(results))
+    assert not missing, f"{len(missing)} accesses without a result, e.g. {missing[:5]}{why}"
+    wrong = [
+        f"{k} {b.hexa(a)} {w}-bit ({board_map.area_of(a).name}): status {results[(k, a, w)][0]}, "
+        f"expected {o.status} ({o.value})"
+        for (k, a, w), o in sorted(expected.items())
+        if results[(k, a, w)][0] != o.status
+    ]
+    assert not wrong, f"{len(wrong)} accesses with another outcome:\n" + "\n".join(wrong[:40]) + why
+    # the hypervisor refused exactly the accesses the map says it must (and nothing else Linux did)
+    aborts = sum(o == devmem_map.Outcome.ABORT for o in expected.values())
+    stats = console_script.hyp_stats(out)
+    assert stats is not None and stats["aborts"] == aborts, f"{stats} but {aborts} refused accesses{why}"
+    # the emulation answered: registers with known values
+    for p in probes:
+        status, text = results[("r", p.address, p.width)]
+        assert status == 0 and text.startswith("0x"), f"{p.name}: {status}:{text}{why}"
+        assert (int(text, 16) >> p.shift) & p.mask == p.expected, f"{p.name} = {text}{why}"
+    assert console_script.linux_value(out, "bad") == "0", why
+    # the rtos never noticed: every report with its code intact, none missing, and once Linux is off
+    # no more missed periods (while Linux runs, missed periods are the emulator's: docs/security.md)
+    reports = demo_reports(out)
+    assert {d.checksum for d in reports} == {"unchanged"}, why
+    seconds = [d.t_s for d in reports]
+    assert seconds == list(range(seconds[0], seconds[0] + len(seconds))), f"gap in {seconds}{why}"
+    quiet = demo_reports(out[out.index("rtmux: partition linux stopped") :])
+    assert len(quiet) >= 3 and len({d.overruns for d in quiet[1:]}) == 1, why
+    assert "rtmux: partition rtos stopped" not in out, why
+    print(
+        f"devmem sweep: {len(read_addresses)} read and {len(write_addresses)} write addresses, "
+        f"{len(expected)} accesses, {aborts} refused, wall {r.elapsed_s:.0f} s"
+    )
