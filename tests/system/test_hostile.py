@@ -202,3 +202,60 @@ def test_devmem_over_the_whole_board(rtos_images: Path) -> None:
         f"devmem sweep: {len(read_addresses)} read and {len(write_addresses)} write addresses, "
         f"{len(expected)} accesses, {aborts} refused, wall {r.elapsed_s:.0f} s"
     )
+
+
+# ---- console flood -----------------------------------------------------------------------------------
+
+FLOOD_TEXT = "flood-0123456789-abcdefghijklmnopqrstuvwxyz-ABCDEFGHIJKLMNOPQRS"  # 63 characters + newline
+FLOOD_LINES = 16384  # 1 MiB
+DROPPED = re.compile(r"^rtmux: (\S+): (\d+) output characters dropped \(console ring full\)$", re.MULTILINE)
+
+
+def test_console_flood_from_linux(rtos_images: Path) -> None:
+    """Root writes megabytes to the console as fast as Linux can. Every line arrives whole and tagged
+    (the hypervisor writes a partition's output line by line: no rtos line is cut by Linux's), the
+    rtos's reports keep coming in between, nothing is dropped unannounced, and the shell answers after."""
+    built = system.build(CONFIG, icount=True)
+    flood = f"yes {FLOOD_TEXT} | head -n {FLOOD_LINES} >/dev/console; echo flood=done-$((6*7))\n"
+    script = Script(
+        [
+            (PROMPT, flood),
+            (r"^\[linux\] flood=done-42$", ""),
+            (PROMPT, "echo ok-$((6*7))\n"),
+            (r"^\[linux\] ok-42$", ""),
+            (PROMPT, "poweroff -f\n"),
+            (r"^rtmux: partition linux stopped: powered off", ""),
+        ],
+        after=3,
+    )
+    r = console_script.run(built.argv, 900, script)
+    out = r.console
+    why = console_script.describe(r, script, tail=6000)
+    assert "PANIC" not in out, why
+    assert script.finished, why
+    start = out.index(f"head -n {FLOOD_LINES}")
+    end = out.index("[linux] flood=done-42")
+    window = out[start:end].splitlines()[1:]
+    flood_lines = [line for line in window if line == f"[linux] {FLOOD_TEXT}"]
+    # every byte arrived, or the hypervisor said how many it dropped (the Linux CPU drains the rings on
+    # each of Linux's writes, so nothing is expected to be dropped)
+    dropped = {m[1]: int(m[2]) for m in DROPPED.finditer(out)}
+    assert dropped == {} and len(flood_lines) == FLOOD_LINES, (
+        f"{len(flood_lines)} lines, dropped {dropped}{why}"
+    )
+    # nothing else in that window but whole rtos lines (demo reports and latency records)
+    others = [line for line in window if line != f"[linux] {FLOOD_TEXT}"]
+    strays = [
+        line for line in others if not re.fullmatch(r"\[rtos\] (demo: t=\d+s .*unchanged|RTD\|.*)", line)
+    ]
+    assert not strays, f"lines cut or mixed: {strays[:10]}{why}"
+    assert any(line.startswith("[rtos] demo: t=") for line in others), f"no rtos report during the flood{why}"
+    reports = demo_reports(out)
+    assert {d.checksum for d in reports} == {"unchanged"}, why
+    seconds = [d.t_s for d in reports]
+    assert seconds == list(range(seconds[0], seconds[0] + len(seconds))), f"gap in {seconds}{why}"
+    quiet = demo_reports(out[out.index("rtmux: partition linux stopped") :])
+    assert len(quiet) >= 3 and len({d.overruns for d in quiet[1:]}) == 1, why
+    print(
+        f"console flood: {FLOOD_LINES * 64} bytes, {len(others)} rtos lines between, wall {r.elapsed_s:.0f} s"
+    )
