@@ -259,3 +259,67 @@ def test_console_flood_from_linux(rtos_images: Path) -> None:
     print(
         f"console flood: {FLOOD_LINES * 64} bytes, {len(others)} rtos lines between, wall {r.elapsed_s:.0f} s"
     )
+
+
+# ---- reboot loop -------------------------------------------------------------------------------------
+
+REBOOTS = 5
+RESET_LINE = "rtmux: partition linux: reset requested; restarting from its pristine images"
+READY = r"^\[linux\] rtmux-linux: ready: "
+# In icount mode QEMU runs the vCPUs in turn from one host thread. While Linux computes on CPU 1 the rtos's
+# timer interrupt waits for CPU 1's turn to end: up to 3.9 ms in most seconds of a Linux boot. In 2 of 6
+# runs one second right after the first reset showed 25.64 ms (the same figure both times); its cause is
+# not established (docs/security.md). The bound below is far above both and catches an rtos held up by
+# the hypervisor for a noticeable time (a stall, a lock, a reset that reaches the rtos's CPU).
+WORST_WAKEUP_US = 50_000.0
+
+
+def test_reboot_loop(rtos_images: Path) -> None:
+    """Root reboots Linux (`reboot -f`: PSCI SYSTEM_RESET) again and again, then powers it off. Every
+    reset is logged and restarts Linux from its pristine images; Linux boots each time and its shell
+    answers; the rtos reports every second with its code intact.
+
+    Missed control periods: every Linux boot costs the rtos's demo some (about 250-310 per boot here, as
+    the first boot, which follows no reset, does too), and they stop the moment Linux is off. The same
+    count comes from a shell busy loop in Linux that never leaves EL0/EL1 but for its timer tick (227
+    misses for 1.85 s of guest time): they are the icount emulator's round-robin, not the hypervisor,
+    which takes no exception on the rtos's CPU. So zero misses is asserted once Linux is off, and while
+    it reboots only that the rtos reports every second and never waits WORST_WAKEUP_US."""
+    built = system.build(CONFIG, icount=True)
+    steps: list[tuple[str, str]] = []
+    for _ in range(REBOOTS):
+        steps += [(PROMPT, "reboot -f\n"), (f"^{re.escape(RESET_LINE)}$", ""), (READY, "")]
+    steps += [
+        (PROMPT, "echo up=$(cut -d. -f1 /proc/uptime); echo ok-$((6*7))\n"),
+        (r"^\[linux\] ok-42$", ""),
+        (PROMPT, "poweroff -f\n"),
+        (r"^rtmux: partition linux stopped: powered off", ""),
+    ]
+    script = Script(steps, after=4)
+    r = console_script.run(built.argv, 900, script)
+    out = r.console
+    why = console_script.describe(r, script, tail=12000)
+    assert "PANIC" not in out, why
+    assert script.finished, why
+    # every reset logged, each followed by a fresh Linux (its own boot, a shell that computes)
+    assert out.count(RESET_LINE) == REBOOTS, why
+    assert len(re.findall(READY, out, re.MULTILINE)) == REBOOTS + 1, why
+    up = console_script.linux_value(out, "up")
+    assert up is not None and int(up) < 10, f"uptime {up}: not a fresh boot{why}"
+    assert "rtmux: partition rtos stopped" not in out, why
+    # the rtos: every second reported, code intact, no wake-up beyond the emulator's slice, and no
+    # missed period once Linux is off
+    reports = demo_reports(out)
+    assert {d.checksum for d in reports} == {"unchanged"}, why
+    seconds = [d.t_s for d in reports]
+    assert seconds == list(range(seconds[0], seconds[0] + len(seconds))), f"gap in {seconds}{why}"
+    worst = max(d.worst_us for d in reports)
+    timeline = "\n".join(line for line in out.splitlines() if "demo: t=" in line or line.startswith("rtmux:"))
+    assert worst <= WORST_WAKEUP_US, f"rtos woke up {worst} us late:\n{timeline}{why}"
+    off = out.index("rtmux: partition linux stopped")
+    quiet = demo_reports(out[off:])
+    assert len(quiet) >= 4 and len({d.overruns for d in quiet[1:]}) == 1, why
+    print(
+        f"reboot loop: {REBOOTS} resets, rtos missed {quiet[-1].overruns} periods in {quiet[-1].t_s} s "
+        f"(none after the power-off), worst wake-up {worst} us, wall {r.elapsed_s:.0f} s"
+    )
