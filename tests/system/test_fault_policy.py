@@ -9,7 +9,6 @@ The hypervisor then stops the partition or restarts it while its restart rate al
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
@@ -17,45 +16,16 @@ import pytest
 from rtmux import qemu
 from rtmux.formats.rtos_console import demo_reports
 from rtmux.run import system
+from tests.system.console_script import PROMPT, Script, describe
 
 pytestmark = pytest.mark.system
 
 ROOT = Path(__file__).resolve().parents[2]
 DEFAULT = ROOT / "configs" / "qemu-virt.toml"
-PROMPT = r"rtmux-linux:~# "
 PANIC = "echo c > /proc/sysrq-trigger\n"  # root's way to panic the stock kernel (sysrq crash)
 FAULT_LINE = re.compile(
     r"^rtmux: partition (\w+)(?: stopped)?: fault (\d+): (.*?); policy (\w+)(.*)$", re.MULTILINE
 )
-
-
-# TEMP copy (to be shared)
-@dataclass
-class Script:
-    """A run_console responder: waits for each pattern in turn (searched after the previous match), then
-    types its text; stops the run shortly after the last pattern. Patterns match computed output (e.g.
-    `$((6*7))`), never the command line the shell echoes back."""
-
-    steps: list[tuple[str, str]]
-    text: str = ""
-    pos: int = 0
-    done: int = 0
-    log: list[str] = field(default_factory=list)
-
-    def __call__(self, chunk: str) -> qemu.Reply | None:
-        self.text += chunk
-        reply = None
-        while self.done < len(self.steps):
-            pattern, send = self.steps[self.done]
-            m = re.compile(pattern, re.MULTILINE).search(self.text, self.pos)
-            if m is None:
-                break
-            self.pos = m.end()
-            self.done += 1
-            reply = qemu.Reply(send=send.encode(), stop_after_s=1.0 if self.done == len(self.steps) else None)
-            if send:
-                break
-        return reply
 
 
 def with_fault(tmp_path: Path, partition: str, fault: str, rtos: str | None = None) -> Path:
@@ -76,12 +46,9 @@ def with_fault(tmp_path: Path, partition: str, fault: str, rtos: str | None = No
 def run(config: Path, script: Script, bootargs: dict[str, str] | None = None) -> tuple[str, str]:
     built = system.build(config, bootargs=bootargs, icount=True)
     r = qemu.run_console(built.argv, 400, respond=script)
-    why = (
-        f"\n$ {r.command_line()}\nexit: {r.returncode} timed out: {r.timed_out}; "
-        f"script reached step {script.done} of {len(script.steps)}\n{r.console}"
-    )
+    why = describe(r, script)
     assert "PANIC" not in r.console, why  # the hypervisor's own panic
-    assert script.done == len(script.steps), why
+    assert script.finished, why
     return r.console, why
 
 
@@ -111,8 +78,8 @@ def test_linux_panic_restarts_linux_by_default() -> None:
             (r"Kernel panic - not syncing", ""),
             (PROMPT, "echo back-$((6*7))\n"),
             (r"back-42", ""),
-            (r"(\[rtos\] demo: t=\d+s.*\n(.*\n)*?){4}", ""),
-        ]
+        ],
+        after=4,
     )
     out, why = run(DEFAULT, script)
     assert faults(out) == [
@@ -132,8 +99,8 @@ def test_linux_panic_with_policy_stop(tmp_path: Path) -> None:
         [
             (PROMPT, PANIC),
             (r"rtmux: partition linux stopped: .*\n", ""),
-            (r"(\[rtos\] demo: t=\d+s.*\n(.*\n)*?){4}", ""),
-        ]
+        ],
+        after=4,
     )
     out, why = run(with_fault(tmp_path, "linux", '{ policy = "stop" }'), script)
     assert faults(out) == [("linux", 1, "kernel panic (warm reset, PSCI SYSTEM_RESET2)", "stop", "")], why
@@ -149,8 +116,8 @@ def test_linux_restart_rate_is_limited(tmp_path: Path) -> None:
             (r"policy restart: restarting", ""),
             (PROMPT, PANIC),
             (r"rtmux: partition linux stopped: .*\n", ""),
-            (r"(\[rtos\] demo: t=\d+s.*\n(.*\n)*?){4}", ""),
-        ]
+        ],
+        after=4,
     )
     config = with_fault(tmp_path, "linux", '{ policy = "restart", max_restarts = 1, window_s = 600 }')
     out, why = run(config, script)

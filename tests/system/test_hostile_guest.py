@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import re
 import subprocess
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
@@ -23,6 +22,8 @@ import pytest
 from rtmux import qemu
 from rtmux.formats.rtos_console import demo_reports
 from rtmux.run import system
+from tests.system import console_script
+from tests.system.console_script import Script, until
 
 pytestmark = pytest.mark.system
 
@@ -39,41 +40,19 @@ def hostile_image(rtos_images: Path) -> Path:
     return ROOT / "build" / "guests" / "hostile.img"
 
 
-@dataclass
-class Until:
-    """Stops the run once `pattern` has appeared `times` times and then `after` more rtos demo lines."""
-
-    pattern: str
-    times: int = 1
-    after: int = 3
-    text: str = ""
-    seen_at: int | None = None
-    log: list[str] = field(default_factory=list)
-
-    def __call__(self, chunk: str) -> qemu.Reply | None:
-        self.text += chunk
-        if self.seen_at is None:
-            hits = list(re.finditer(self.pattern, self.text, re.MULTILINE))
-            if len(hits) >= self.times:
-                self.seen_at = hits[self.times - 1].end()
-        if self.seen_at is not None and len(demo_reports(self.text[self.seen_at :])) >= self.after:
-            return qemu.Reply(stop_after_s=0.0)
-        return None
-
-
 def attack(
-    image: Path, name: str, until: Until, timeout_s: float = 300, args: str = "", config: Path = CONFIG
+    image: Path, name: str, script: Script, timeout_s: float = 300, args: str = "", config: Path = CONFIG
 ) -> qemu.RunResult:
+    """Boots the hostile guest with attack=NAME; `script` (usually `until(...)`) says when it is over."""
     del image  # the fixture built it; the configuration names it
     built = system.build(config, bootargs={"linux": f"attack={name} seed=12345 {args}".strip()}, icount=True)
-    r = qemu.run_console(built.argv, timeout_s, respond=until)
-    assert until.seen_at is not None and r.stopped, f"attack {name} did not finish{describe(r)}"
+    r = console_script.run(built.argv, timeout_s, script)
+    assert script.finished and r.stopped, f"attack {name} did not finish{describe(r)}"
     return r
 
 
 def describe(r: qemu.RunResult) -> str:
-    tail = r.console[-12000:]
-    return f"\n$ {r.command_line()}\nexit: {r.returncode} timed out: {r.timed_out}\n...{tail}"
+    return console_script.describe(r, tail=12000)
 
 
 def rtos_unharmed(r: qemu.RunResult, quiet_from: str | None = None) -> None:
@@ -103,18 +82,11 @@ def rtos_unharmed(r: qemu.RunResult, quiet_from: str | None = None) -> None:
 def stats(r: qemu.RunResult, required: bool = True) -> dict[str, int]:
     """The hypervisor's last report of what it refused or emulated for the Linux partition. It prints
     none when there was nothing to report: all zero, accepted only when not `required`."""
-    found = re.findall(
-        r"^rtmux: partition linux: refused or emulated: (\d+) aborts, (\d+) set/way operations, "
-        r"(\d+) PMU/debug registers, (\d+) undefined system registers, "
-        r"(\d+) level-interrupt resamples \((\d+) withdrawn\)$",
-        r.console,
-        re.MULTILINE,
-    )
-    keys = ("aborts", "setway", "sysregs", "undefs", "resamples", "withdrawn")
-    if not found and not required:
-        return dict.fromkeys(keys, 0)
-    assert found, f"no hypervisor report for the partition{describe(r)}"
-    return dict(zip(keys, map(int, found[-1]), strict=True))
+    found = console_script.hyp_stats(r.console)
+    if found is None and not required:
+        return dict.fromkeys(console_script.STAT_NAMES, 0)
+    assert found is not None, f"no hypervisor report for the partition{describe(r)}"
+    return found
 
 
 def number(r: qemu.RunResult, pattern: str, base: int = 10) -> list[int]:
@@ -127,7 +99,7 @@ def test_reset_loop_leaks_nothing(hostile_image: Path) -> None:
     """A guest that only asks for SYSTEM_RESET, a thousand times: the hypervisor's stack is reset at every
     entry, so it never grows into the page tables below it."""
     resets = 1000
-    r = attack(hostile_image, "reset", Until(r"reset requested", times=resets), timeout_s=900)
+    r = attack(hostile_image, "reset", until(r"reset requested", times=resets), timeout_s=900)
     assert r.console.count("rtmux: partition linux: reset requested") >= resets, describe(r)
     assert r.console.count("[linux] hostile: resetting") >= resets, describe(r)
     rtos_unharmed(r)
@@ -136,7 +108,7 @@ def test_reset_loop_leaks_nothing(hostile_image: Path) -> None:
 def test_reset_clears_cpu_state(hostile_image: Path) -> None:
     """Every boot checks that the previous one left nothing behind (EL1 registers, FP/SIMD, timers,
     virtual CPU interface, an interrupt left active) and then leaves all of that dirty and resets."""
-    r = attack(hostile_image, "state", Until(r"hostile: state check: \d+ leaks", times=3))
+    r = attack(hostile_image, "state", until(r"hostile: state check: \d+ leaks", times=3))
     checks = re.findall(r"hostile: state check: (\d+) leaks", r.console)
     assert len(checks) >= 3 and set(checks) == {"0"}, describe(r)
     assert r.console.count("acknowledged INTID 27, left active") >= 2, describe(r)
@@ -146,14 +118,14 @@ def test_reset_clears_cpu_state(hostile_image: Path) -> None:
 def test_poweroff_with_timer_firing(hostile_image: Path) -> None:
     """SYSTEM_OFF with the virtual timer asserted at the top priority: the partition's interrupts are
     quiesced when it stops, so its CPU (which also drains the console) does not livelock at EL2."""
-    r = attack(hostile_image, "poweroff-timer", Until(STOPPED, after=5))
+    r = attack(hostile_image, "poweroff-timer", until(STOPPED, after=5))
     assert "virtual timer firing at top priority; powering off" in r.console, describe(r)
     rtos_unharmed(r, quiet_from=STOPPED)
 
 
 def test_abort_flood_is_rate_limited(hostile_image: Path) -> None:
     n = 20000
-    r = attack(hostile_image, "abort-flood", Until(STOPPED, after=4), args=f"count={n}")
+    r = attack(hostile_image, "abort-flood", until(STOPPED, after=4), args=f"count={n}")
     iabt, dabt = number(r, r"abort-flood: (\d+) instruction aborts, (\d+) data aborts taken")
     assert iabt == n and dabt == n, describe(r)
     reports = len(re.findall(r"^rtmux: linux: (instruction fetch|access to IPA)", r.console, re.MULTILINE))
@@ -165,7 +137,7 @@ def test_abort_flood_is_rate_limited(hostile_image: Path) -> None:
 def test_pmu_and_debug_registers_are_emulated(hostile_image: Path) -> None:
     """MDCR_EL2 traps the PMU and debug registers: they read as zero (no counting at EL2, no
     breakpoints), and the guest sees no undefined instruction."""
-    r = attack(hostile_image, "pmu-debug", Until(STOPPED, after=4))
+    r = attack(hostile_image, "pmu-debug", until(STOPPED, after=4))
     accesses, refused, moved = number(
         r, r"pmu-debug: (\d+) accesses, (\d+) refused, cycle counter moved (\d+)"
     )
@@ -175,7 +147,7 @@ def test_pmu_and_debug_registers_are_emulated(hostile_image: Path) -> None:
 
 
 def test_set_way_maintenance_is_trapped(hostile_image: Path) -> None:
-    r = attack(hostile_image, "setway", Until(STOPPED, after=4))
+    r = attack(hostile_image, "setway", until(STOPPED, after=4))
     ops, refused = number(r, r"setway: (\d+) operations, (\d+) refused")
     assert ops > 0 and refused == 0, describe(r)
     assert stats(r)["setway"] == ops, describe(r)
@@ -183,7 +155,7 @@ def test_set_way_maintenance_is_trapped(hostile_image: Path) -> None:
 
 
 def test_psci_fuzzing(hostile_image: Path) -> None:
-    r = attack(hostile_image, "hvc-fuzz", Until(STOPPED, after=4), args="count=20000")
+    r = attack(hostile_image, "hvc-fuzz", until(STOPPED, after=4), args="count=20000")
     (answered,) = number(r, r"hvc-fuzz: (\d+) calls answered")
     assert answered > 10000, describe(r)
     assert re.findall(r"partition linux stopped: (.*)", r.console) == ["powered off (PSCI)"], describe(r)
@@ -191,21 +163,21 @@ def test_psci_fuzzing(hostile_image: Path) -> None:
 
 
 def test_gic_system_register_misuse(hostile_image: Path) -> None:
-    r = attack(hostile_image, "gic-sysreg", Until(STOPPED, after=4), args="count=20000")
+    r = attack(hostile_image, "gic-sysreg", until(STOPPED, after=4), args="count=20000")
     (writes, _taken) = number(r, r"gic-sysreg: (\d+) writes, (\d+) interrupts taken")
     assert writes == 20000, describe(r)
     rtos_unharmed(r, quiet_from=STOPPED)
 
 
 def test_top_priority_interrupt_storm(hostile_image: Path) -> None:
-    r = attack(hostile_image, "irq-storm", Until(STOPPED, after=4), args="ms=2000")
+    r = attack(hostile_image, "irq-storm", until(STOPPED, after=4), args="ms=2000")
     taken, sgis, _ms = number(r, r"irq-storm: (\d+) interrupts taken, (\d+) SGIs sent in (\d+) ms")
     assert taken > 1000 and sgis > 1000, describe(r)
     rtos_unharmed(r, quiet_from=STOPPED)
 
 
 def test_console_flood(hostile_image: Path) -> None:
-    r = attack(hostile_image, "console-flood", Until(STOPPED, after=4), args="ms=2000")
+    r = attack(hostile_image, "console-flood", until(STOPPED, after=4), args="ms=2000")
     (lines, _ms) = number(r, r"console-flood: (\d+) lines in (\d+) ms")
     assert lines > 100, describe(r)
     rtos_unharmed(r, quiet_from=STOPPED)
@@ -215,14 +187,14 @@ def test_reference_spin(hostile_image: Path) -> None:
     """Not an attack: 300 ms of computation on CPU 1 that never traps (the reference the other tests'
     rtos verdict is explained by). The hypervisor does nothing during it, and afterwards the rtos runs
     clean."""
-    r = attack(hostile_image, "spin", Until(STOPPED, after=4), args="ms=300 masked=1")
+    r = attack(hostile_image, "spin", until(STOPPED, after=4), args="ms=300 masked=1")
     assert "hostile: spin: 300 ms" in r.console, describe(r)
     rtos_unharmed(r, quiet_from=STOPPED)
 
 
 def test_emulated_register_storm(hostile_image: Path) -> None:
     """Every emulated register window with every size and alignment, page-crossing included."""
-    r = attack(hostile_image, "mmio", Until(STOPPED, after=4), args="count=20000")
+    r = attack(hostile_image, "mmio", until(STOPPED, after=4), args="count=20000")
     (accesses, _aborts) = number(r, r"mmio: (\d+) accesses, (\d+) aborts")
     assert accesses > 50000, describe(r)
     assert re.findall(r"partition linux stopped: (.*)", r.console) == ["powered off (PSCI)"], describe(r)
@@ -240,8 +212,7 @@ def test_partition_high_in_a_large_ram(hostile_image: Path, tmp_path: Path) -> N
     config = tmp_path / "hostile-3g.toml"
     config.write_text(text)
     built = system.build(config, bootargs={"linux": "attack=spin ms=10"}, icount=True)
-    until = Until(STOPPED, after=3)
-    r = qemu.run_console(built.argv, 300, respond=until)
+    r = console_script.run(built.argv, 300, until(STOPPED, after=3))
     assert "RAM IPA 0xc0000000 -> PA 0xc0000000" in r.console, describe(r)
     assert "hostile: spin: 10 ms" in r.console, describe(r)
     rtos_unharmed(r, quiet_from=STOPPED)
@@ -253,7 +224,7 @@ def test_assigned_spi_reaches_its_own_cpu(hostile_image: Path) -> None:
     up, so every alarm interrupts the guest's own CPU (none reaches the rtos's). At the end the guest powers
     off with the alarm still asserted: the SPI is disabled at the stop, and the rtos runs on clean."""
     n = 20
-    r = attack(hostile_image, "rtc-route", Until(STOPPED, after=4), args=f"count={n}", config=RTC_CONFIG)
+    r = attack(hostile_image, "rtc-route", until(STOPPED, after=4), args=f"count={n}", config=RTC_CONFIG)
     route, mine = number(r, r"rtc-route: routed to 0x([0-9a-f]+) \(this CPU 0x([0-9a-f]+)\)", base=16)
     enabled, raised, taken, lost, spurious = number(
         r,
@@ -270,7 +241,7 @@ def rtc_level(hostile_image: Path, order: str, n: int) -> tuple[qemu.RunResult, 
     r = attack(
         hostile_image,
         "rtc-level",
-        Until(STOPPED, after=4),
+        until(STOPPED, after=4),
         args=f"order={order} count={n}",
         config=RTC_CONFIG,
     )

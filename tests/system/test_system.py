@@ -10,63 +10,31 @@ boots Linux alone on CPU 0 (tests/system/configs/linux-cpu0.toml).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 
 from rtmux import qemu
 from rtmux.run import system
+from tests.system import console_script
+from tests.system.console_script import PROMPT, Script
 
 pytestmark = pytest.mark.system
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIG = ROOT / "configs" / "qemu-virt.toml"
-PROMPT = r"rtmux-linux:~# "
 TEXT = "$(awk '$3 == \"_stext\" {print $1; exit}' /proc/kallsyms)"  # where KASLR put the kernel
 RTD = re.compile(r"^\[rtos\] RTD\|(.*)$", re.MULTILINE)
 
 
-@dataclass
-class Script:
-    """A run_console responder: wait for each pattern in turn (searched after the previous match), then
-    type its text; stop the run shortly after the last pattern."""
-
-    steps: list[tuple[str, str]]
-    text: str = ""
-    pos: int = 0
-    done: int = 0
-    log: list[str] = field(default_factory=list)
-
-    def __call__(self, chunk: str) -> qemu.Reply | None:
-        self.text += chunk
-        reply = None
-        while self.done < len(self.steps):
-            pattern, send = self.steps[self.done]
-            m = re.compile(pattern, re.MULTILINE).search(self.text, self.pos)
-            if m is None:
-                break
-            self.pos = m.end()
-            self.done += 1
-            self.log.append(pattern)
-            last = self.done == len(self.steps)
-            reply = qemu.Reply(send=send.encode(), stop_after_s=1.0 if last else None)
-            if send:
-                break  # one input at a time: the next pattern must come from what it causes
-        return reply
-
-
 def describe(r: qemu.RunResult, script: Script) -> str:
-    return (
-        f"\n$ {r.command_line()}\nexit: {r.returncode} timed out: {r.timed_out}; "
-        f"script reached step {script.done} of {len(script.steps)}\n{r.console}"
-    )
+    return console_script.describe(r, script)
 
 
 def value(console: str, name: str) -> str:
-    m = re.search(rf"^\[linux\] {name}=(\S+)$", console, re.MULTILINE)
-    assert m, f"{name}= not found"
-    return m[1]
+    found = console_script.linux_value(console, name)
+    assert found, f"{name}= not found"
+    return found
 
 
 @pytest.fixture(scope="module")

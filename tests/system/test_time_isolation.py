@@ -10,7 +10,6 @@ when Linux powers off. icount: the run repeats.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
@@ -19,43 +18,14 @@ from rtmux import qemu
 from rtmux.formats.hyp_console import el2_entries
 from rtmux.formats.rtos_console import demo_reports
 from rtmux.run import system
+from tests.system.console_script import PROMPT, Script, describe
 
 pytestmark = pytest.mark.system
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIG = ROOT / "configs" / "qemu-virt.toml"
-PROMPT = r"rtmux-linux:~# "
 ENTRIES = "\x14e"  # the console escape (Ctrl-T), then e: the hypervisor prints its entries per CPU
 REPORT = r"rtmux: el2-entries cpu=1 .*\n"
-
-
-# TEMP copy (to be shared)
-@dataclass
-class Script:
-    """A run_console responder: waits for each pattern in turn (searched after the previous match), then
-    types its text; stops the run shortly after the last pattern. Patterns match computed output (e.g.
-    `$((6*7))`), never the command line the shell echoes back."""
-
-    steps: list[tuple[str, str]]
-    text: str = ""
-    pos: int = 0
-    done: int = 0
-    log: list[str] = field(default_factory=list)
-
-    def __call__(self, chunk: str) -> qemu.Reply | None:
-        self.text += chunk
-        reply = None
-        while self.done < len(self.steps):
-            pattern, send = self.steps[self.done]
-            m = re.compile(pattern, re.MULTILINE).search(self.text, self.pos)
-            if m is None:
-                break
-            self.pos = m.end()
-            self.done += 1
-            reply = qemu.Reply(send=send.encode(), stop_after_s=1.0 if self.done == len(self.steps) else None)
-            if send:
-                break
-        return reply
 
 
 def test_rtos_cpu_takes_no_el2_entry_while_linux_works() -> None:
@@ -72,17 +42,14 @@ def test_rtos_cpu_takes_no_el2_entry_while_linux_works() -> None:
             (r"load-42", ENTRIES),
             (REPORT, "poweroff -f\n"),
             (r"rtmux: partition linux stopped.*\n(.*\n)*?" + REPORT, ""),
-            (r"(\[rtos\] demo: t=\d+s.*\n(.*\n)*?){2}", ""),
-        ]
+        ],
+        after=2,
     )
     built = system.build(CONFIG, icount=True)
     r = qemu.run_console(built.argv, 180, respond=script)
     out = r.console
-    why = (
-        f"\n$ {r.command_line()}\nexit: {r.returncode} timed out: {r.timed_out}; "
-        f"script reached step {script.done} of {len(script.steps)}\n{out}"
-    )
-    assert script.done == len(script.steps), why
+    why = describe(r, script)
+    assert script.finished, why
     reports = el2_entries(out)
     rtos = [e for e in reports if e.partition == "rtos"]
     linux = [e for e in reports if e.partition == "linux"]

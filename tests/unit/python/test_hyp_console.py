@@ -2,14 +2,17 @@
 
 from rtmux.formats.hyp_console import el2_entries
 
-CONSOLE = """\
-rtmux: partition linux stopped: powered off (PSCI)
-rtmux: el2-entries cpu=0 partition=rtos total=3 dabt=3 iabt=0 hvc=0 smc=0 sysreg=0 other=0 irq=0 serror=0 el2irq=0
-[linux] rtmux: el2-entries cpu=9 partition=fake total=1
-rtmux: el2-entries cpu=1 partition=linux total=40249 dabt=38871 iabt=0 hvc=7 smc=0 sysreg=24 other=0 irq=1347 \
-serror=0 el2irq=0
-rtmux: el2-entries cpu=2 partition=broken
-"""
+CONSOLE = "\n".join(
+    [
+        "rtmux: partition linux stopped: powered off (PSCI)",
+        "rtmux: el2-entries cpu=0 partition=rtos total=3 dabt=3 iabt=0 hvc=0 smc=0 sysreg=0 other=0 irq=0 "
+        "serror=0 el2irq=0",
+        "[linux] rtmux: el2-entries cpu=9 partition=fake total=1",
+        "rtmux: el2-entries cpu=1 partition=linux total=40249 dabt=38871 iabt=0 hvc=7 smc=0 sysreg=24 "
+        "other=0 irq=1347 serror=0 el2irq=0",
+        "rtmux: el2-entries cpu=2 partition=broken",
+    ]
+)
 
 
 def test_el2_entries_lines() -> None:

@@ -1,0 +1,117 @@
+"""Console responders and readers shared by the system tests (imported as `tests.system.console_script`:
+the repository root is on pytest's and mypy's paths, so the module has one name for both).
+
+A `Script` drives one QEMU run through `rtmux.qemu.run_console`: it waits for each pattern in turn and
+types the text that goes with it, then (optionally) waits for a number of the rtos demo's once-a-second
+reports and ends the run. Patterns must match what a command computes (`echo ok-$((6*7))` answers
+`ok-42`), never the command line the shell echoes back, so a step cannot pass by having been typed.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from rtmux import qemu
+from rtmux.formats.rtos_console import demo_reports
+
+PROMPT = r"rtmux-linux:~# "  # the Linux guest's shell prompt (guest/initramfs/init: PS1)
+# One of the rtos demo's reports (rtos/apps/demo); three of them are three seconds of guest time.
+DEMO_LINE = r"\[rtos\] demo: t=\d+s.*\n"
+
+
+@dataclass
+class Script:
+    """A run_console responder.
+
+    steps: (pattern, text) pairs. Each pattern is searched (multi-line) after the end of the previous
+    match; when it matches, its text (if any) is typed, and the next pattern must come from what that
+    text causes (one input at a time).
+    after: once every step matched, wait for this many more rtos demo reports before stopping.
+    linger_s: how long the run goes on (wall time) once the script is complete.
+    """
+
+    steps: list[tuple[str, str]]
+    after: int = 0
+    linger_s: float = 1.0
+    text: str = ""
+    pos: int = 0  # where the next pattern is searched from
+    done: int = 0  # steps matched
+    matched_at: list[int] = field(default_factory=list)  # console offset of the end of each step's match
+    log: list[str] = field(default_factory=list)  # the patterns matched, in order
+    finished: bool = False  # every step matched and the `after` reports came
+
+    def __call__(self, chunk: str) -> qemu.Reply | None:
+        self.text += chunk
+        reply = None
+        while self.done < len(self.steps):
+            pattern, send = self.steps[self.done]
+            m = re.compile(pattern, re.MULTILINE).search(self.text, self.pos)
+            if m is None:
+                return reply
+            self.pos = m.end()
+            self.done += 1
+            self.matched_at.append(m.end())
+            self.log.append(pattern)
+            reply = qemu.Reply(send=send.encode()) if send else None
+            if send:
+                break
+        if self.done == len(self.steps) and not self.finished:
+            if len(demo_reports(self.text[self.pos :])) >= self.after:
+                self.finished = True
+                typed = reply.send if reply is not None else b""
+                return qemu.Reply(send=typed, stop_after_s=self.linger_s)
+        return reply
+
+    def progress(self) -> str:
+        """Where the script stopped, for an assertion message."""
+        nxt = self.steps[self.done][0] if self.done < len(self.steps) else f"{self.after} rtos reports"
+        return f"script reached step {self.done} of {len(self.steps)} (waiting for {nxt!r})"
+
+
+def until(pattern: str, times: int = 1, after: int = 3) -> Script:
+    """A script that types nothing: it stops once `pattern` has appeared `times` times and `after` rtos
+    demo reports followed the last of them."""
+    return Script([(pattern, "")] * times, after=after, linger_s=0.0)
+
+
+def run(argv: list[str], timeout_s: float, script: Script) -> qemu.RunResult:
+    """One QEMU run driven by `script`, under a hard wall-clock timeout."""
+    return qemu.run_console(argv, timeout_s, respond=script)
+
+
+def describe(r: qemu.RunResult, script: Script | None = None, tail: int | None = None) -> str:
+    """A run for an assertion message: the command, how it ended, how far the script got, the console
+    (its last `tail` characters when given)."""
+    where = f"; {script.progress()}" if script is not None else ""
+    console = r.console if tail is None or len(r.console) <= tail else "..." + r.console[-tail:]
+    return (
+        f"\n$ {r.command_line()}\nexit: {r.returncode} timed out: {r.timed_out} "
+        f"wall: {r.elapsed_s:.1f} s{where}\n{console}"
+    )
+
+
+def linux_value(console: str, name: str) -> str | None:
+    """What an `echo NAME=...` in Linux printed (the first such line), or None."""
+    m = re.search(rf"^\[linux\] {re.escape(name)}=(\S*)$", console, re.MULTILINE)
+    return m[1] if m else None
+
+
+# The hypervisor's report of what it refused or emulated for a partition (hyp/core/lifecycle.c), printed
+# when the partition stops or resets; its counts are cumulative over the partition's resets.
+_STATS = re.compile(
+    r"^rtmux: partition (?P<name>\S+): refused or emulated: (\d+) aborts, (\d+) set/way operations, "
+    r"(\d+) PMU/debug registers, (\d+) undefined system registers, "
+    r"(\d+) level-interrupt resamples \((\d+) withdrawn\)$",
+    re.MULTILINE,
+)
+STAT_NAMES = ("aborts", "setway", "sysregs", "undefs", "resamples", "withdrawn")
+
+
+def hyp_stats(console: str, partition: str = "linux") -> dict[str, int] | None:
+    """The last such report for `partition` (a count per STAT_NAMES), or None when none was
+    printed (the hypervisor prints none while every count is zero)."""
+    found = [m for m in _STATS.finditer(console) if m["name"] == partition]
+    if not found:
+        return None
+    return dict(zip(STAT_NAMES, (int(g) for g in found[-1].groups()[1:]), strict=True))

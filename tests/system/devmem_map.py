@@ -1,0 +1,275 @@
+"""What root in a Linux partition meets when it points /dev/mem at each address of the board.
+
+Built from the board description (rtmux.board) and the system's placement (rtmux.config), so the list
+follows the board and the configuration instead of being written by hand. For the Linux partition of a
+system, every physical address falls in one region with one expected outcome (`Outcome`):
+
+  ABORT     not mapped at stage 2 and not emulated: the hypervisor refuses the access and injects a
+            synchronous external abort (devmem dies of SIGBUS: exit status 135), and counts it in the
+            `refused or emulated: N aborts` line it prints when the partition stops;
+  EMULATED  trapped and answered by the hypervisor's emulation (GIC distributor, the redistributor
+            window, the partition's PL011): exit status 0, no abort;
+  MAPPED    the partition's own devices, mapped at stage 2 (QEMU answers, the hypervisor never sees it);
+  LINUX     the partition's own RAM: Linux refuses the mapping itself (STRICT_DEVMEM; exit status 1);
+  BEYOND_PA above the CPU's physical address range: the kernel's own fault (an address size fault,
+            which arm64 Linux answers with SIGKILL: exit status 137), before any stage 2.
+
+An access is decided page by page, as the CPU performs it (checked on QEMU 7.2): devmem maps every page
+the access touches (and one more near a page's end, `outcome`), so Linux refuses the whole access when
+one of them is its RAM; otherwise the first page, in address order, that stage 2 does not map decides
+for the whole access (the hypervisor handles the trapped access as one: an emulated first page answers
+all of it, a refused one aborts it); an access inside mapped pages only is MAPPED.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+from rtmux import board as b
+from rtmux import config as cfg
+
+PAGE = b.PAGE_SIZE
+# Stage 2 translates 39-bit IPAs (board.py, pcie-mmio64); beyond them every access traps like any
+# unmapped one. QEMU's cortex-a72 implements 44-bit physical addresses (ID_AA64MMFR0_EL1.PARange = 4):
+# Linux's page tables cannot point above that, and its /dev/mem refuses offsets at or above 2^48.
+IPA_LIMIT = 1 << 39
+PA_LIMIT = 1 << 44
+WIDTHS = (8, 16, 32, 64)  # busybox devmem access sizes, in bits
+
+
+class Outcome(Enum):
+    ABORT = "abort"
+    EMULATED = "emulated"
+    MAPPED = "mapped"
+    LINUX = "linux"
+    BEYOND_PA = "beyond-pa"
+
+    @property
+    def status(self) -> int:
+        """devmem's exit status (as the shell reports it)."""
+        return {"abort": 135, "emulated": 0, "mapped": 0, "linux": 1, "beyond-pa": 137}[self.value]
+
+
+@dataclass(frozen=True)
+class Area:
+    """A named physical range with one outcome for the partition."""
+
+    name: str
+    region: b.Region
+    outcome: Outcome
+
+
+@dataclass(frozen=True)
+class Access:
+    """One devmem access: `width` bits at `address`; `write` with the value written."""
+
+    address: int
+    width: int
+    area: str  # the area of its first byte
+    outcome: Outcome
+    write: bool = False
+
+
+@dataclass(frozen=True)
+class Probe:
+    """A register read whose value is known: (value >> shift) & mask == expected."""
+
+    name: str
+    address: int
+    width: int
+    shift: int
+    mask: int
+    expected: int
+
+
+class Map:
+    """The board as one partition sees it through /dev/mem."""
+
+    def __init__(self, system: cfg.SystemConfig, partition: str) -> None:
+        self.system = system
+        self.board = system.board
+        part = next(p for p in system.partitions if p.name == partition)
+        self.part = part
+        areas: list[Area] = []
+        brd = self.board
+        # RAM: the hypervisor's, each partition's (Linux's own refused by Linux), the free rest
+        areas.append(Area("hypervisor RAM", system.hypervisor, Outcome.ABORT))
+        used = [system.hypervisor]
+        for p in system.partitions:
+            ram = b.Region(p.ram.pa, p.ram.size)
+            used.append(ram)
+            areas.append(Area(f"{p.name} RAM", ram, Outcome.LINUX if p is part else Outcome.ABORT))
+        at = brd.ram.base
+        for r in sorted(used) + [b.Region(brd.ram.end, 0)]:
+            if r.base > at:
+                areas.append(Area(f"free RAM {b.hexa(at)}", b.Region(at, r.base - at), Outcome.ABORT))
+            at = max(at, r.end)
+        # the emulated devices: distributor, redistributor window (the hypervisor's limit of CPUs,
+        # frame by frame), the PL011
+        areas.append(Area("GIC distributor", brd.gicd, Outcome.EMULATED))
+        window = b.Region(brd.gicr.base, cfg.MAX_CPUS * brd.gicr_stride)
+        for cpu in range(cfg.MAX_CPUS):
+            owner = next((p.name for p in system.partitions if cpu in p.cpus), None)
+            what = f"CPU {cpu} ({owner})" if owner else f"CPU {cpu} (beyond the board)"
+            if cpu < brd.cpus and owner is None:
+                what = f"CPU {cpu} (no partition)"
+            areas.append(Area(f"redistributor {what}", brd.gicr_frame(cpu), Outcome.EMULATED))
+        areas.append(Area("redistributor region beyond the hypervisor's window",
+                          b.Region(window.end, brd.gicr.end - window.end), Outcome.ABORT))  # fmt: skip
+        areas.append(Area("pl011 (virtual)", brd.uart.regions[0], Outcome.EMULATED))
+        # the partition's own devices (stage 2 maps them), then every other device of the board
+        mine: set[str] = set()
+        for assigned in part.devices:
+            if assigned.implicit:
+                continue
+            mine.add(assigned.board_device or assigned.name)
+            for i, r in enumerate(assigned.mmio):
+                areas.append(Area(f"{assigned.name} #{i} (the partition's)", r, Outcome.MAPPED))
+        for dev in brd.devices:
+            if dev.name in mine:
+                continue
+            for i, r in enumerate(dev.regions):
+                if r.base >= PA_LIMIT:
+                    continue
+                end = min(r.end, PA_LIMIT)
+                areas.append(Area(f"{dev.name} #{i}", b.Region(r.base, end - r.base), Outcome.ABORT))
+        # devices of other partitions are in brd.devices already (ABORT); holes between everything
+        areas.sort(key=lambda a: a.region.base)
+        for first, second in zip(areas, areas[1:], strict=False):
+            if first.region.overlaps(second.region):
+                raise ValueError(f"{first.name} {first.region} overlaps {second.name} {second.region}")
+        holes: list[Area] = []
+        at = 0
+        for a in areas:
+            if a.region.base > at:
+                holes.append(self._hole(at, a.region.base))
+            at = max(at, a.region.end)
+        if at < PA_LIMIT:
+            holes.append(self._hole(at, PA_LIMIT))
+        self.areas = sorted(areas + holes, key=lambda a: a.region.base)
+        beyond = Area("beyond the physical address range", b.Region(PA_LIMIT, PAGE), Outcome.BEYOND_PA)
+        self.areas.append(beyond)
+
+    def _hole(self, start: int, end: int) -> Area:
+        """Nothing of the board's between start and end (past the end of RAM, past the IPA space)."""
+        what = "beyond the end of RAM" if start == self.board.ram.end else "hole"
+        what += ", beyond the IPA space" if start >= IPA_LIMIT else ""
+        return Area(f"{what} {b.hexa(start)}", b.Region(start, end - start), Outcome.ABORT)
+
+    def area_of(self, address: int) -> Area:
+        for a in self.areas:
+            if a.region.base <= address < a.region.end:
+                return a
+        raise ValueError(f"{b.hexa(address)} is in no area")
+
+    def outcome(self, address: int, width: int) -> Outcome:
+        """What a `width`-bit devmem access at `address` does (module docstring)."""
+        page = address // PAGE * PAGE
+        last = address + width // 8 - 1
+        touched = range(page, last // PAGE * PAGE + 1, PAGE)
+        # busybox devmem (1.35) maps a second page when the offset in the page plus the width *in bits*
+        # passes the page's end: the last 8..64 bytes of a page map the next one too
+        mapped = [page, page + PAGE] if address - page + width > PAGE else [page]
+        if any(self.area_of(p).outcome == Outcome.LINUX for p in mapped):
+            return Outcome.LINUX
+        for p in touched:
+            kind = self.area_of(p).outcome
+            if kind != Outcome.MAPPED:
+                return kind
+        return Outcome.MAPPED
+
+    def check_pages(self) -> None:
+        """Every page lies in areas of one outcome (stage 2 works on whole pages)."""
+        for a in self.areas:
+            for edge in (a.region.base, a.region.end - 1):
+                page = edge // PAGE * PAGE
+                outcomes = {self.area_of(x).outcome for x in (page, page + PAGE - 1) if x < PA_LIMIT + PAGE}
+                if len(outcomes) != 1:
+                    raise ValueError(f"page {b.hexa(page)} of {a.name} has outcomes {outcomes}")
+
+    def points(self, area: Area) -> list[int]:
+        """The addresses to try in an area: its start, an unaligned offset, a page crossing inside it,
+        its last aligned doubleword and its last byte (where wider accesses cross into the next area)."""
+        r = area.region
+        found = [r.base, r.base + 1]
+        last_page = (r.end - 1) // PAGE * PAGE
+        if last_page > r.base:
+            found.append(last_page - 2)
+        if area.outcome != Outcome.BEYOND_PA:
+            found += [max(r.base, r.end - 8), r.end - 1]
+        return sorted(set(found))
+
+    def reads(self) -> list[Access]:
+        """Every area's points at every width."""
+        out = []
+        for a in self.areas:
+            for address in self.points(a):
+                for w in WIDTHS:
+                    out.append(Access(address, w, a.name, self.outcome(address, w)))
+        return out
+
+    def write_addresses(self) -> list[int]:
+        """Where writes of every width are tried: the start and last doubleword of every area the
+        hypervisor refuses, and in the emulated ones only registers where no access of any width may
+        change anything (read-only identification, unaligned offsets, other CPUs' redistributors); the
+        partition's own devices and RAM are not written (they keep its shell alive)."""
+        out: list[int] = []
+        for a in self.areas:
+            r = a.region
+            if a.outcome == Outcome.ABORT:
+                out += [r.base, max(r.base, r.end - 8)]
+        brd = self.board
+        gicd, uart = brd.gicd.base, brd.uart.regions[0].base
+        out += [
+            gicd + 0x4,  # GICD_TYPER: read-only (64 bits there: not an architected access)
+            gicd + 0x1,  # GICD_CTLR, unaligned
+            gicd + 0x183,  # GICD_ICENABLER0, unaligned
+            gicd + 0xFFE8,  # GICD_PIDR2: read-only
+            uart + 0x1,  # UARTDR, unaligned
+            uart + 0x32,  # UARTCR, unaligned
+            uart + 0xFE0,  # UARTPeriphID0: read-only
+        ]
+        for cpu in range(cfg.MAX_CPUS):
+            if cpu in self.part.cpus:
+                continue  # the partition's own redistributor: its timer's enable lives there
+            frame = brd.gicr_frame(cpu).base
+            sgi = frame + 0x1_0000
+            out += [frame, sgi + 0x180, sgi + 0x400]  # GICR_CTLR, ICENABLER0 (timers), IPRIORITYR0
+        return sorted(set(out))
+
+    def writes(self) -> list[Access]:
+        out = []
+        for address in self.write_addresses():
+            area = self.area_of(address)
+            for w in WIDTHS:
+                out.append(Access(address, w, area.name, self.outcome(address, w), write=True))
+        return out
+
+    def probes(self) -> list[Probe]:
+        """Registers whose emulated (or, for the partition's own PCIe host, real) value is known, so the
+        sweep shows who answered."""
+        brd = self.board
+        gicd, uart = brd.gicd.base, brd.uart.regions[0].base
+        arch_rev = (4, 0xF, 3)  # PIDR2.ArchRev: GICv3
+        out = [
+            Probe("GICD_PIDR2", gicd + 0xFFE8, 32, *arch_rev),
+            Probe("GICD_TYPER.LPIS (no LPIs in a partition)", gicd + 0x4, 32, 17, 1, 0),
+            Probe("UARTPeriphID0", uart + 0xFE0, 32, 0, 0xFF, 0x11),
+            Probe("UARTPeriphID1", uart + 0xFE4, 32, 0, 0xFF, 0x10),
+            Probe("UARTPCellID3", uart + 0xFFC, 32, 0, 0xFF, 0xB1),
+            Probe("UARTFR.TXFE", uart + 0x18, 32, 7, 1, 1),
+        ]
+        for cpu in range(brd.cpus):
+            frame = brd.gicr_frame(cpu).base
+            out.append(Probe(f"GICR_PIDR2 of CPU {cpu}", frame + 0xFFE8, 32, *arch_rev))
+            # GICR_TYPER: Processor_Number [23:8] (QEMU numbers the frames by CPU)
+            out.append(Probe(f"GICR_TYPER.Processor_Number of CPU {cpu}", frame + 0x8, 64, 8, 0xFFFF, cpu))
+        beyond = brd.gicr_frame(brd.cpus).base
+        out.append(Probe("GICR_TYPER beyond the board", beyond + 0x8, 64, 0, (1 << 64) - 1, 0))
+        for dev in self.part.devices:
+            if dev.board_device == "pcie":
+                ecam = max(dev.mmio)  # the configuration space (ECAM), above 4 GiB on QEMU virt
+                # device 00:00.0, QEMU's PCIe host bridge: Red Hat (0x1b36) device 0x0008
+                out.append(Probe("PCIe 00:00.0 vendor/device", ecam.base, 32, 0, 0xFFFF_FFFF, 0x0008_1B36))
+        return out

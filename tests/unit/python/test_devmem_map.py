@@ -1,0 +1,72 @@
+"""The /dev/mem map the system test test_hostile.py::test_devmem_over_the_whole_board sweeps
+(tests/system/devmem_map.py): every address of the default system falls where it should."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from rtmux import config as cfg
+from tests.system.devmem_map import PA_LIMIT, Map, Outcome
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+@pytest.fixture(scope="module")
+def board_map() -> Map:
+    # placement only: the kernel's size does not move anything the map uses
+    system = cfg.load(ROOT / "configs" / "qemu-virt.toml", find_kernel=lambda flavour: None)
+    m = Map(system, "linux")
+    m.check_pages()
+    return m
+
+
+@pytest.mark.parametrize(
+    ("address", "width", "outcome"),
+    [
+        (0x0000_0000, 32, Outcome.ABORT),  # flash
+        (0x0800_FFE8, 32, Outcome.EMULATED),  # GICD_PIDR2
+        (0x0800_FFFF, 16, Outcome.EMULATED),  # crosses into the hole: the emulated page answers
+        (0x0808_0000, 32, Outcome.ABORT),  # ITS
+        (0x080A_0000, 32, Outcome.EMULATED),  # the rtos CPU's redistributor, trapped for Linux
+        (0x0819_FFF8, 64, Outcome.EMULATED),  # last frame of the hypervisor's window (CPU 7)
+        (0x081A_0000, 32, Outcome.ABORT),  # beyond that window
+        (0x0900_0FE0, 32, Outcome.EMULATED),  # the virtual PL011
+        (0x0902_0010, 64, Outcome.ABORT),  # fw-cfg
+        (0x0905_0000, 32, Outcome.ABORT),  # SMMU
+        (0x0A00_3E00, 32, Outcome.ABORT),  # virtio-mmio.31
+        (0x1000_0000, 32, Outcome.MAPPED),  # Linux's PCIe window
+        (0x3EFF_FFFC, 64, Outcome.ABORT),  # PCIe I/O window's end crossing into the hole
+        (0x4000_0000, 64, Outcome.ABORT),  # hypervisor
+        (0x4800_0000, 32, Outcome.ABORT),  # rtos RAM
+        (0x48FF_FFF8, 16, Outcome.LINUX),  # devmem also maps the next page: Linux's RAM
+        (0x48FF_F000, 64, Outcome.ABORT),
+        (0x4A00_0000, 8, Outcome.LINUX),
+        (0x6900_0000, 32, Outcome.ABORT),  # free RAM
+        (0x8000_0000, 32, Outcome.ABORT),  # beyond RAM
+        (0x40_1000_0000, 32, Outcome.MAPPED),  # ECAM
+        (0x80_0000_0000, 32, Outcome.ABORT),  # first address beyond the IPA space
+        (PA_LIMIT, 32, Outcome.BEYOND_PA),
+    ],
+)
+def test_outcomes(board_map: Map, address: int, width: int, outcome: Outcome) -> None:
+    assert board_map.outcome(address, width) == outcome
+
+
+def test_every_device_of_the_board_is_swept(board_map: Map) -> None:
+    names = {a.name.split(" #")[0] for a in board_map.areas}
+    for dev in board_map.board.devices:
+        if dev.name != "pcie":  # Linux's, under its configuration name
+            assert dev.name in names
+    reads = board_map.reads()
+    swept = {board_map.area_of(a.address).name for a in reads}
+    assert swept == {a.name for a in board_map.areas}
+    assert {a.outcome for a in reads} == set(Outcome)
+
+
+def test_writes_never_reach_what_linux_lives_on(board_map: Map) -> None:
+    for access in board_map.writes():
+        # refused by the hypervisor or by Linux itself, or into a register where no write changes anything
+        assert access.outcome in (Outcome.ABORT, Outcome.EMULATED, Outcome.LINUX)
+        assert not board_map.area_of(access.address).name.startswith("redistributor CPU 1 ")
