@@ -186,6 +186,7 @@ unsigned config_parse(const uint8_t *blob, size_t avail, uint64_t image_base, ui
     out->ram_base = h->ram_base;
     out->ram_size = h->ram_size;
     out->console_tags = (h->flags & BLOB_FLAG_CONSOLE_TAGS) != 0;
+    out->console_focus_view = (h->flags & BLOB_FLAG_CONSOLE_VIEW) != 0;
     out->console_escape = h->console_escape;
     out->console_focus = h->console_focus < nparts ? h->console_focus : 0;
     /* The bundle: the hypervisor image, the blob after it, the partitions' images after the blob. */

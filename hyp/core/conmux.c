@@ -12,11 +12,13 @@
 #include "board.h"
 #include "drivers/gicv3.h"
 #include "drivers/pl011.h"
+#include "hyp/console.h"
 #include "hyp/partition.h"
 #include "hyp/printf.h"
 #include "hyp/vcpu.h"
 #include "hyp/vuart.h"
 #include "lib/conring.h"
+#include "lib/string.h"
 
 /* Priority of the UART input interrupt at the physical GIC. The drain CPU takes every interrupt at EL2
  * with ICC_PMR_EL1 fully open (vgic_cpu_init), so this only orders it among pending ones: mid-range, as
@@ -28,9 +30,129 @@ struct partition *con_focus;
 static uint8_t escape_key;
 static bool escape_pending; /* only the drain CPU reads input */
 
-void conmux_init(unsigned focus, uint8_t escape)
+/*
+ * The focus view (the blob's BLOB_FLAG_CONSOLE_VIEW; `./rtmux run` asks for it on a terminal): only the
+ * focused partition's lines reach the console as they come. The others' are held here, their newest
+ * HOLD_SIZE bytes (~160 s of the rtos demo's output), and replayed when that partition gets the focus;
+ * every HOLD_STATUS_S seconds the latest held line of each is shown once, marked as a status line. So a
+ * shell is not interrupted every second, and nothing is lost unless a partition prints more than
+ * HOLD_SIZE while in the background (then the oldest lines go, and the replay says how many).
+ */
+#define HOLD_SIZE     (32u * 1024u)
+#define HOLD_STATUS_S 10u
+#define STATUS_TEXT   100u /* characters of the latest line a status line shows */
+
+struct hold {
+    char buf[HOLD_SIZE]; /* a ring of line bytes, each complete line ended by '\n' */
+    uint32_t start, len;
+    uint32_t lines, dropped; /* complete lines held, and dropped for room */
+    char last[VUART_LINE_SIZE];
+    size_t last_len;
+    bool fresh; /* a line came since the last status line */
+};
+
+static bool focus_view;
+static struct hold held[HYP_MAX_PARTITIONS];
+static spinlock_t hold_lock; /* held[]: the drain CPU, and a CPU draining for the last time at power-off */
+static unsigned status_ticks;
+
+static void hold_byte(struct hold *h, char c)
+{
+    while (h->len == HOLD_SIZE) {
+        /* full: the oldest line goes (a line is at most VUART_LINE_SIZE bytes, far below HOLD_SIZE) */
+        char gone;
+        do {
+            gone = h->buf[h->start];
+            h->start = (h->start + 1u) % HOLD_SIZE;
+            h->len--;
+        } while (gone != '\n' && h->len > 0);
+        h->lines -= gone == '\n' ? 1u : 0u;
+        h->dropped++;
+    }
+    h->buf[(h->start + h->len) % HOLD_SIZE] = c;
+    h->len++;
+}
+
+/* The line sink of every partition's UART model (vuart_drain). */
+static void part_line(void *ctx, const char *s, size_t n, bool complete)
+{
+    struct partition *p = ctx;
+    if (!focus_view || p == con_focus) {
+        con_line(p->tag, s, n, complete);
+        return;
+    }
+    spin_lock(&hold_lock);
+    struct hold *h = &held[part_index(p)];
+    for (size_t i = 0; i < n; i++) {
+        hold_byte(h, s[i]);
+    }
+    if (complete) {
+        hold_byte(h, '\n');
+        h->lines++;
+        h->last_len = n < sizeof(h->last) ? n : sizeof(h->last);
+        memcpy(h->last, s, h->last_len);
+        h->fresh = true;
+    }
+    spin_unlock(&hold_lock);
+}
+
+/* Shows what p's output held while it was in the background, then forgets it. */
+static void hold_replay(struct partition *p)
+{
+    spin_lock(&hold_lock);
+    struct hold *h = &held[part_index(p)];
+    if (h->len > 0) {
+        hyp_printf("rtmux: %s: %u lines it wrote in the background follow", p->name, h->lines);
+        if (h->dropped > 0) {
+            hyp_printf(" (%u older ones were dropped: %u KiB are kept)", h->dropped, HOLD_SIZE / 1024u);
+        }
+        hyp_printf("\n");
+        char line[VUART_LINE_SIZE];
+        size_t n = 0;
+        for (uint32_t i = 0; i < h->len; i++) {
+            char c = h->buf[(h->start + i) % HOLD_SIZE];
+            if (c == '\n' || n == sizeof(line)) {
+                con_line(p->tag, line, n, c == '\n');
+                n = 0;
+            }
+            if (c != '\n') {
+                line[n++] = c;
+            }
+        }
+        if (n > 0) {
+            con_line(p->tag, line, n, false); /* an unfinished line: a prompt */
+        }
+    }
+    *h = (struct hold){0};
+    spin_unlock(&hold_lock);
+}
+
+/* Every HOLD_STATUS_S: one marked line per background partition that wrote something since. */
+static void hold_status(void)
+{
+    char text[STATUS_TEXT + 64];
+    spin_lock(&hold_lock);
+    for (unsigned i = 0; i < hyp_nparts; i++) {
+        struct hold *h = &held[i];
+        if (&hyp_part[i] == con_focus || !h->fresh) {
+            continue;
+        }
+        int len = hyp_snprintf(text, sizeof(text), "(background: %u lines held, Ctrl-%c then %u shows them) ",
+                               h->lines, (char)('@' + escape_key), i + 1u);
+        size_t room = sizeof(text) - (size_t)len - 1u;
+        size_t n = h->last_len < STATUS_TEXT ? h->last_len : STATUS_TEXT;
+        n = n < room ? n : room;
+        memcpy(text + len, h->last, n);
+        con_line(hyp_part[i].tag, text, (size_t)len + n, true);
+        h->fresh = false;
+    }
+    spin_unlock(&hold_lock);
+}
+
+void conmux_init(unsigned focus, uint8_t escape, bool view)
 {
     escape_key = escape;
+    focus_view = view;
     con_focus = &hyp_part[focus];
     for (unsigned i = 0; i < hyp_nparts; i++) {
         if (hyp_part[i].kind == PART_LINUX) {
@@ -92,7 +214,7 @@ void con_drain(bool flush_partial)
             ring_pull(p);
             spin_unlock(&ring_lock[i]);
         }
-        vuart_drain(&p->uart, p->name, p->tag, flush_partial);
+        vuart_drain(&p->uart, p->name, flush_partial, part_line, p);
     }
 }
 
@@ -103,6 +225,7 @@ static void rx_char(char c)
         if (c >= '1' && c < (char)('1' + hyp_nparts)) {
             con_focus = &hyp_part[c - '1'];
             hyp_printf("\nrtmux: console input now goes to %s\n", con_focus->name);
+            hold_replay(con_focus);
             return;
         }
         if (c == 'e') {
@@ -111,9 +234,10 @@ static void rx_char(char c)
             return;
         }
         if (c != (char)escape_key) {
-            hyp_printf("\nrtmux: escape then 1..%u chooses the partition that gets input, then e shows the "
-                       "hypervisor's entries per CPU; escape twice sends the escape character\n",
-                       hyp_nparts);
+            hyp_printf(
+                "\nrtmux: escape then 1..%u chooses the partition that gets input, escape then e shows "
+                "the hypervisor's entries per CPU, escape twice sends the escape character\n",
+                hyp_nparts);
             return;
         }
     } else if (c == (char)escape_key) {
@@ -149,6 +273,10 @@ void conmux_tick(struct vcpu *v)
     (void)v;
     arch_hyp_timer_arm(CONMUX_TICK_HZ); /* level interrupt: the new deadline lowers it */
     con_drain(true);
+    if (focus_view && ++status_ticks >= CONMUX_TICK_HZ * HOLD_STATUS_S) {
+        status_ticks = 0;
+        hold_status();
+    }
 }
 
 bool conmux_uart_mmio(struct vcpu *v, void *ctx, uint64_t off, bool write, uint64_t *val, unsigned size)

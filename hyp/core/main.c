@@ -104,7 +104,7 @@ void hyp_main(unsigned cpu, uint64_t dtb, uint64_t secondary_entry)
     vgic_set_hyp_irq(BOARD_INTID_HYP_TIMER, hyp_tick);
     vgic_set_hyp_irq(BOARD_UART_INTID, conmux_rx_irq);
     /* Console input is taken on a Linux CPU (interrupts trap to EL2 there), never on the rtos's. */
-    conmux_init(config.console_focus, config.console_escape);
+    conmux_init(config.console_focus, config.console_escape, config.console_focus_view);
     cpu_init(cpu);
     for (unsigned c = 1; c < HYP_MAX_CPUS; c++) {
         if (part_of_cpu(c) == NULL) {

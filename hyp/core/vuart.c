@@ -15,7 +15,6 @@
 
 #include "arm64/pl011.h"
 #include "hyp/assert.h"
-#include "hyp/console.h"
 #include "hyp/printf.h"
 
 /* PrimeCell PL011 r1p5 identification: PeriphID0-3 then PCellID0-3. */
@@ -183,7 +182,7 @@ bool vuart_access(struct vuart *u, uint64_t off, bool write, uint64_t *val, unsi
     return true;
 }
 
-void vuart_drain(struct vuart *u, const char *name, const char *tag, bool flush_partial)
+void vuart_drain(struct vuart *u, const char *name, bool flush_partial, vuart_line_fn line, void *ctx)
 {
     uint32_t prod = __atomic_load_n(&u->tx_prod, __ATOMIC_ACQUIRE);
     uint32_t cons = u->tx_cons;
@@ -195,20 +194,20 @@ void vuart_drain(struct vuart *u, const char *name, const char *tag, bool flush_
             continue; /* the console adds CR before LF */
         }
         if (c == '\n') {
-            con_line(tag, u->line, u->line_len, true);
+            line(ctx, u->line, u->line_len, true);
             u->line_len = 0;
             continue;
         }
         u->line[u->line_len++] = c;
         if (u->line_len == sizeof(u->line)) {
-            con_line(tag, u->line, u->line_len, false);
+            line(ctx, u->line, u->line_len, false);
             u->line_len = 0;
         }
     }
     __atomic_store_n(&u->tx_cons, cons, __ATOMIC_RELEASE);
     u->quiet_ticks = any ? 0 : u->quiet_ticks + 1;
     if (flush_partial && u->line_len > 0 && u->quiet_ticks >= 1) {
-        con_line(tag, u->line, u->line_len, false); /* a prompt: show it without its newline */
+        line(ctx, u->line, u->line_len, false); /* a prompt: show it without its newline */
         u->line_len = 0;
     }
     uint32_t dropped = u->tx_dropped;

@@ -21,7 +21,8 @@
 #define BLOB_VERSION_MAJOR     2u
 #define BLOB_VERSION_MINOR     1u
 #define BLOB_FLAG_CONSOLE_TAGS 0x1u
-#define BLOB_NAME_SIZE         16u /* NUL-padded; at most 15 characters, so always terminated */
+#define BLOB_FLAG_CONSOLE_VIEW 0x2u /* since 2.1: show the focused partition's output only (conmux.c) */
+#define BLOB_NAME_SIZE         16u  /* NUL-padded; at most 15 characters, so always terminated */
 #define BLOB_MAX_DEVICES       8u
 #define BLOB_MAX_IRQS          32u
 #define BLOB_MAX_SEEDS         2u

@@ -19,8 +19,9 @@ struct vcpu;
 extern int con_drain_cpu;
 extern struct partition *con_focus;
 
-/* Chooses the drain CPU and routes UART input to it; focus = index of the partition with input. */
-void conmux_init(unsigned focus, uint8_t escape);
+/* Chooses the drain CPU and routes UART input to it; focus = index of the partition with input;
+ * view: show only the focused partition's output live, hold the others' (conmux.c). */
+void conmux_init(unsigned focus, uint8_t escape, bool view);
 /* Moves every partition's pending output to the console (from its console ring, if it has one, and
  * its emulated UART). */
 void con_drain(bool flush_partial);

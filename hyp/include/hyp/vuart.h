@@ -8,6 +8,7 @@
 #define HYP_VUART_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #define VUART_RX_SIZE   4096u /* power of two; input not read yet is kept up to this */
@@ -49,8 +50,10 @@ bool vuart_rx(struct vuart *u, char c);
 /* Adds c to the output ring, as a UARTDR write does (the console ring's drain uses it): a caller is the
  * ring's only producer while it runs (conmux.c: the partition no longer writes UARTDR then). */
 void vuart_tx_push(struct vuart *u, char c);
-/* Moves the ring into console lines tagged `tag` (console CPU only). With flush_partial, an unfinished
- * line is shown once a drain found nothing new (a shell prompt). Reports dropped output under `name`. */
-void vuart_drain(struct vuart *u, const char *name, const char *tag, bool flush_partial);
+/* Moves the ring into lines handed to line(ctx, ...) (console CPU only; complete = the line ended with a
+ * newline). With flush_partial, an unfinished line is handed on once a drain found nothing new (a shell
+ * prompt). Reports dropped output under `name`. */
+typedef void (*vuart_line_fn)(void *ctx, const char *s, size_t n, bool complete);
+void vuart_drain(struct vuart *u, const char *name, bool flush_partial, vuart_line_fn line, void *ctx);
 
 #endif /* HYP_VUART_H */

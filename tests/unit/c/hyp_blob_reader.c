@@ -61,8 +61,10 @@ int main(int argc, char **argv)
         free(blob);
         return 1;
     }
-    printf("partitions=%u\nboard_cpus=%u\nconsole_tags=%d\nconsole_escape=%u\nconsole_focus=%u\n", count,
-           cfg.board_cpus, cfg.console_tags, cfg.console_escape, cfg.console_focus);
+    printf("partitions=%u\nboard_cpus=%u\nconsole_tags=%d\nconsole_view=%d\nconsole_escape=%u\nconsole_focus="
+           "%u\n",
+           count, cfg.board_cpus, cfg.console_tags, cfg.console_focus_view, cfg.console_escape,
+           cfg.console_focus);
     for (unsigned i = 0; i < count; i++) {
         const struct partition *p = &parts[i];
         printf("part%u.name=%s\npart%u.tag=%s\npart%u.kind=%d\npart%u.cpu_mask=0x%llx\n", i, p->name, i,

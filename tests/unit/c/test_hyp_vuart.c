@@ -19,11 +19,6 @@
 #define RING_CHARS 2000000u /* characters through the ring in the two-thread test */
 #endif
 
-void con_line(const char *tag, const char *s, size_t n, bool complete)
-{
-    (void)tag, (void)s, (void)n, (void)complete;
-}
-
 static struct vuart uart;
 
 static uint64_t rd(uint64_t off, unsigned size)

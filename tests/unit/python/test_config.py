@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import struct
 from pathlib import Path
 
@@ -9,6 +10,7 @@ import pytest
 
 from rtmux import config, paths
 from rtmux.board import MIB, Region
+from rtmux.image import blob
 
 CONFIGS = Path(__file__).parent / "configs"
 BAD_CONFIGS = sorted(CONFIGS.glob("bad-*.toml"))
@@ -487,4 +489,29 @@ def test_linux_bootargs_may_not_change_the_panic_path(images: dict[str, Path], a
     assert errors_of(system(images, linux_extra=f'bootargs = "console=ttyAMA0 {arg}"')) == [
         f"x.toml: partition 'linux': bootargs: {arg!r} would change how a panic reaches the hypervisor "
         "(rtmux appends 'panic=-1 reboot=panic_warm'); choose what a panic does with fault.policy"
+    ]
+
+
+# ------------------------------------------------------------------------------- console view
+@pytest.mark.parametrize(
+    ("view", "interactive", "shown"),
+    [("auto", True, "focus"), ("auto", False, "all"), ("all", True, "all"), ("focus", False, "focus")],
+)
+def test_console_view(images: dict[str, Path], view: str, interactive: bool, shown: str) -> None:
+    cfg = config.loads(system(images, top=f'[console]\nview = "{view}"'))
+    assert cfg.console.view == view
+    assert cfg.console.resolved(interactive).view == shown
+
+
+def test_console_view_default_is_auto_and_reaches_the_blob(images: dict[str, Path]) -> None:
+    cfg = config.loads(system(images))
+    assert cfg.console.view == "auto"
+    focus = dataclasses.replace(cfg, console=cfg.console.resolved(True))
+    assert blob.unpack(blob.pack(blob.from_config(focus))).console_focus_view
+    assert not blob.unpack(blob.pack(blob.from_config(cfg))).console_focus_view
+
+
+def test_console_view_error(images: dict[str, Path]) -> None:
+    assert errors_of(system(images, top='[console]\nview = "quiet"')) == [
+        "x.toml: [console]: view 'quiet' is not a console view (one of auto, all, focus)"
     ]

@@ -57,6 +57,7 @@ def expected_fields(b: blob.Blob) -> dict[str, str]:
         "partitions": str(len(b.partitions)),
         "board_cpus": str(b.board_cpus),
         "console_tags": str(int(b.console_tags)),
+        "console_view": str(int(b.console_focus_view)),
         "console_escape": str(b.console_escape),
         "console_focus": str(b.console_focus),
     }
@@ -226,3 +227,8 @@ def test_damaged_blob_is_refused_with_its_reason(
 def refresh_crc(data: bytes) -> bytes:
     zeroed = data[:16] + bytes(4) + data[20:]
     return data[:16] + zlib.crc32(zeroed).to_bytes(4, "little") + data[20:]
+
+
+def test_console_focus_view_flag(reader: Path, good: blob.Blob, tmp_path: Path) -> None:
+    rc, fields = run(reader, blob.pack(dataclasses.replace(good, console_focus_view=True)), tmp_path)
+    assert rc == 0 and fields["console_view"] == "1"

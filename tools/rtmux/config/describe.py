@@ -78,6 +78,14 @@ def describe(config: SystemConfig) -> str:
         f"console: tags {'on' if c.tags else 'off'}, input to {c.focus!r} at boot; "
         f"{_key_name(c.escape)} then a number switches ({keys}), {_key_name(c.escape)} twice sends it"
     )
+    views = {
+        "auto": "on a terminal only the focused partition's lines, the others held (a status line every "
+        "10 s, all shown on a switch); every line otherwise",
+        "all": "every partition's lines as they come",
+        "focus": "only the focused partition's lines, the others held (a status line every 10 s, all shown "
+        "on a switch)",
+    }
+    lines.append(f"console view: {c.view}: {views[c.view]}")
     lines += [f"note: {n}" for n in config.notes]
     return "\n".join(lines)
 

@@ -40,6 +40,8 @@ from rtmux.config.model import (
     MAX_CPUS,
     MAX_PARTITIONS,
     RAM_ALIGN,
+    VIEW_AUTO,
+    VIEWS,
     ConfigError,
     Console,
     Mapping,
@@ -81,7 +83,7 @@ def loads(text: str, where: str = "<config>", *, find_kernel: KernelLookup | Non
 TOP_KEYS = ("description", "board", "hypervisor", "console", "partition")
 BOARD_KEYS = ("name", "cpus", "memory")
 HYP_KEYS = ("memory",)
-CONSOLE_KEYS = ("tags", "escape", "focus")
+CONSOLE_KEYS = ("tags", "escape", "focus", "view")
 
 
 class _Loader(PartitionReader, Placement):
@@ -190,7 +192,11 @@ class _Loader(PartitionReader, Placement):
         if focus is None or focus not in names:
             linux = [d.name for d in drafts if d.kind == KIND_LINUX and d.name]
             focus = linux[0] if linux else (names[0] if names else "")
-        return Console(tags=tags, escape=escape, focus=focus)
+        view = self.get_str(ctx, table, "view") or VIEW_AUTO
+        if view not in VIEWS:
+            self.error(ctx, f"view {view!r} is not a console view (one of {', '.join(VIEWS)})")
+            view = VIEW_AUTO
+        return Console(tags=tags, escape=escape, focus=focus, view=view)
 
     # ---- partitions
     def load_partitions(self, data: dict[str, Any], board: Board) -> list[PartDraft]:

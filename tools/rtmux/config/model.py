@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from rtmux import board as boards
@@ -87,6 +87,14 @@ ESCAPE_REFUSED = {
     "z": "Ctrl-Z must reach the focused partition (suspend)",
 }
 DEFAULT_ESCAPE = "ctrl-t"
+# What the console shows (`[console] view`): every partition's lines as they come ("all"), or only the
+# focused partition's, the others' held and replayed when they get the focus, with a status line every
+# 10 s ("focus"). "auto": focus when a person watches (./rtmux run on a terminal), all otherwise (tests,
+# --linux-cmd, benchmarks and pipes read every line).
+VIEW_ALL = "all"
+VIEW_FOCUS = "focus"
+VIEW_AUTO = "auto"
+VIEWS = (VIEW_AUTO, VIEW_ALL, VIEW_FOCUS)
 
 
 def default_linux_bootargs(board: Board) -> str:
@@ -221,6 +229,13 @@ class Console:
     tags: bool
     escape: str  # "ctrl-t"
     focus: str  # name of the partition that has the input at boot
+    view: str = VIEW_AUTO  # one of VIEWS
+
+    def resolved(self, interactive: bool) -> Console:
+        """The console with "auto" decided: focus view for a person at a terminal, all lines otherwise."""
+        if self.view != VIEW_AUTO:
+            return self
+        return replace(self, view=VIEW_FOCUS if interactive else VIEW_ALL)
 
     @property
     def escape_byte(self) -> int:

@@ -20,6 +20,7 @@ VERSION_MAJOR = 2
 VERSION_MINOR = 1
 KIND_CODES = {cfg.KIND_RTOS: 1, cfg.KIND_LINUX: 2}
 FLAG_CONSOLE_TAGS = 1 << 0
+FLAG_CONSOLE_VIEW = 1 << 1  # since 2.1: the focus view (hyp/core/conmux.c)
 NAME_SIZE = 16
 IMAGE_SLOTS = 3  # kernel, initramfs, DTB
 IMAGE_KERNEL, IMAGE_INITRD, IMAGE_DTB = range(IMAGE_SLOTS)
@@ -137,6 +138,7 @@ class Blob:
     console_escape: int
     console_focus: int
     partitions: tuple[PartitionRecord, ...] = field(default_factory=tuple)
+    console_focus_view: bool = False
     version_major: int = VERSION_MAJOR
     version_minor: int = VERSION_MINOR
 
@@ -174,7 +176,8 @@ def pack(blob: Blob) -> bytes:
         HEADER.size,
         total,
         0,
-        FLAG_CONSOLE_TAGS if blob.console_tags else 0,
+        (FLAG_CONSOLE_TAGS if blob.console_tags else 0)
+        | (FLAG_CONSOLE_VIEW if blob.console_focus_view else 0),
         count,
         PART_SIZE,
         HEADER.size,
@@ -273,6 +276,7 @@ def unpack(data: bytes) -> Blob:
         hyp_base=hyp_base,
         hyp_size=hyp_size,
         console_tags=bool(flags & FLAG_CONSOLE_TAGS),
+        console_focus_view=bool(flags & FLAG_CONSOLE_VIEW),
         console_escape=escape,
         console_focus=focus,
         partitions=parts,
@@ -405,4 +409,5 @@ def from_config(config: cfg.SystemConfig, payloads: Mapping[str, Payload] | None
         console_escape=config.console.escape_byte,
         console_focus=focus,
         partitions=tuple(records),
+        console_focus_view=config.console.view == cfg.VIEW_FOCUS,
     )

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TextIO
 
@@ -87,9 +87,12 @@ def build(
     bootargs: dict[str, str] | None = None,
     icount: bool = False,
     no_build: bool = False,
+    interactive: bool = False,
 ) -> System:
-    """Build everything the configuration needs and pack build/system/<config>.img."""
+    """Build everything the configuration needs and pack build/system/<config>.img. interactive: a person
+    watches the console (decides the console view "auto")."""
     config = cfg.load(config_path, find_kernel=debian.cached_kernel_image)
+    config = replace(config, console=config.console.resolved(interactive))
     if not no_build:
         make(["rtos", "hyp"])
     if not HYP_IMAGE.is_file():
@@ -119,7 +122,15 @@ def run(
     """Boot the system. Interactive without linux_cmd (0 when QEMU ends normally); with linux_cmd, wait
     for Linux's shell, run it, power Linux off and return its exit status."""
     echo = echo if echo is not None else sys.stdout
-    system = build(config_path, rtos_image=rtos_image, bootargs=bootargs, icount=icount, no_build=no_build)
+    interactive = linux_cmd is None and sys.stdin.isatty()
+    system = build(
+        config_path,
+        rtos_image=rtos_image,
+        bootargs=bootargs,
+        icount=icount,
+        no_build=no_build,
+        interactive=interactive,
+    )
     print(f"rtmux: booting {paths.display(system.image)}: {qemu.mode_description(icount)}", file=sys.stderr)
     if linux_cmd is not None and not system.config.of_kind(cfg.KIND_LINUX):
         raise SetupError(f"--linux-cmd: {paths.display(config_path)} has no Linux partition")

@@ -1,0 +1,60 @@
+"""The console's focus view (`[console] view = "focus"`, what `make run` uses on a terminal): only the
+focused partition's lines appear as they come; the others' are held, summed up by a status line every
+10 s, and all replayed, in order, when that partition gets the focus. icount: the run repeats."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from rtmux import qemu
+from rtmux.formats.rtos_console import demo_reports
+from rtmux.run import system
+from tests.system.console_script import PROMPT, Script, describe
+
+pytestmark = pytest.mark.system
+
+ROOT = Path(__file__).resolve().parents[2]
+STATUS = r"^\[rtos\] \(background: (\d+) lines held, Ctrl-T then 1 shows them\) (.*)$"
+REPLAY = r"^rtmux: rtos: (\d+) lines it wrote in the background follow$"
+
+
+def test_focus_view_holds_and_replays_the_background(tmp_path: Path) -> None:
+    text = (
+        (ROOT / "configs" / "qemu-virt.toml")
+        .read_text()
+        .replace("[console]\n", '[console]\nview = "focus"\n', 1)
+    )
+    config = tmp_path / "focus.toml"
+    config.write_text(text)
+    script = Script(
+        [
+            (PROMPT, "echo typed-$((6*7))\n"),
+            (r"typed-42", ""),
+            # 10 s of guest time: one status line for the held rtos output; then the focus to the rtos
+            (STATUS, "\x141"),
+            (REPLAY, ""),
+            (r"^\[rtos\] demo: t=\d+s.*\n(.*\n)*?\[rtos\] demo: t=\d+s.*\n", "\x142"),  # live, then back
+            (r"rtmux: console input now goes to linux\n", "echo back-$((6*7))\n"),
+            (r"back-42", ""),
+        ]
+    )
+    built = system.build(config, icount=True)
+    r = qemu.run_console(built.argv, 240, respond=script)
+    out = r.console
+    why = describe(r, script)
+    assert script.finished, why
+    switch = out.index("rtmux: console input now goes to rtos")
+    before, after = out[:switch], out[switch:]
+    # while Linux had the focus no rtos line came through as it was written: one status line only
+    assert demo_reports(before) == [], why
+    status = re.findall(STATUS, before, re.MULTILINE)
+    assert len(status) == 1 and re.match(r"demo: t=|RTD\|", status[0][1]), why  # the latest line held
+    # the switch replays everything held, in order, no second missing, then the rtos goes on live
+    replayed = int(re.findall(REPLAY, after, re.MULTILINE)[0])
+    assert replayed >= int(status[0][0]), why
+    ticks = [d.t_s for d in demo_reports(after)]
+    assert ticks[:3] == [1, 2, 3] and ticks == list(range(1, len(ticks) + 1)), why
+    assert re.search(r"^\[rtos\] rtos: rtmux rtos \S+ entered at EL1$", after, re.MULTILINE), why
