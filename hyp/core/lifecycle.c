@@ -60,7 +60,6 @@ static void __attribute__((noreturn)) restart(struct vcpu *v)
 {
     struct partition *p = v->part;
     report_stats(p);
-    vcpu_report_entries();
     arch_guest_quiesce(v);
     con_ring_close(p);
     vuart_reset(&p->uart);

@@ -13,9 +13,13 @@ import re
 from dataclasses import dataclass, field
 
 from rtmux import qemu
+from rtmux.formats.hyp_console import el2_entries
 from rtmux.formats.rtos_console import demo_reports
 
 PROMPT = r"rtmux-linux:~# "  # the Linux guest's shell prompt (guest/initramfs/init: PS1)
+# EL2 entries the rtos's start costs inside rtmux (its GIC distributor set-up traps; 3 today): more in a
+# report means the hypervisor ran on the rtos's CPU after its start.
+RTOS_INIT_ENTRIES = 16
 # One of the rtos demo's reports (rtos/apps/demo); three of them are three seconds of guest time.
 DEMO_LINE = r"\[rtos\] demo: t=\d+s.*\n"
 
@@ -115,3 +119,20 @@ def hyp_stats(console: str, partition: str = "linux") -> dict[str, int] | None:
     if not found:
         return None
     return dict(zip(STAT_NAMES, (int(g) for g in found[-1].groups()[1:]), strict=True))
+
+
+def rtos_cpu_entries(console: str, partition: str = "rtos") -> list[int]:
+    """The rtos partition's EL2 entry totals from every `rtmux: el2-entries` report, in order (the
+    hypervisor prints one per CPU at each partition stop, and on escape then e)."""
+    return [e.total for e in el2_entries(console) if e.partition == partition]
+
+
+def rtos_cpu_untouched(console: str) -> str | None:
+    """None when the rtos's CPU entered the hypervisor during its start only: every report of its EL2
+    entries shows the same small total (its GIC set-up). Otherwise what the reports show."""
+    totals = rtos_cpu_entries(console)
+    if not totals:
+        return "no el2-entries report of the rtos's CPU"
+    if len(set(totals)) != 1 or not 0 < totals[0] <= RTOS_INIT_ENTRIES:
+        return f"the rtos's CPU entered the hypervisor after its start: totals {totals}"
+    return None

@@ -31,6 +31,7 @@ import pytest
 from rtmux import qemu
 from rtmux.formats.rtos_console import DemoReport, demo_reports
 from rtmux.run import system
+from tests.system import console_script
 
 pytestmark = pytest.mark.system
 
@@ -114,6 +115,8 @@ def rtos_kept_its_code(r: qemu.RunResult) -> list[DemoReport]:
     # The first report after the power-off may still count the attack's last second.
     counts = {d.overruns for d in quiet[1:]}
     assert len(counts) == 1, f"rtos overruns after the attack ended: {sorted(counts)}{describe(r)}"
+    untouched = console_script.rtos_cpu_untouched(r.console)  # the hypervisor never ran on the rtos's CPU
+    assert untouched is None, f"{untouched}{describe(r)}"
     return demo
 
 

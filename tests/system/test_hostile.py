@@ -193,6 +193,8 @@ def test_devmem_over_the_whole_board(rtos_images: Path) -> None:
     # no more missed periods (while Linux runs, missed periods are the emulator's: docs/security.md)
     reports = demo_reports(out)
     assert {d.checksum for d in reports} == {"unchanged"}, why
+    untouched = console_script.rtos_cpu_untouched(out)  # the hypervisor never ran on the rtos's CPU
+    assert untouched is None, f"{untouched}{why}"
     seconds = [d.t_s for d in reports]
     assert seconds == list(range(seconds[0], seconds[0] + len(seconds))), f"gap in {seconds}{why}"
     quiet = demo_reports(out[out.index("rtmux: partition linux stopped") :])
@@ -252,6 +254,8 @@ def test_console_flood_from_linux(rtos_images: Path) -> None:
     assert any(line.startswith("[rtos] demo: t=") for line in others), f"no rtos report during the flood{why}"
     reports = demo_reports(out)
     assert {d.checksum for d in reports} == {"unchanged"}, why
+    untouched = console_script.rtos_cpu_untouched(out)  # the hypervisor never ran on the rtos's CPU
+    assert untouched is None, f"{untouched}{why}"
     seconds = [d.t_s for d in reports]
     assert seconds == list(range(seconds[0], seconds[0] + len(seconds))), f"gap in {seconds}{why}"
     quiet = demo_reports(out[out.index("rtmux: partition linux stopped") :])
@@ -311,6 +315,8 @@ def test_reboot_loop(rtos_images: Path) -> None:
     # missed period once Linux is off
     reports = demo_reports(out)
     assert {d.checksum for d in reports} == {"unchanged"}, why
+    untouched = console_script.rtos_cpu_untouched(out)  # the hypervisor never ran on the rtos's CPU
+    assert untouched is None, f"{untouched}{why}"
     seconds = [d.t_s for d in reports]
     assert seconds == list(range(seconds[0], seconds[0] + len(seconds))), f"gap in {seconds}{why}"
     worst = max(d.worst_us for d in reports)

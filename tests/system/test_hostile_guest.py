@@ -70,6 +70,9 @@ def rtos_unharmed(r: qemu.RunResult, quiet_from: str | None = None) -> None:
     assert {d.checksum for d in demo} == {"unchanged"}, f"rtos code changed{describe(r)}"
     assert "panic" not in r.console.lower(), describe(r)
     if quiet_from is not None:
+        # and the attack never brought the hypervisor onto the rtos's CPU (counted at every stop/reset)
+        untouched = console_script.rtos_cpu_untouched(r.console)
+        assert untouched is None, f"{untouched}{describe(r)}"
         at = r.console.find(quiet_from)
         assert at >= 0, f"{quiet_from!r} not found{describe(r)}"
         quiet = demo_reports(r.console[at:])

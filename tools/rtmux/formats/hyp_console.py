@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass
 
 # `rtmux: el2-entries cpu=N partition=NAME total=N dabt=N ...`: one CPU's entries into EL2 so far, printed
-# at every partition stop and reset and on request (escape then e).
+# at every partition stop and on request (escape then e).
 EL2_ENTRIES_RE = re.compile(r"^rtmux: el2-entries cpu=(?P<cpu>\d+) partition=(?P<part>\S+) (?P<counts>.*)$")
 _COUNT_RE = re.compile(r"(\w+)=(\d+)")
 
