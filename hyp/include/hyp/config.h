@@ -15,6 +15,7 @@ struct hyp_config {
     unsigned board_cpus;         /* the board's CPUs (as the blob says; not checked against the hardware) */
     uint64_t ram_base, ram_size; /* the board's RAM */
     bool console_tags;
+    bool boot_report; /* BLOB_FLAG_BOOT_REPORT: el2-entries report at the first console tick */
     uint8_t console_escape;
     unsigned console_focus; /* partition index */
 };

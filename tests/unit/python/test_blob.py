@@ -79,6 +79,25 @@ def test_header_fields_at_documented_offsets(
     assert data[96:128] == bytes(32)
 
 
+@pytest.mark.parametrize(
+    ("fixed_seeds", "boot_report", "flags"),
+    [(False, False, 1), (True, False, 3), (False, True, 5), (True, True, 7)],
+)
+def test_measurement_flags(
+    cfg: config.SystemConfig,
+    blob_payloads: dict[str, blob.Payload],
+    fixed_seeds: bool,
+    boot_report: bool,
+    flags: int,
+) -> None:
+    b = dataclasses.replace(
+        blob.from_config(cfg, blob_payloads), fixed_seeds=fixed_seeds, boot_report=boot_report
+    )
+    data = blob.pack(b)
+    assert struct.unpack_from("<I", data, 20) == (flags,)  # bits 1 and 2 of the header's flags (since 2.1)
+    assert blob.unpack(data) == b
+
+
 def test_partition_fields_at_documented_offsets(
     cfg: config.SystemConfig, blob_payloads: dict[str, blob.Payload]
 ) -> None:
