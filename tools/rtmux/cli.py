@@ -109,8 +109,10 @@ def _add_determinism(p: argparse.ArgumentParser) -> None:
         default=None,
         metavar="N",
         help="FOR MEASUREMENT ONLY: fixed random seeds (kaslr-seed, rng-seed) derived from N, kept at every "
-        "start, and QEMU's -seed N; a bare Linux also boots without its network. With --icount and "
-        "--linux-script a boot repeats exactly; every boot has the same KASLR offset",
+        "start, QEMU's -seed N and an RTC that follows guest time; a bare Linux boots without its network "
+        "(use a system configuration without one too), and the hypervisor reports its entries per CPU at "
+        "its first tick. With --icount and --linux-script a boot repeats exactly; every boot has the same "
+        "KASLR offset",
     )
 
 

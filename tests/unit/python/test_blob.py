@@ -211,3 +211,10 @@ def test_newer_minor_revision_is_read(cfg: config.SystemConfig) -> None:
     b = blob.from_config(cfg)
     newer = blob.Blob(**{**b.__dict__, "version_minor": 3})
     assert blob.unpack(blob.pack(newer)).version_minor == 3
+
+
+def test_fixed_seed_repeats_for_the_same_number_only() -> None:
+    one, again, two = bundle.fixed_seed(1), bundle.fixed_seed(1), bundle.fixed_seed(2)
+    assert one(40) == again(40) and len(one(40)) == 40
+    assert one(40) != two(40)
+    assert one(8) == one(40)[:8]  # SHAKE: a longer draw extends a shorter one

@@ -96,12 +96,11 @@ def build(
     no_build: bool = False,
     linux_script: str | None = None,
     seed: int | None = None,
-    boot_report: bool = False,
 ) -> System:
     """Build everything the configuration needs and pack build/system/<config>.img. `linux_script`: Linux
-    runs it at boot (partition_images); `seed`: fixed seeds, kept by the hypervisor at every start, and
-    QEMU's -seed (measurement only: bundle.fixed_seed); `boot_report`: the hypervisor's el2-entries report
-    at its first console tick."""
+    runs it at boot (partition_images); `seed`: the measurement mode: fixed seeds, kept by the hypervisor
+    at every start, QEMU's seed_args, and the hypervisor's el2-entries report at its first console tick
+    (a reference for counting entries without typing, which would make the run depend on the host)."""
     config = cfg.load(config_path, find_kernel=debian.cached_kernel_image)
     if not no_build:
         make(["rtos", "hyp"])
@@ -115,7 +114,7 @@ def build(
         dtgen.board_dtb(config.board),
         bundle.fixed_seed(seed) if seed is not None else secrets.token_bytes,
         fixed_seeds=seed is not None,
-        boot_report=boot_report,
+        boot_report=seed is not None,
     )
     SYSTEM_DIR.mkdir(parents=True, exist_ok=True)
     image = SYSTEM_DIR / f"{Path(config_path).stem}.img"
