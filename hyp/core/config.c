@@ -187,6 +187,7 @@ unsigned config_parse(const uint8_t *blob, size_t avail, uint64_t image_base, ui
     out->ram_size = h->ram_size;
     out->console_tags = (h->flags & BLOB_FLAG_CONSOLE_TAGS) != 0;
     out->console_focus_view = (h->flags & BLOB_FLAG_CONSOLE_VIEW) != 0;
+    out->boot_report = (h->flags & BLOB_FLAG_BOOT_REPORT) != 0;
     out->console_escape = h->console_escape;
     out->console_focus = h->console_focus < nparts ? h->console_focus : 0;
     /* The bundle: the hypervisor image, the blob after it, the partitions' images after the blob. */
@@ -273,6 +274,7 @@ unsigned config_parse(const uint8_t *blob, size_t avail, uint64_t image_base, ui
             p->irqs[intid / 32] |= 1u << (intid % 32);
         }
         read_images(p, r, image_base, bundle_size);
+        p->seeds_fixed = (h->flags & BLOB_FLAG_FIXED_SEEDS) != 0;
         read_streams(parts, i, r);
         read_fault_policy(p, r);
         read_conring(p, r);

@@ -60,9 +60,17 @@ static void __attribute__((noreturn)) enter(unsigned cpu)
     part_enter(v);
 }
 
+/* BLOB_FLAG_BOOT_REPORT: the el2-entries report still due at the first tick (only the drain CPU reads and
+ * clears it). */
+static bool boot_report_due;
+
 /* The drain CPU's periodic tick: console output, then the IOMMU's fault records. */
 static void hyp_tick(struct vcpu *v)
 {
+    if (boot_report_due) {
+        boot_report_due = false;
+        vcpu_report_entries();
+    }
     conmux_tick(v);
     iommu_poll(CONMUX_TICK_HZ);
 }
@@ -89,6 +97,7 @@ void hyp_main(unsigned cpu, uint64_t dtb, uint64_t secondary_entry)
     hyp_nparts = config_parse(_end, BLOB_MAX_SIZE(HYP_MAX_PARTITIONS), (uint64_t)(uintptr_t)_start,
                               bundle_size, hyp_part, HYP_MAX_PARTITIONS, &config);
     con_set_tags(config.console_tags);
+    boot_report_due = config.boot_report;
     if (!mmu_el2_map_ram(config.ram_base, config.ram_size)) {
         hyp_panic("board RAM 0x%lx+0x%lx cannot be mapped (beyond a 39-bit address space)",
                   (unsigned long)config.ram_base, (unsigned long)config.ram_size);

@@ -83,7 +83,9 @@ void part_load(struct partition *p)
     if (p->dtb.size != 0) {
         uint8_t *dtb = (uint8_t *)(uintptr_t)ipa_to_pa(p, p->dtb.ipa);
         memcpy(dtb, p->dtb.data, p->dtb.size);
-        refresh_seeds(p, dtb);
+        if (!p->seeds_fixed) {
+            refresh_seeds(p, dtb);
+        }
         arch_dcache_clean_inval_poc(dtb, p->dtb.size);
     }
     arch_sync_icache();

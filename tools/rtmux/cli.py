@@ -12,7 +12,7 @@ from typing import TypeAlias
 from rtmux import __version__, config, paths, qemu
 from rtmux.bench import model as bench
 from rtmux.bench import runner
-from rtmux.errors import EXIT_OK, EXIT_SETUP, GuestFailure, RtmuxError
+from rtmux.errors import EXIT_OK, EXIT_SETUP, GuestFailure, RtmuxError, SetupError
 from rtmux.formats import latmus
 from rtmux.image import debian
 from rtmux.run import linux, rtos, system
@@ -91,6 +91,40 @@ def _add_bootargs(p: argparse.ArgumentParser, help_text: str) -> None:
     """--bootargs ARGS; --append, its old spelling, still works (not shown)."""
     p.add_argument("--bootargs", default="", metavar="ARGS", help=help_text)
     p.add_argument("--append", dest="bootargs", help=argparse.SUPPRESS)
+
+
+def _add_determinism(p: argparse.ArgumentParser) -> None:
+    """--linux-script and --seed: the deterministic mode of a Linux boot (measurement only)."""
+    p.add_argument(
+        "--linux-script",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="shell script that Linux's init runs at boot (kernel argument rtmux.run=), then powers off; "
+        "nothing is typed, so that an --icount run repeats exactly; exits with its status",
+    )
+    p.add_argument(
+        "--seed",
+        type=int,
+        default=None,
+        metavar="N",
+        help="FOR MEASUREMENT ONLY: fixed random seeds (kaslr-seed, rng-seed) derived from N, kept at every "
+        "start, QEMU's -seed N and an RTC that follows guest time; a bare Linux boots without its network "
+        "(use a system configuration without one too), and the hypervisor reports its entries per CPU at "
+        "its first tick. With --icount and --linux-script a boot repeats exactly; every boot has the same "
+        "KASLR offset",
+    )
+
+
+def _read_script(args: argparse.Namespace) -> str | None:
+    if args.linux_script is None:
+        return None
+    if args.linux_cmd is not None:
+        raise SetupError("--linux-cmd and --linux-script exclude each other")
+    try:
+        return str(args.linux_script.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise SetupError(f"--linux-script {args.linux_script}: {exc.strerror}") from exc
 
 
 def _add_config(p: argparse.ArgumentParser) -> None:
@@ -344,6 +378,7 @@ def _add_linux(top: Subparsers) -> None:
         p, None, f"{linux.CMD_TIMEOUT_S:g} s with --linux-cmd, {linux.INTERACTIVE_TIMEOUT_S:g} s without"
     )
     p.add_argument("--linux-cmd", metavar="CMD", help="shell command to run once the guest is ready")
+    _add_determinism(p)
     _add_bootargs(p, f"kernel command line arguments added after {linux.BASE_BOOTARGS!r}")
     add_refresh(p)
     p.set_defaults(func=cmd_linux_run)
@@ -367,6 +402,8 @@ def cmd_linux_run(args: argparse.Namespace) -> int:
         icount=args.icount,
         append=args.bootargs,
         linux_cmd=args.linux_cmd,
+        linux_script=_read_script(args),
+        seed=args.seed,
         timeout_s=args.timeout,
         refresh=args.refresh,
     )
@@ -416,6 +453,7 @@ def _add_run(top: Subparsers) -> None:
         p, None, f"{linux.CMD_TIMEOUT_S:g} s with --linux-cmd, {linux.INTERACTIVE_TIMEOUT_S:g} s without"
     )
     p.add_argument("--linux-cmd", default=None, metavar="CMD", help="shell command to run in Linux")
+    _add_determinism(p)
     p.add_argument(
         "--rtos-app",
         choices=paths.RTOS_APPS,
@@ -449,6 +487,8 @@ def cmd_system_run(args: argparse.Namespace) -> int:
         rtos_image=paths.rtos_image(args.rtos_app) if args.rtos_app else None,
         bootargs=bootargs,
         no_build=args.no_build,
+        linux_script=_read_script(args),
+        seed=args.seed,
     )
 
 

@@ -35,6 +35,16 @@ MODE_ICOUNT = f"icount (-icount {ICOUNT}: 1 instruction = 1 ns of guest time, de
 MODE_PLAIN = "plain TCG emulation (timing follows the host's load)"
 
 
+# Fixed seeds (measurement only): QEMU's own random numbers (the seeds it writes into a guest's DTB) from
+# -seed, and a real-time clock that starts at a fixed date and follows guest time, not the host's.
+FIXED_RTC = "base=2025-01-01T00:00:00,clock=vm"
+
+
+def seed_args(seed: int) -> list[str]:
+    """QEMU options of the fixed-seed mode: the same random numbers and dates at every run."""
+    return ["-seed", str(seed), "-rtc", FIXED_RTC]
+
+
 def mode_description(icount: bool) -> str:
     """How time behaves in a run, as written into result files."""
     return MODE_ICOUNT if icount else MODE_PLAIN

@@ -8,8 +8,9 @@
  * newer minor one (minor revisions only give meaning to reserved bytes, which are zero before).
  * Revision history: 1.0 first; 1.1 added the partition's seed ranges (zero in a 1.0 blob: none); 2.0
  * grew the partition record to 576 bytes for its IOMMU stream ranges (and reserved bytes for later
- * minor revisions); 2.1 added the partition's fault policy (zero in a 2.0 blob: stop, no restart) and
- * its shared-memory console ring (zero: none).
+ * minor revisions); 2.1 added the partition's fault policy (zero in a 2.0 blob: stop, no restart), its
+ * shared-memory console ring (zero: none) and the header flags BLOB_FLAG_FIXED_SEEDS and
+ * BLOB_FLAG_BOOT_REPORT (zero before: seeds changed at every start, no report at boot).
  */
 #ifndef HYP_BLOB_H
 #define HYP_BLOB_H
@@ -21,7 +22,15 @@
 #define BLOB_VERSION_MAJOR     2u
 #define BLOB_VERSION_MINOR     1u
 #define BLOB_FLAG_CONSOLE_TAGS 0x1u
-#define BLOB_FLAG_CONSOLE_VIEW 0x2u /* since 2.1: show the focused partition's output only (conmux.c) */
+/* Measurement only (./rtmux run --seed, ./rtmux bench): the seed ranges keep the bytes the tools wrote
+ * at every start, so that a Linux boot repeats exactly under QEMU icount. Never for normal use: every
+ * boot then gets the same KASLR offset and random seed. */
+#define BLOB_FLAG_FIXED_SEEDS 0x2u
+/* Print the el2-entries report once at the drain CPU's first console tick (1 / CONMUX_TICK_HZ after
+ * boot), a reference for counting each CPU's entries after its partition's start-up without typing on
+ * the console (which would make an icount run depend on the host). */
+#define BLOB_FLAG_BOOT_REPORT  0x4u
+#define BLOB_FLAG_CONSOLE_VIEW 0x8u /* since 2.1: show the focused partition's output only (conmux.c) */
 #define BLOB_NAME_SIZE         16u  /* NUL-padded; at most 15 characters, so always terminated */
 #define BLOB_MAX_DEVICES       8u
 #define BLOB_MAX_IRQS          32u
@@ -45,7 +54,7 @@ struct __attribute__((packed)) blob_header {
     uint32_t header_size; /* sizeof(struct blob_header) */
     uint32_t total_size;  /* header + partition_count * partition_size */
     uint32_t crc32;
-    uint32_t flags; /* BLOB_FLAG_* */
+    uint32_t flags; /* BLOB_FLAG_*; other bits zero */
     uint32_t partition_count;
     uint32_t partition_size;    /* sizeof(struct blob_partition) */
     uint32_t partitions_offset; /* header_size */

@@ -16,6 +16,7 @@ struct hyp_config {
     uint64_t ram_base, ram_size; /* the board's RAM */
     bool console_tags;
     bool console_focus_view; /* only the focused partition's lines live, the others held */
+    bool boot_report;        /* BLOB_FLAG_BOOT_REPORT: el2-entries report at the first console tick */
     uint8_t console_escape;
     unsigned console_focus; /* partition index */
 };

@@ -42,6 +42,7 @@ struct partition {
     struct {
         uint32_t off, size; /* random bytes in the DTB image (Linux's seeds), changed at every start */
     } seed[HYP_MAX_SEEDS];
+    bool seeds_fixed; /* BLOB_FLAG_FIXED_SEEDS (measurement only): seed bytes kept as the tools wrote them */
     struct {
         uint32_t first, count; /* IOMMU stream IDs whose DMA reaches this RAM only (count 0: none) */
     } stream[HYP_MAX_STREAMS];

@@ -65,6 +65,7 @@ int main(int argc, char **argv)
            "%u\n",
            count, cfg.board_cpus, cfg.console_tags, cfg.console_focus_view, cfg.console_escape,
            cfg.console_focus);
+    printf("boot_report=%d\n", cfg.boot_report);
     for (unsigned i = 0; i < count; i++) {
         const struct partition *p = &parts[i];
         printf("part%u.name=%s\npart%u.tag=%s\npart%u.kind=%d\npart%u.cpu_mask=0x%llx\n", i, p->name, i,
@@ -98,6 +99,7 @@ int main(int argc, char **argv)
                 printf("part%u.stream%u=0x%x,0x%x\n", i, k, p->stream[k].first, p->stream[k].count);
             }
         }
+        printf("part%u.seeds_fixed=%d\n", i, p->seeds_fixed);
         printf("part%u.fault=%u,%u,%u\n", i, (unsigned)p->fault.policy, p->fault.max_restarts,
                (unsigned)p->fault.window_s);
         if (p->conring != NULL) {

@@ -61,7 +61,19 @@ def test_script_contents() -> None:
     assert "cyclictest" not in held
 
 
-def console(tagged: bool, *, hist: str = HIST, extra: str = "") -> str:
+ENTRIES = "rtmux: el2-entries cpu={cpu} partition={part} total={total} dabt=3 iabt=0 hvc={hvc} smc=0 sysreg=0"
+
+
+def report(total: int, hvc: int, cpu: int = 0, part: str = "rtos") -> str:
+    return ENTRIES.format(cpu=cpu, part=part, total=total, hvc=hvc)
+
+
+# What the hypervisor prints in a measurement-mode run: its boot report, then the rtos partition's stop.
+BOOT = [report(3, 0), report(900, 6, cpu=1, part="linux")]
+STOP = ["rtmux: partition rtos stopped: powered off (PSCI)", report(4, 1), report(30000, 6, 1, "linux")]
+
+
+def console(tagged: bool, *, hist: str = HIST, extra: str = "", stop: list[str] | None = None) -> str:
     linux = [
         '> say kernel "$(uname -r)"',
         "@bench kernel=6.1.0-56-arm64",
@@ -90,8 +102,10 @@ def console(tagged: bool, *, hist: str = HIST, extra: str = "") -> str:
     if not tagged:
         return "\n".join(linux) + extra
     lines = (
-        [f"[linux] {x}" for x in linux[:5]]
+        BOOT
+        + [f"[linux] {x}" for x in linux[:5]]
         + [f"[rtos] {x}" for x in rtos]
+        + (STOP if stop is None else stop)
         + [f"[linux] {x}" for x in linux[5:]]
     )
     return "\n".join(lines) + extra
@@ -121,6 +135,37 @@ def test_read_results() -> None:
     assert r.idle is None and r.hackbench_s is None
     assert r.loaded is not None and r.loaded.max_us == 17
     assert r.rtos is not None and r.rtos.summary.lat_max == 0.608
+    assert r.rtos_el2 == 0  # 4 at the stop = 3 at boot + the SYSTEM_OFF call
+
+
+@pytest.mark.parametrize(
+    ("stop", "expected"),
+    [
+        (STOP, 0),
+        ([STOP[0], report(6, 1), STOP[2]], 2),  # two entries while it measured
+        ([STOP[0], report(6, 2)], 2),  # one of them a hypervisor call
+        # later reports (at Linux's power-off) do not count: the first one after the stop does
+        ([*STOP, "rtmux: partition linux stopped: powered off (PSCI)", report(4, 1)], 0),
+    ],
+)
+def test_rtos_el2_entries(stop: list[str], expected: int) -> None:
+    text = console(True, stop=stop)
+    assert linux_script.rtos_el2_entries(text, what="x") == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("\n".join(BOOT), "no `rtmux: partition rtos stopped` line"),
+        ("\n".join(STOP), "reports for partition rtos at boot and at its stop are missing"),
+        ("\n".join(BOOT + STOP[:1]), "missing"),
+        ("\n".join([*BOOT, STOP[0], report(5, 0)]), "without a PSCI call counted"),
+        ("\n".join([*BOOT, STOP[0], report(4, 1, cpu=1)]), "on CPU 0, then 1"),
+    ],
+)
+def test_rtos_el2_entries_refuses(text: str, message: str) -> None:
+    with pytest.raises(RtmuxError, match=message):
+        linux_script.rtos_el2_entries(text, what="x")
 
 
 @pytest.mark.parametrize(
@@ -185,6 +230,29 @@ def test_swap_cpus() -> None:
 def test_swap_cpus_refuses_other_shapes() -> None:
     with pytest.raises(RtmuxError, match="found 1"):
         linux_script.swap_cpus(CONFIG.replace("cpus = [ 1 ]", "cpus = [1, 2]"))
+
+
+def test_without_devices() -> None:
+    out = linux_script.without_devices(CONFIG + '\n[[partition]]\nname = "third"\n')
+    assert 'name = "net"' not in out and "[[partition.device]]\n" not in out
+    assert "# [[partition.device]] left out by the benchmark" in out
+    assert out.endswith(
+        'bootargs = "cpus = [7]"\n\n# [[partition.device]] left out by the benchmark '
+        '(deterministic runs)\n[[partition]]\nname = "third"\n'
+    )
+
+
+def test_without_devices_on_the_default_configuration() -> None:
+    from rtmux import config
+    from rtmux.run import system
+
+    def devices(text: str) -> dict[str, list[str]]:
+        return {p.name: [d.name for d in p.devices] for p in config.loads(text).partitions}
+
+    text = system.DEFAULT_CONFIG.read_text()
+    assert devices(text)["linux"] == ["net"]
+    # the rtos's redistributor frame is not a [[partition.device]]: it stays
+    assert devices(linux_script.without_devices(text)) == {"rtos": ["gicr.cpu0"], "linux": []}
 
 
 def test_swap_cpus_on_the_default_configuration() -> None:

@@ -57,7 +57,17 @@ def results(
     for row_id, system, load, stats in rows:
         counts = {0: stats.samples} if not stats.whole_us else {4: stats.samples - 1, int(stats.max_us): 1}
         r.rows.append(
-            model.Row(row_id, f"label {row_id}", system, load, stats, counts, Path(f"/x/{row_id}.dat"), "run")
+            model.Row(
+                row_id,
+                f"label {row_id}",
+                system,
+                load,
+                stats,
+                counts,
+                Path(f"/x/{row_id}.dat"),
+                "run",
+                el2_entries={"rtos-rtmux-idle": 0, "rtos-rtmux-load": 2}.get(row_id),
+            )
         )
     r.ctxsw = latmus.CtxLine(20002, 8840832, 441.997)
     r.linux = {
@@ -84,10 +94,10 @@ def results(
 
 def test_table_rows() -> None:
     lines = report.table_rows(results())
-    assert lines[0] == "| case | min | avg | p99 | p99.9 | max | overruns | samples |"
-    assert lines[2] == "| label rtos-bare-idle | 0.400 | 0.410 | 0.400 | 0.400 | 0.400 | 0 | 10000 |"
-    assert lines[5] == "| label rtos-rtmux-load | 0.400 | 0.410 | ≤0.608 | ≤0.608 | 0.608 | 3 | 11500 |"
-    assert lines[6] == "| label linux-std-idle | 4 | 4.29 | 9 | 14 | 16 | – | 10000 |"
+    assert lines[0] == "| case | min | avg | p99 | p99.9 | max | overruns | EL2 entries | samples |"
+    assert lines[2] == "| label rtos-bare-idle | 0.400 | 0.410 | 0.400 | 0.400 | 0.400 | 0 | – | 10000 |"
+    assert lines[5] == "| label rtos-rtmux-load | 0.400 | 0.410 | ≤0.608 | ≤0.608 | 0.608 | 3 | 2 | 11500 |"
+    assert lines[6] == "| label linux-std-idle | 4 | 4.29 | 9 | 14 | 16 | – | – | 10000 |"
     assert len(lines) == 13
 
 
@@ -98,6 +108,7 @@ def test_csv_round_trip() -> None:
     assert rows[5]["max_us"] == "29" and rows[5]["overruns"] == "" and rows[5]["load"] == "1"
     assert rows[3]["p99_9_us"] == "0.608" and rows[3]["overruns"] == "3"
     assert [rows[i]["percentiles"] for i in (0, 3, 5)] == ["exact", "upper bound", "exact"]
+    assert [row["rtos_el2_entries"] for row in rows[:5]] == ["", "", "0", "2", ""]
     assert text.splitlines()[0] == ",".join(report.CSV_FIELDS)
     with pytest.raises(Exception, match="unexpected CSV columns"):
         report.read_csv("a,b\n1,2\n")
@@ -123,7 +134,11 @@ def test_targets() -> None:
     assert hb.met and hb.measured == "0.608 vs 0.599 s = 1.02 x"
     cpu0 = got["Linux under rtmux on CPU 0 (artifact check): cyclictest max, Linux load, within 10% of bare"]
     assert not cpu0.met and cpu0.measured == "96 vs 29 us = 3.31 x"
-    assert len(got) == 13
+    idle = got["rtos in partition, Linux idle: EL2 entries of the rtos CPU while it measures = 0"]
+    assert idle.met and idle.measured == "0"
+    load = got["rtos in partition, Linux load: EL2 entries of the rtos CPU while it measures = 0"]
+    assert not load.met and load.measured == "2"
+    assert len(got) == 15
 
 
 def test_targets_missed() -> None:

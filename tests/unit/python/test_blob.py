@@ -79,6 +79,25 @@ def test_header_fields_at_documented_offsets(
     assert data[96:128] == bytes(32)
 
 
+@pytest.mark.parametrize(
+    ("fixed_seeds", "boot_report", "flags"),
+    [(False, False, 1), (True, False, 3), (False, True, 5), (True, True, 7)],
+)
+def test_measurement_flags(
+    cfg: config.SystemConfig,
+    blob_payloads: dict[str, blob.Payload],
+    fixed_seeds: bool,
+    boot_report: bool,
+    flags: int,
+) -> None:
+    b = dataclasses.replace(
+        blob.from_config(cfg, blob_payloads), fixed_seeds=fixed_seeds, boot_report=boot_report
+    )
+    data = blob.pack(b)
+    assert struct.unpack_from("<I", data, 20) == (flags,)  # bits 1 and 2 of the header's flags (since 2.1)
+    assert blob.unpack(data) == b
+
+
 def test_partition_fields_at_documented_offsets(
     cfg: config.SystemConfig, blob_payloads: dict[str, blob.Payload]
 ) -> None:
@@ -192,3 +211,10 @@ def test_newer_minor_revision_is_read(cfg: config.SystemConfig) -> None:
     b = blob.from_config(cfg)
     newer = blob.Blob(**{**b.__dict__, "version_minor": 3})
     assert blob.unpack(blob.pack(newer)).version_minor == 3
+
+
+def test_fixed_seed_repeats_for_the_same_number_only() -> None:
+    one, again, two = bundle.fixed_seed(1), bundle.fixed_seed(1), bundle.fixed_seed(2)
+    assert one(40) == again(40) and len(one(40)) == 40
+    assert one(40) != two(40)
+    assert one(8) == one(40)[:8]  # SHAKE: a longer draw extends a shorter one

@@ -60,6 +60,7 @@ def expected_fields(b: blob.Blob) -> dict[str, str]:
         "console_view": str(int(b.console_focus_view)),
         "console_escape": str(b.console_escape),
         "console_focus": str(b.console_focus),
+        "boot_report": str(int(b.boot_report)),
     }
     for i, p in enumerate(b.partitions):
         want |= {
@@ -79,6 +80,7 @@ def expected_fields(b: blob.Blob) -> dict[str, str]:
             want[f"part{i}.seed{k}"] = f"0x{seed.offset:x},0x{seed.size:x}"
         for k, stream in enumerate(p.streams):
             want[f"part{i}.stream{k}"] = f"0x{stream.first:x},0x{stream.count:x}"
+        want[f"part{i}.seeds_fixed"] = str(int(b.fixed_seeds))
         want[f"part{i}.fault"] = f"{p.fault.policy},{p.fault.max_restarts},{p.fault.window_s}"
         if p.conring.size:
             want[f"part{i}.conring"] = f"0x{p.conring.ipa:x},0x{p.conring.size:x}"
@@ -95,6 +97,18 @@ def test_good_blob_reads_back_equal(reader: Path, good: blob.Blob, tmp_path: Pat
     assert fields["part1.fault"] == "1,3,60"  # Linux restarts, at most 3 times in 60 s (its default)
     assert fields["part0.conring"] == "0x40ff8000,0x4000"  # the rtos's console ring: the last 32 KiB
     assert "part1.conring" not in fields
+
+
+@pytest.mark.parametrize(("fixed_seeds", "boot_report"), [(True, False), (False, True), (True, True)])
+def test_measurement_flags_read_back(
+    reader: Path, good: blob.Blob, tmp_path: Path, fixed_seeds: bool, boot_report: bool
+) -> None:
+    b = dataclasses.replace(good, fixed_seeds=fixed_seeds, boot_report=boot_report)
+    rc, fields = run(reader, blob.pack(b), tmp_path)
+    assert rc == 0
+    assert fields == expected_fields(b)
+    assert [fields[f"part{i}.seeds_fixed"] for i in range(2)] == [str(int(fixed_seeds))] * 2
+    assert fields["boot_report"] == str(int(boot_report))
 
 
 def test_newer_minor_revision_is_accepted(reader: Path, good: blob.Blob, tmp_path: Path) -> None:

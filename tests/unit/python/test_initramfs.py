@@ -346,3 +346,19 @@ def test_archive_is_reproducible_and_rebuilt_only_on_change(tmp_path: Path) -> N
 def test_busybox_applets_without_table() -> None:
     with pytest.raises(SetupError, match="applet table"):
         initramfs.busybox_applets(b"no table here")
+
+
+def test_with_script_appends_an_archive() -> None:
+    base = b"\x1f\x8b" + bytes(101)  # stands for a compressed archive
+    data = initramfs.with_script(base, "echo hi")
+    assert data.startswith(base) and len(data) % 4 == 0
+    extra = data[512:]
+    assert set(data[len(base) : 512]) == {0}  # zero padding, which the kernel skips
+    members = {m.path: m for m in initramfs.read_cpio(extra)}
+    script = members[initramfs.SCRIPT_PATH]
+    assert script.data == b"#!/bin/sh\necho hi\n" and script.mode & 0o111
+    assert initramfs.RUN_BOOTARG == "rtmux.run=/etc/rtmux/script"
+    kept = initramfs.with_script(b"", "#!/bin/busybox sh\ntrue\n")
+    assert {m.path: m.data for m in initramfs.read_cpio(kept)}[initramfs.SCRIPT_PATH].startswith(
+        b"#!/bin/busybox"
+    )

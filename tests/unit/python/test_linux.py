@@ -197,3 +197,45 @@ def test_debian_not_root_prints_the_commands(monkeypatch: pytest.MonkeyPatch) ->
     monkeypatch.setattr(debian, "_is_root", lambda: False)
     with pytest.raises(SetupError, match=r"dpkg --add-architecture arm64 && apt-get update"):
         debian.ensure_arch()
+
+
+FAKE_SCRIPT_GUEST = """\
+import sys, time
+out = sys.stdout
+out.write("[    0.0] Booting Linux\\n")
+out.write("rtmux-linux: ready: kernel 6.1.0-9-arm64, 1 CPU(s), no network\\n")
+out.write("rtmux-linux: run: /etc/rtmux/script\\nfrom the script\\n")
+out.write("rtmux-linux: run: exit status {status}\\n[    5.0] reboot: Power down\\n")
+out.flush()
+if not {exits}:
+    time.sleep(60)
+"""
+
+
+@pytest.mark.parametrize("exits", [True, False])
+def test_run_script_types_nothing_and_reads_the_status(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, exits: bool
+) -> None:
+    monkeypatch.setattr(linux, "POWEROFF_GRACE_S", 0.5)
+    script = tmp_path / "fake-guest"
+    script.write_text(f"#!{sys.executable}\n" + FAKE_SCRIPT_GUEST.format(status=4, exits=exits))
+    script.chmod(script.stat().st_mode | stat.S_IXUSR)
+    run = linux.run_script([str(script)], timeout_s=30)
+    assert run.status == 4 and linux.check_command(run, "guest") == 4
+    assert run.output == "from the script\n"
+    assert run.result.stopped != exits and not run.result.timed_out
+
+
+def test_init_runs_the_hook_and_prints_the_status_line() -> None:
+    init = (Path(__file__).resolve().parents[3] / "guest" / "initramfs" / "init").read_text()
+    assert 'echo "rtmux-linux: run: exit status $?"' in init
+    assert linux.RUN_STATUS_RE.search("rtmux-linux: run: exit status 0")
+    assert "rtmux\\.run=" in init
+
+
+def test_qemu_argv_seed() -> None:
+    argv = linux.qemu_argv("Image", "initrd", seed=7, network=False)
+    assert argv[argv.index("-seed") + 1] == "7"
+    assert argv[argv.index("-rtc") + 1] == qemu.FIXED_RTC
+    assert "-netdev" not in argv
+    assert "-seed" not in linux.qemu_argv("Image", "initrd")

@@ -63,10 +63,6 @@ def _shown_argv(argv: list[str]) -> str:
     return shlex.join(shown)
 
 
-def _script_cmd(script_path: Path) -> str:
-    return f'"$(cat {paths.display(script_path)})"'
-
-
 class Bench:
     """Prepares the images, defines the runs and gathers their outputs into BenchResults."""
 
@@ -90,11 +86,13 @@ class Bench:
         for flavour in ("std", "rt"):
             self.guests[flavour] = initramfs.build(flavour)
         n, w = self.samples, PARTITION_WARMUP
-        for name, args in (
-            ("rtos-idle", f"period_us={PERIOD_US} samples={n + w}"),
-            ("rtos-loaded", f"period_us={PERIOD_US} samples={n + w}"),
-            ("linux", f"period_us={PERIOD_US} samples=0"),
-            ("linux-cpu0", f"period_us={PERIOD_US} samples=0"),
+        plans = self.plans()
+        self.data.mkdir(parents=True, exist_ok=True)
+        for name, args, run_id in (
+            ("rtos-idle", f"period_us={PERIOD_US} samples={n + w}", "rtmux-rtos-idle"),
+            ("rtos-loaded", f"period_us={PERIOD_US} samples={n + w}", "rtmux-loaded"),
+            ("linux", f"period_us={PERIOD_US} samples=0", "rtmux-linux"),
+            ("linux-cpu0", f"period_us={PERIOD_US} samples=0", "rtmux-linux-cpu0"),
         ):
             if name == "linux-cpu0" and self.opts.quick:
                 continue
@@ -104,8 +102,8 @@ class Bench:
                 icount=self.icount,
                 folder=self.data / "configs",
                 swapped=name == "linux-cpu0",
+                script_text=self._write_script(run_id, plans[run_id]).read_text(encoding="utf-8"),
             )
-        self.data.mkdir(parents=True, exist_ok=True)
 
     # ----------------------------------------------------------------------------- the runs
 
@@ -299,7 +297,15 @@ class Bench:
         run_id = f"linux-{flavour}"
         guest = self.guests[flavour]
         script_path = self._write_script(run_id, plan)
-        argv = linux.boot_argv(guest, smp=1, memory=linux.DEFAULT_MEMORY, icount=self.icount, append="")
+        argv = linux.boot_argv(
+            guest,
+            smp=1,
+            memory=linux.DEFAULT_MEMORY,
+            icount=self.icount,
+            append="",
+            script=script_path.read_text(encoding="utf-8"),
+            seed=linux_script.SEED,
+        )
         started = datetime.now().astimezone()
         result = linux_script.run(
             argv, plan, what=f"Linux {flavour} bare", timeout_s=self._linux_timeout(plan), on_phase=phase
@@ -307,10 +313,11 @@ class Bench:
         _check_kernel(result, guest.kernel.release, run_id)
         name = "Linux std" if flavour == "std" else "Linux PREEMPT_RT"
         rtmux_args = ["linux", "run", "--kernel", flavour] + ["--icount"] * self.icount + ["--smp", "1"]
+        rtmux_args += ["--seed", str(linux_script.SEED), "--linux-script", paths.display(script_path)]
         doc = RunDoc(
             run_id,
             f"{name} bare (-smp 1)",
-            f"{_rtmux_cmd(rtmux_args)} --linux-cmd {_script_cmd(script_path)}",
+            _rtmux_cmd(rtmux_args),
             _shown_argv(argv),
             linux_script.script(plan),
         )
@@ -344,17 +351,19 @@ class Bench:
     def _system_doc(
         self, run_id: str, title: str, name: str, rtos_args: str, plan: linux_script.Plan
     ) -> RunDoc:
-        argv, _ = self.systems[name]
+        argv, config = self.systems[name]
         script_path = self._write_script(run_id, plan)
         args = (
-            ["run"]
+            ["run", paths.display(config)]
             + ["--icount"] * self.icount
+            + ["--seed", str(linux_script.SEED)]
             + ["--rtos-app", "latency", "--bootargs", f"rtos={rtos_args}"]
+            + ["--linux-script", paths.display(script_path)]
         )
         return RunDoc(
             run_id,
             title,
-            f"{_rtmux_cmd(args)} --linux-cmd {_script_cmd(script_path)}",
+            _rtmux_cmd(args),
             _shown_argv(argv),
             linux_script.script(plan),
         )
@@ -368,6 +377,7 @@ class Bench:
         run_id: str,
         started: datetime,
         rtos_args: str,
+        el2_entries: int | None,
     ) -> Row:
         path = self.data / f"{row_id}.dat"
         latmus.write_histogram(
@@ -380,7 +390,17 @@ class Bench:
             command=f"./rtmux run --rtos-app latency --bootargs rtos='{rtos_args}'",
         )
         stats = latstats.rtos_stats(report)
-        return Row(row_id, label, "rtos in rtmux", load, stats, dict(report.histogram.counts), path, run_id)
+        return Row(
+            row_id,
+            label,
+            "rtos in rtmux",
+            load,
+            stats,
+            dict(report.histogram.counts),
+            path,
+            run_id,
+            el2_entries=el2_entries,
+        )
 
     def rtmux_rtos_idle(self, plan: linux_script.Plan, phase: Callable[[str], None]) -> RunOutput:
         run_id = "rtmux-rtos-idle"
@@ -405,8 +425,14 @@ class Bench:
             run_id,
             started,
             rtos_args,
+            result.rtos_el2,
         )
-        return RunOutput(rows=[row], linux=result, docs=[doc], summary=_summary(row.stats))
+        return RunOutput(
+            rows=[row],
+            linux=result,
+            docs=[doc],
+            summary=f"{_summary(row.stats)}; rtos CPU EL2 entries {result.rtos_el2}",
+        )
 
     def rtmux_loaded(self, plan: linux_script.Plan, phase: Callable[[str], None]) -> RunOutput:
         run_id = "rtmux-loaded"
@@ -435,6 +461,7 @@ class Bench:
                 run_id,
                 started,
                 rtos_args,
+                result.rtos_el2,
             ),
             self._cyclictest_row(
                 "linux-rtmux-load",
@@ -451,7 +478,8 @@ class Bench:
             rows=rows,
             linux=result,
             docs=[doc],
-            summary=f"rtos {_summary(rows[0].stats)}; Linux {_summary(rows[1].stats)}",
+            summary=f"rtos {_summary(rows[0].stats)}, EL2 entries {result.rtos_el2}; "
+            f"Linux {_summary(rows[1].stats)}",
         )
 
     def rtmux_linux_idle(self, plan: linux_script.Plan, phase: Callable[[str], None]) -> RunOutput:
@@ -490,11 +518,12 @@ class Bench:
         argv, config = self.systems["linux-cpu0"]
         script_path = self._write_script(run_id, plan)
         args = ["run", paths.display(config)] + ["--icount"] * self.icount
-        args += ["--rtos-app", "latency", "--bootargs", f"rtos={rtos_args}"]
+        args += ["--seed", str(linux_script.SEED), "--rtos-app", "latency", "--bootargs", f"rtos={rtos_args}"]
+        args += ["--linux-script", paths.display(script_path)]
         doc = RunDoc(
             run_id,
             "rtmux, artifact check: Linux partition on CPU 0 (qemu-virt.toml with the CPUs exchanged)",
-            f"{_rtmux_cmd(args)} --linux-cmd {_script_cmd(script_path)}",
+            _rtmux_cmd(args),
             _shown_argv(argv),
             linux_script.script(plan),
         )

@@ -1,11 +1,14 @@
 """The benchmark's Linux boots: Debian's kernel bare (`./rtmux linux run`) and the whole rtmux system
 (`./rtmux run`, configs/qemu-virt.toml with the rtos partition running its latency app).
 
-Each boot types one shell script (`script`) into Linux. The script reports through lines
-`@bench KEY=VALUE`, printed with `printf '@%s ...' bench` so that the console's echo of the typed script
-never contains them, and dumps each cyclictest histogram between `@bench hist=NAME` and `@bench end=NAME`
-(non-empty cells only). `parse_console` reads them back, together with the rtos partition's latency
-records (its lines are tagged `[rtos] `, Linux's `[linux] `; bare Linux has no tags).
+Each boot runs one shell script (`script`) in Linux, started by the init's `rtmux.run=` hook at a fixed
+point of the boot (nothing is typed), with fixed seeds and no network (`SEED`: the measurement mode of
+`--seed`), so that under icount a boot repeats exactly. The script reports through lines
+`@bench KEY=VALUE`, printed with `printf '@%s ...' bench` (so that an echo of the script, were it typed,
+would never contain them), and dumps each cyclictest histogram between `@bench hist=NAME` and
+`@bench end=NAME` (non-empty cells only). `parse_console` reads them back, together with the rtos
+partition's latency records (its lines are tagged `[rtos] `, Linux's `[linux] `; bare Linux has no tags)
+and the hypervisor's entry counts of the rtos partition's CPU (`rtos_el2_entries`).
 
 A script runs, in order and each only when its Plan asks: the Linux boot-to-shell time (/proc/uptime)
 and a hackbench run; an idle cyclictest; the load (LOAD_SCRIPT); a cyclictest under the load; then it
@@ -23,8 +26,11 @@ from pathlib import Path
 
 from rtmux import paths
 from rtmux.errors import GuestFailure, RtmuxError
-from rtmux.formats import cyclictest, latmus
+from rtmux.formats import cyclictest, hyp_console, latmus
 from rtmux.run import linux, system
+
+# The fixed seed of every Linux boot of the benchmark (./rtmux run --seed, ./rtmux linux run --seed).
+SEED = 1
 
 # hackbench timing and load: the recipe of the first system benchmark (hackbench plus a memory-copy loop),
 # the copy loop started once per Linux CPU.
@@ -170,6 +176,7 @@ class LinuxResult:
     rtos: latmus.LatencyReport | None
     wall_s: float
     console: str
+    rtos_el2: int | None = None  # EL2 entries of the rtos partition's CPU while it measured
 
 
 def _float(values: dict[str, str], key: str, what: str) -> float:
@@ -202,6 +209,7 @@ def read_results(
             raise RtmuxError(f"{what}: {name} cyclictest: {exc}") from exc
     hackbench = _float(values, "hackbench", what) if plan.hackbench else None
     report = None
+    rtos_el2 = None
     if rtos_samples is not None:
         try:
             report = latmus.parse_latency(found.rtos)
@@ -212,6 +220,7 @@ def read_results(
                 f"{what}: the rtos partition reports {report.histogram.samples} samples, "
                 f"{rtos_samples} were requested"
             )
+        rtos_el2 = rtos_el2_entries(console, what=what)
     return LinuxResult(
         kernel=values.get("kernel", "?"),
         cpus=int(_float(values, "cpus", what)),
@@ -224,7 +233,36 @@ def read_results(
         rtos=report,
         wall_s=wall_s,
         console=console,
+        rtos_el2=rtos_el2,
     )
+
+
+_STOPPED_RE = re.compile(r"^rtmux: partition (\S+) stopped: ", re.MULTILINE)
+
+
+def rtos_el2_entries(console: str, *, what: str, partition: str = "rtos") -> int:
+    """The EL2 entries of `partition`'s CPU while it measured: from the hypervisor's report at its first
+    console tick (the measurement mode's boot report, 4 ms after boot, the rtos's initialisation done) to
+    its report when the partition stopped (its PSCI SYSTEM_OFF after the last sample), that SYSTEM_OFF
+    call itself not counted. RtmuxError when a report is missing."""
+    stop = next((m for m in _STOPPED_RE.finditer(console) if m[1] == partition), None)
+    if stop is None:
+        raise RtmuxError(f"{what}: no `rtmux: partition {partition} stopped` line")
+    before = [e for e in hyp_console.el2_entries(console[: stop.start()]) if e.partition == partition]
+    after = [e for e in hyp_console.el2_entries(console[stop.start() :]) if e.partition == partition]
+    if not before or not after:
+        raise RtmuxError(
+            f"{what}: the hypervisor's el2-entries reports for partition {partition} at boot and at its "
+            "stop are missing (is the image packed with --seed, whose boot report this needs?)"
+        )
+    first, last = before[0], after[0]
+    if first.cpu != last.cpu:
+        raise RtmuxError(f"{what}: partition {partition} reported on CPU {first.cpu}, then {last.cpu}")
+    calls = last.counts.get("hvc", 0) + last.counts.get("smc", 0)
+    calls -= first.counts.get("hvc", 0) + first.counts.get("smc", 0)
+    if calls < 1:
+        raise RtmuxError(f"{what}: partition {partition} stopped without a PSCI call counted")
+    return last.total - first.total - 1
 
 
 class _PhaseSink:
@@ -257,10 +295,10 @@ def run(
     rtos_samples: int | None = None,
     on_phase: Callable[[str], None] | None = None,
 ) -> LinuxResult:
-    """Boot `argv`, run script(plan) in Linux's shell and read the figures (GuestFailure or RtmuxError,
-    with the console, when something failed)."""
+    """Boot `argv`, whose Linux runs script(plan) at boot (linux.boot_argv's or system_argv's `script`),
+    and read the figures (GuestFailure or RtmuxError, with the console, when something failed)."""
     sink = _PhaseSink(on_phase) if on_phase is not None else None
-    cmd_run = linux.run_command(argv, script(plan), timeout_s=timeout_s, echo=sink)  # type: ignore[arg-type]
+    cmd_run = linux.run_script(argv, timeout_s=timeout_s, echo=sink)  # type: ignore[arg-type]
     status = linux.check_command(cmd_run, what)
     if status != 0:
         raise GuestFailure(f"{what}: the benchmark script exited with status {status}", cmd_run.result)
@@ -306,16 +344,45 @@ def swap_cpus(text: str) -> str:
     return "".join(lines)
 
 
+_TABLE_RE = re.compile(r"^\s*\[")
+_DEVICE_TABLE_RE = re.compile(r"^\s*\[\[partition\.device\]\]\s*(#.*)?$")
+
+
+def without_devices(text: str) -> str:
+    """A system configuration's text without its `[[partition.device]]` tables (the default system's
+    network, whose answers come from the host and would make a run depend on it), each replaced by a
+    comment saying so."""
+    out: list[str] = []
+    skipping = False
+    for line in text.splitlines(keepends=True):
+        if _DEVICE_TABLE_RE.match(line):
+            skipping = True
+            out.append("# [[partition.device]] left out by the benchmark (deterministic runs)\n")
+            continue
+        if skipping and _TABLE_RE.match(line):
+            skipping = False
+        if not skipping:
+            out.append(line)
+    return "".join(out)
+
+
 def system_argv(
-    name: str, rtos_bootargs: str, *, icount: bool, folder: Path, swapped: bool = False
+    name: str,
+    rtos_bootargs: str,
+    *,
+    icount: bool,
+    folder: Path,
+    swapped: bool = False,
+    script_text: str | None = None,
 ) -> tuple[list[str], Path]:
     """Pack the default system with the rtos partition running the latency app with `rtos_bootargs`, as
     build/system/bench-NAME.img (a copy of configs/qemu-virt.toml named after the case, so that cases,
-    and other users of ./rtmux run, never overwrite each other's image; `swapped`: with the partitions'
-    CPUs exchanged). Returns QEMU's command line and the configuration copy."""
+    and other users of ./rtmux run, never overwrite each other's image; without its network device;
+    `swapped`: with the partitions' CPUs exchanged), in the measurement mode (SEED), Linux running
+    `script_text` at boot. Returns QEMU's command line and the configuration copy."""
     folder.mkdir(parents=True, exist_ok=True)
     config = folder / f"bench-{name}.toml"
-    text = system.DEFAULT_CONFIG.read_text(encoding="utf-8")
+    text = without_devices(system.DEFAULT_CONFIG.read_text(encoding="utf-8"))
     config.write_text(swap_cpus(text) if swapped else text, encoding="utf-8")
     with _build_lock:
         built = system.build(
@@ -324,6 +391,8 @@ def system_argv(
             bootargs={"rtos": rtos_bootargs},
             icount=icount,
             no_build=True,
+            linux_script=script_text,
+            seed=SEED,
         )
     linux_cpus = [p.cpus for p in built.config.partitions if p.kind == "linux"]
     if swapped and linux_cpus != [(0,)]:

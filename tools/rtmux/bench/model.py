@@ -54,6 +54,7 @@ class Row:
     counts: dict[int, int]
     data_file: Path
     run_id: str
+    el2_entries: int | None = None  # rtos in its partition: its CPU's EL2 entries while it measured
 
 
 @dataclass

@@ -30,8 +30,9 @@ TARGET_LINUX_UNDER_RTMUX = 1.10
 
 CSV_FIELDS = (
     "mode", "case", "label", "system", "load", "samples", "min_us", "avg_us", "p99_us", "p99_9_us", "max_us",
-    "overruns", "percentiles", "histogram",
+    "overruns", "percentiles", "histogram", "rtos_el2_entries",
 )  # fmt: skip
+TARGET_RTOS_EL2_ENTRIES = 0
 
 
 def markers(mode: str) -> tuple[str, str]:
@@ -88,6 +89,17 @@ def targets(r: BenchResults) -> list[Target]:
                 per <= TARGET_NS_PER_SWITCH,
             )
         )
+    for row_id, what in (("rtos-rtmux-idle", "Linux idle"), ("rtos-rtmux-load", "Linux load")):
+        row = r.row(row_id)
+        if row is not None and row.el2_entries is not None:
+            out.append(
+                Target(
+                    f"rtos in partition, {what}: EL2 entries of the rtos CPU while it measures "
+                    f"= {TARGET_RTOS_EL2_ENTRIES}",
+                    str(row.el2_entries),
+                    row.el2_entries == TARGET_RTOS_EL2_ENTRIES,
+                )
+            )
     part = r.row("rtos-rtmux-load")
     if part is not None:
         pmax = part.stats.max_us
@@ -174,7 +186,7 @@ def render_csv(r: BenchResults) -> str:
             f(s, s.avg_us, average=True), f(s, s.p99_us), f(s, s.p999_us), f(s, s.max_us),
             "" if s.overruns is None else s.overruns,
             "upper bound" if latstats.is_bound(s, s.p99_us) or latstats.is_bound(s, s.p999_us) else "exact",
-            paths.display(row.data_file),
+            paths.display(row.data_file), "" if row.el2_entries is None else row.el2_entries,
         ])  # fmt: skip
     return buf.getvalue()
 
@@ -192,16 +204,17 @@ def read_csv(text: str) -> list[dict[str, str]]:
 
 def table_rows(r: BenchResults) -> list[str]:
     lines = [
-        "| case | min | avg | p99 | p99.9 | max | overruns | samples |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|",
+        "| case | min | avg | p99 | p99.9 | max | overruns | EL2 entries | samples |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     f, p = latstats.fmt_value, latstats.fmt_percentile
     for row in r.rows:
         s = row.stats
         overruns = "–" if s.overruns is None else str(s.overruns)
+        el2 = "–" if row.el2_entries is None else str(row.el2_entries)
         lines.append(
             f"| {row.label} | {f(s, s.min_us)} | {f(s, s.avg_us, average=True)} | {p(s, s.p99_us)} "
-            f"| {p(s, s.p999_us)} | {f(s, s.max_us)} | {overruns} | {s.samples} |"
+            f"| {p(s, s.p999_us)} | {f(s, s.max_us)} | {overruns} | {el2} | {s.samples} |"
         )
     return lines
 
@@ -261,7 +274,10 @@ HOW_RTOS = """
   interrupting every 47 us, waking a priority-100 worker that does ~20 us of FP work each time.
 - **rtos in rtmux partition**: the system of `configs/qemu-virt.toml` (the rtos partition on CPU 0 takes
   its interrupts directly, the Linux partition is on CPU 1) with the rtos partition booting the same
-  latency app."""
+  latency app. **EL2 entries** of its CPU while it measures: the hypervisor's count in its report at
+  its first console tick (4 ms after boot, printed in the measurement mode of `--seed`; the rtos has
+  finished its initialisation, whose distributor set-up traps 3 times) subtracted from its report when
+  the rtos partition stops (its PSCI SYSTEM_OFF after its last sample, which is not counted)."""
 
 HOW_LINUX = """
   (one SCHED_FIFO 98 thread pinned to CPU 0, `clock_nanosleep`, memory locked). Bare rows: Debian's
@@ -276,10 +292,11 @@ HOW_LINUX = """
   above cyclictest's histogram range is shown as the max."""
 
 HOW_ICOUNT = """
-- **Determinism**: bare rtos runs repeat exactly. Runs with Linux do not quite: the shell commands are
-  typed into the console from the host, so they start at a guest time that depends on the host, and every
-  boot gives Linux fresh random seeds (`/chosen` rng-seed, kaslr-seed). Their figures vary a little from
-  run to run, mostly the max of the Linux rows.
+- **Determinism**: every run repeats exactly. Linux boots in the measurement mode of `--seed`
+  (`./rtmux run --seed` / `./rtmux linux run --seed`: fixed rng-seed and kaslr-seed that the hypervisor
+  keeps, QEMU's `-seed` and an RTC that follows guest time, no network device, whose answers come from
+  the host), and its script is started by its init at boot (`--linux-script`, kernel argument
+  `rtmux.run=`), not typed from the host. Measurement only: every such boot has the same KASLR offset.
 - **icount round-robin artifact**: with several vCPUs QEMU runs them in turns in one host thread, so an
   interrupt for one vCPU can wait for the other's slice. The bare rows use one vCPU. In the rtmux rows the
   rtos is on CPU 0, which the design brief measured free of it; the Linux partition is on CPU 1, so its
@@ -337,7 +354,9 @@ def render_section(r: BenchResults, csv_file: Path, png_file: Path | None, outpu
         "",
         _para(f"""
             Timer latency, {PERIOD_US} us period, microseconds (the rtos measures to the nanosecond,
-            cyclictest whole microseconds; p99 and p99.9 come from 1-us histograms, see the notes):"""),
+            cyclictest whole microseconds; p99 and p99.9 come from 1-us histograms, see the notes).
+            EL2 entries: the hypervisor's count of entries on the rtos partition's CPU while it
+            measured (target 0; see the notes):"""),
         "",
         *table_rows(r),
         "",
@@ -348,7 +367,7 @@ def render_section(r: BenchResults, csv_file: Path, png_file: Path | None, outpu
     data_dir = paths.display(r.rows[0].data_file.parent) if r.rows else "build/bench"
     lines += [
         f"All figures: [`{csv_rel}`]({csv_rel}). Gnuplot histograms (latmus format, not committed): "
-        f"`{data_dir}/<case>.dat`, with the scripts typed into Linux.",
+        f"`{data_dir}/<case>.dat`, with the scripts Linux ran.",
         "",
     ]
     if icount:
@@ -384,7 +403,7 @@ def render_section(r: BenchResults, csv_file: Path, png_file: Path | None, outpu
     for doc in r.docs:
         lines += [f"**{doc.title}**", "", "```", doc.rtmux, doc.qemu, "```", ""]
         if doc.script is not None:
-            lines += ["Typed into Linux's shell:", "", "```sh", doc.script, "```", ""]
+            lines += ["Run by Linux's init at boot (`rtmux.run=` hook):", "", "```sh", doc.script, "```", ""]
     lines += ["</details>"]
     return "\n".join(lines)
 

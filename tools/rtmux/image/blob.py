@@ -20,7 +20,9 @@ VERSION_MAJOR = 2
 VERSION_MINOR = 1
 KIND_CODES = {cfg.KIND_RTOS: 1, cfg.KIND_LINUX: 2}
 FLAG_CONSOLE_TAGS = 1 << 0
-FLAG_CONSOLE_VIEW = 1 << 1  # since 2.1: the focus view (hyp/core/conmux.c)
+FLAG_FIXED_SEEDS = 1 << 1  # since 2.1, measurement only: the hypervisor keeps the DTB's seeds as written
+FLAG_BOOT_REPORT = 1 << 2  # since 2.1: el2-entries report at the hypervisor's first console tick
+FLAG_CONSOLE_VIEW = 1 << 3  # since 2.1: the focus view (hyp/core/conmux.c)
 NAME_SIZE = 16
 IMAGE_SLOTS = 3  # kernel, initramfs, DTB
 IMAGE_KERNEL, IMAGE_INITRD, IMAGE_DTB = range(IMAGE_SLOTS)
@@ -138,6 +140,8 @@ class Blob:
     console_escape: int
     console_focus: int
     partitions: tuple[PartitionRecord, ...] = field(default_factory=tuple)
+    fixed_seeds: bool = False  # FLAG_FIXED_SEEDS (measurement only: every start replays the same seeds)
+    boot_report: bool = False  # FLAG_BOOT_REPORT
     console_focus_view: bool = False
     version_major: int = VERSION_MAJOR
     version_minor: int = VERSION_MINOR
@@ -177,6 +181,8 @@ def pack(blob: Blob) -> bytes:
         total,
         0,
         (FLAG_CONSOLE_TAGS if blob.console_tags else 0)
+        | (FLAG_FIXED_SEEDS if blob.fixed_seeds else 0)
+        | (FLAG_BOOT_REPORT if blob.boot_report else 0)
         | (FLAG_CONSOLE_VIEW if blob.console_focus_view else 0),
         count,
         PART_SIZE,
@@ -276,6 +282,8 @@ def unpack(data: bytes) -> Blob:
         hyp_base=hyp_base,
         hyp_size=hyp_size,
         console_tags=bool(flags & FLAG_CONSOLE_TAGS),
+        fixed_seeds=bool(flags & FLAG_FIXED_SEEDS),
+        boot_report=bool(flags & FLAG_BOOT_REPORT),
         console_focus_view=bool(flags & FLAG_CONSOLE_VIEW),
         console_escape=escape,
         console_focus=focus,

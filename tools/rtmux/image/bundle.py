@@ -13,6 +13,8 @@ clear of the payload.
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 import secrets
 import struct
 from collections.abc import Callable, Mapping
@@ -67,6 +69,13 @@ def rtos_dtb(part: cfg.Partition, bootargs: str, ring: Region | None = None) -> 
     return fdt.serialize(fdt.Tree(root, boot_cpuid_phys=part.boot_cpu))
 
 
+def fixed_seed(number: int) -> Callable[[int], bytes]:
+    """A `seed` for pack that gives the same bytes for the same number (SHAKE-256 of it): for measurement
+    only (./rtmux run --seed), with fixed_seeds=True so that the hypervisor keeps them too. A Linux booted
+    with them has the same KASLR offset and random pool at every boot."""
+    return lambda n: hashlib.shake_256(f"rtmux fixed seed {number}".encode()).digest(n)
+
+
 def seed_ranges(dtb: bytes, *values: bytes) -> tuple[blob.SeedRange, ...]:
     """Where each random value sits in `dtb`, for the hypervisor to change at every partition start."""
     out = []
@@ -86,9 +95,14 @@ def pack(
     images: Mapping[str, PartitionImages],
     board_dtb: bytes,
     seed: Callable[[int], bytes] = secrets.token_bytes,
+    *,
+    fixed_seeds: bool = False,
+    boot_report: bool = False,
 ) -> bytes:
     """The bundle bytes for `config`; SetupError when something does not fit or is missing. `seed(n)`
-    gives each Linux partition's DTB its n random seed bytes (dtgen.RANDOM_SEED_BYTES)."""
+    gives each Linux partition's DTB its n random seed bytes (dtgen.RANDOM_SEED_BYTES); `fixed_seeds`
+    tells the hypervisor to keep them at every start (measurement only, with fixed_seed); `boot_report`
+    asks for its el2-entries report at its first console tick (blob.FLAG_BOOT_REPORT)."""
     header = cfg.read_arm64_header(hypervisor)
     if header is None or header.image_size == 0:
         raise SetupError(
@@ -140,7 +154,11 @@ def pack(
             kernel=kernel_slot, entry_ipa=layout.entry_ipa, dtb=dtb_slot, initrd=initrd_slot, seeds=seeds
         )
     try:
-        config_blob = blob.pack(blob.from_config(config, payloads))
+        config_blob = blob.pack(
+            dataclasses.replace(
+                blob.from_config(config, payloads), fixed_seeds=fixed_seeds, boot_report=boot_report
+            )
+        )
     except blob.BlobError as exc:
         raise SetupError(f"configuration blob: {exc}") from exc
     assert len(config_blob) == blob_size

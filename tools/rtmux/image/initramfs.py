@@ -407,6 +407,25 @@ def write_archive(plan: Plan, output: Path) -> None:
     tmp.replace(output)
 
 
+# The boot-time script of guest/initramfs/init's `rtmux.run=` hook, as with_script adds it.
+SCRIPT_PATH = "etc/rtmux/script"
+RUN_BOOTARG = f"rtmux.run=/{SCRIPT_PATH}"
+_OVERLAY_ALIGN = 512  # the kernel skips zero bytes between archives; any multiple of 4 would do
+
+
+def with_script(initramfs: bytes, script: str) -> bytes:
+    """`initramfs` followed by a second, uncompressed newc archive holding /etc/rtmux/script (executable;
+    `#!/bin/sh` added when it has no interpreter line). The kernel unpacks the archives in turn, the later
+    adding to the earlier, so the image itself is not rebuilt. Boot with RUN_BOOTARG to run it."""
+    text = script if script.startswith("#!") else "#!/bin/sh\n" + script
+    if not text.endswith("\n"):
+        text += "\n"
+    extra = io.BytesIO()
+    write_cpio([Entry(SCRIPT_PATH, S_EXEC, data=text.encode())], extra)
+    pad = (-len(initramfs)) % _OVERLAY_ALIGN
+    return initramfs + bytes(pad) + extra.getvalue()
+
+
 def output_path(flavour: str) -> Path:
     return paths.initramfs_image(flavour)
 

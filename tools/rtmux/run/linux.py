@@ -8,10 +8,17 @@ if it does not exit, as when a hypervisor only stops the Linux partition).
 
 The marker is `RTMUX_EXIT_<nonce>=<status>`, printed by `printf 'RTMUX_%s_%s=%d\\n' EXIT <nonce> "$?"`:
 the console's echo of the typed line never contains the marker itself, so it cannot be mistaken for it.
+
+`run_script` is the deterministic variant (measurement): nothing is typed. The script rides in the
+initramfs (initramfs.with_script) and the init's `rtmux.run=` hook starts it at a fixed point of the
+boot, then powers off; with fixed seeds (QEMU's -seed for a bare Linux, bundle.fixed_seed under rtmux)
+and without a network (whose answers come from the host), a run under icount repeats exactly.
 """
 
 from __future__ import annotations
 
+import hashlib
+import os
 import re
 import secrets
 import sys
@@ -27,6 +34,7 @@ from rtmux.image import debian, initramfs
 
 # The console the initramfs' /init and shell produce (guest/initramfs/init keeps these in step).
 READY_RE = re.compile(r"rtmux-linux: ready: [^\n]*")
+RUN_STATUS_RE = re.compile(r"rtmux-linux: run: exit status (\d+)")
 PROMPT_RE = re.compile(r"rtmux-linux:[^\n]*# ")
 CONSOLE = "ttyAMA0"
 # panic=-1 with QEMU's -no-reboot: a kernel panic ends QEMU at once instead of waiting for the timeout.
@@ -53,8 +61,10 @@ def qemu_argv(
     append: str = "",
     network: bool = True,
     qemu_bin: str = qemu.QEMU_BIN,
+    seed: int | None = None,
 ) -> list[str]:
-    """QEMU booting a Linux Image bare on the virt board, console on stdio, user networking."""
+    """QEMU booting a Linux Image bare on the virt board, console on stdio, user networking. `seed`:
+    QEMU's -seed, which fixes the random seeds QEMU writes into the guest's DTB (measurement only)."""
     if smp < 1:
         raise RtmuxError(f"-smp {smp}: at least one CPU is needed")
     if not MEMORY_RE.match(memory):
@@ -75,6 +85,8 @@ def qemu_argv(
     cmd += ["-kernel", str(kernel_image), "-initrd", str(initrd), "-append", bootargs(append)]
     if icount:
         cmd += ["-icount", qemu.ICOUNT]
+    if seed is not None:
+        cmd += qemu.seed_args(seed)
     return cmd
 
 
@@ -179,6 +191,55 @@ def run_command(
     return CommandRun(result, status, command_output(result.console, nonce), driver.ready_s, nonce)
 
 
+class _ScriptDriver:
+    """The run_console responder of run_script: types nothing; once the hook's status line is out,
+    lets QEMU end (a bare Linux powers the board off; under rtmux another partition may run on)."""
+
+    def __init__(self, start: float) -> None:
+        self.start = start
+        self.text = ""
+        self.search_from = 0
+        self.ready_s: float | None = None
+        self.status: int | None = None
+
+    def __call__(self, chunk: str) -> qemu.Reply | None:
+        self.text += chunk
+        if self.ready_s is None:
+            m = READY_RE.search(self.text, self.search_from)
+            if m is None:
+                self.search_from = max(0, len(self.text) - 200)
+                return None
+            self.ready_s = time.monotonic() - self.start
+            self.search_from = m.end()
+        if self.status is None:
+            m = RUN_STATUS_RE.search(self.text, self.search_from)
+            if m is None:
+                self.search_from = max(self.search_from, len(self.text) - 200)
+                return None
+            self.status = int(m[1])
+            return qemu.Reply(stop_after_s=POWEROFF_GRACE_S)
+        return None
+
+
+def script_output(console: str) -> str | None:
+    """What the boot-time script printed: the console between the hook's start and status lines."""
+    start = re.search(r"rtmux-linux: run: [^\n]*\n", console)
+    end = RUN_STATUS_RE.search(console)
+    if start is None or end is None or end.start() < start.end():
+        return None
+    return console[start.end() : end.start()]
+
+
+def run_script(argv: Sequence[str], *, timeout_s: float, echo: TextIO | None = None) -> CommandRun:
+    """Boot `argv`, whose Linux runs a script through the init's `rtmux.run=` hook (see the module's
+    docstring), and wait for its status line; the caller checks CommandRun.status like run_command's."""
+    driver = _ScriptDriver(time.monotonic())
+    result = qemu.run_console(argv, timeout_s, echo=echo, respond=driver)
+    m = RUN_STATUS_RE.search(result.console)
+    status = int(m[1]) if m else None
+    return CommandRun(result, status, script_output(result.console), driver.ready_s, "")
+
+
 def check_command(run: CommandRun, what: str) -> int:
     """The command's exit status, or GuestFailure (with the console) when it did not finish."""
     result = run.result
@@ -201,15 +262,46 @@ def check_command(run: CommandRun, what: str) -> int:
 # ----------------------------------------------------------------------------------------- commands
 
 
-def boot_argv(guest: initramfs.Guest, *, smp: int, memory: str, icount: bool, append: str) -> list[str]:
+def script_initramfs(guest: initramfs.Guest, script: str) -> Path:
+    """The guest's initramfs with `script` added (initramfs.with_script), as a file for QEMU's -initrd:
+    build/linux/initramfs-FLAVOUR+script-HASH.cpio.gz (written once per content)."""
+    data = initramfs.with_script(guest.initramfs.read_bytes(), script)
+    digest = hashlib.sha256(data).hexdigest()[:12]
+    out = guest.initramfs.with_name(guest.initramfs.name.replace(".cpio", f"+script-{digest}.cpio"))
+    if not out.is_file() or out.read_bytes() != data:
+        tmp = out.with_name(out.name + f".{os.getpid()}.tmp")
+        tmp.write_bytes(data)
+        tmp.replace(out)
+    return out
+
+
+def boot_argv(
+    guest: initramfs.Guest,
+    *,
+    smp: int,
+    memory: str,
+    icount: bool,
+    append: str,
+    script: str | None = None,
+    seed: int | None = None,
+) -> list[str]:
+    """QEMU's command line for a bare boot of `guest`. With `script`, the init runs it at boot (no
+    typing); with `seed`, QEMU's random seeds are fixed and the network left out (its answers come from
+    the host): together, the deterministic mode of run_script."""
+    initrd = guest.initramfs
+    if script is not None:
+        initrd = script_initramfs(guest, script)
+        append = f"{append} {initramfs.RUN_BOOTARG}".strip()
     return qemu_argv(
         guest.kernel.image,
-        guest.initramfs,
+        initrd,
         smp=smp,
         memory=memory,
         icount=icount,
         append=append,
+        network=seed is None,
         qemu_bin=qemu.find_qemu(),
+        seed=seed,
     )
 
 
@@ -221,17 +313,29 @@ def run(
     icount: bool = False,
     append: str = "",
     linux_cmd: str | None = None,
+    linux_script: str | None = None,
+    seed: int | None = None,
     timeout_s: float | None = None,
     refresh: bool = False,
     echo: TextIO | None = None,
 ) -> int:
-    """`./rtmux linux run`: the command's exit status (with linux_cmd), 0 for an interactive session
+    """`./rtmux linux run`: the command's (or script's) exit status, 0 for an interactive session
     that ended by a power-off; GuestFailure otherwise."""
     echo = echo if echo is not None else sys.stdout
     guest = initramfs.build(flavour, refresh=refresh)
-    argv = boot_argv(guest, smp=smp, memory=memory, icount=icount, append=append)
+    argv = boot_argv(
+        guest, smp=smp, memory=memory, icount=icount, append=append, script=linux_script, seed=seed
+    )
     what = f"Linux {guest.kernel.release}"
-    return session(argv, what, icount=icount, linux_cmd=linux_cmd, timeout_s=timeout_s, echo=echo)
+    return session(
+        argv,
+        what,
+        icount=icount,
+        linux_cmd=linux_cmd,
+        timeout_s=timeout_s,
+        echo=echo,
+        script=linux_script is not None,
+    )
 
 
 def session(
@@ -242,10 +346,19 @@ def session(
     linux_cmd: str | None,
     timeout_s: float | None,
     echo: TextIO,
+    script: bool = False,
 ) -> int:
     """Boot `argv` and either hand the console to the user (interactive, 0 when QEMU ends normally) or
-    run linux_cmd in Linux's shell and return its exit status; GuestFailure otherwise. Shared by
-    `./rtmux linux run` (bare Linux) and `./rtmux run` (the whole system)."""
+    run linux_cmd in Linux's shell and return its exit status, or (`script`: argv's Linux runs a script
+    at boot) wait for the script's status; GuestFailure otherwise. Shared by `./rtmux linux run` (bare
+    Linux) and `./rtmux run` (the whole system)."""
+    if script:
+        if linux_cmd is not None:
+            raise RtmuxError("a boot-time script and --linux-cmd exclude each other")
+        cmd_run = run_script(argv, timeout_s=timeout_s if timeout_s is not None else CMD_TIMEOUT_S, echo=echo)
+        status = check_command(cmd_run, what)
+        print(f"rtmux: {what}: the boot-time script exited with status {status}", file=sys.stderr, flush=True)
+        return status
     if linux_cmd is None:
         timeout = timeout_s if timeout_s is not None else INTERACTIVE_TIMEOUT_S
         result = qemu.run_console(argv, timeout, echo=echo, interactive=True)

@@ -8,6 +8,7 @@ build/hyp/rtmux.img into build/system/NAME.img.
 
 from __future__ import annotations
 
+import secrets
 import subprocess
 import sys
 from dataclasses import dataclass, replace
@@ -44,9 +45,13 @@ def _flavour(text: str) -> str | None:
 
 
 def partition_images(
-    config: cfg.SystemConfig, rtos_image: Path | None, bootargs: dict[str, str]
+    config: cfg.SystemConfig,
+    rtos_image: Path | None,
+    bootargs: dict[str, str],
+    linux_script: str | None = None,
 ) -> dict[str, bundle.PartitionImages]:
-    """The bytes each partition boots, fetching and building what a Linux partition needs."""
+    """The bytes each partition boots, fetching and building what a Linux partition needs; with
+    `linux_script`, every Linux partition's initramfs carries it and its init runs it at boot."""
     out: dict[str, bundle.PartitionImages] = {}
     for part in config.partitions:
         args = bootargs.get(part.name)
@@ -72,11 +77,13 @@ def partition_images(
             initrd_path = initrd.path if initrd is not None else None
         if initrd is not None and _flavour(kernel.text) is None and not initrd.path.is_file():
             raise SetupError(f"partition {part.name!r}: initramfs {initrd.path} not found")
-        out[part.name] = bundle.PartitionImages(
-            kernel_path.read_bytes(),
-            initrd_path.read_bytes() if initrd_path is not None else b"",
-            bootargs=args,
-        )
+        initrd_bytes = initrd_path.read_bytes() if initrd_path is not None else b""
+        if linux_script is not None:
+            if not initrd_bytes:
+                raise SetupError(f"partition {part.name!r}: a boot-time script needs an initramfs")
+            initrd_bytes = initramfs.with_script(initrd_bytes, linux_script)
+            args = f"{part.bootargs if args is None else args} {initramfs.RUN_BOOTARG}".strip()
+        out[part.name] = bundle.PartitionImages(kernel_path.read_bytes(), initrd_bytes, bootargs=args)
     return out
 
 
@@ -87,24 +94,39 @@ def build(
     bootargs: dict[str, str] | None = None,
     icount: bool = False,
     no_build: bool = False,
+    linux_script: str | None = None,
+    seed: int | None = None,
     interactive: bool = False,
 ) -> System:
-    """Build everything the configuration needs and pack build/system/<config>.img. interactive: a person
-    watches the console (decides the console view "auto")."""
+    """Build everything the configuration needs and pack build/system/<config>.img. `linux_script`: Linux
+    runs it at boot (partition_images); `seed`: the measurement mode: fixed seeds, kept by the hypervisor
+    at every start, QEMU's seed_args, and the hypervisor's el2-entries report at its first console tick
+    (a reference for counting entries without typing, which would make the run depend on the host);
+    `interactive`: a person watches the console (decides the console view "auto")."""
     config = cfg.load(config_path, find_kernel=debian.cached_kernel_image)
     config = replace(config, console=config.console.resolved(interactive))
     if not no_build:
         make(["rtos", "hyp"])
     if not HYP_IMAGE.is_file():
         raise SetupError(f"{paths.display(HYP_IMAGE)} not found; run `make hyp`")
-    images = partition_images(config, rtos_image, bootargs or {})
-    data = bundle.pack(config, HYP_IMAGE.read_bytes(), images, dtgen.board_dtb(config.board))
+    images = partition_images(config, rtos_image, bootargs or {}, linux_script)
+    data = bundle.pack(
+        config,
+        HYP_IMAGE.read_bytes(),
+        images,
+        dtgen.board_dtb(config.board),
+        bundle.fixed_seed(seed) if seed is not None else secrets.token_bytes,
+        fixed_seeds=seed is not None,
+        boot_report=seed is not None,
+    )
     SYSTEM_DIR.mkdir(parents=True, exist_ok=True)
     image = SYSTEM_DIR / f"{Path(config_path).stem}.img"
     image.write_bytes(data)
     argv = [qemu.find_qemu(), *config.qemu_args(), "-nographic", "-nic", "none", "-kernel", str(image)]
     if icount:
         argv += ["-icount", qemu.ICOUNT]
+    if seed is not None:
+        argv += qemu.seed_args(seed)
     return System(config, image, argv)
 
 
@@ -118,23 +140,40 @@ def run(
     bootargs: dict[str, str] | None = None,
     no_build: bool = False,
     echo: TextIO | None = None,
+    linux_script: str | None = None,
+    seed: int | None = None,
 ) -> int:
     """Boot the system. Interactive without linux_cmd (0 when QEMU ends normally); with linux_cmd, wait
-    for Linux's shell, run it, power Linux off and return its exit status."""
+    for Linux's shell, run it, power Linux off and return its exit status; with linux_script, Linux runs
+    it at boot and powers off (its status is returned)."""
     echo = echo if echo is not None else sys.stdout
-    interactive = linux_cmd is None and sys.stdin.isatty()
+    interactive = linux_cmd is None and linux_script is None and sys.stdin.isatty()
     system = build(
         config_path,
         rtos_image=rtos_image,
         bootargs=bootargs,
         icount=icount,
         no_build=no_build,
+        linux_script=linux_script,
+        seed=seed,
         interactive=interactive,
     )
     print(f"rtmux: booting {paths.display(system.image)}: {qemu.mode_description(icount)}", file=sys.stderr)
-    if linux_cmd is not None and not system.config.of_kind(cfg.KIND_LINUX):
-        raise SetupError(f"--linux-cmd: {paths.display(config_path)} has no Linux partition")
+    if seed is not None:
+        print(
+            f"rtmux: fixed seeds ({seed}): for measurement only, every boot has the same KASLR",
+            file=sys.stderr,
+        )
+    wanted = linux_cmd is not None or linux_script is not None
+    if wanted and not system.config.of_kind(cfg.KIND_LINUX):
+        raise SetupError(f"--linux-cmd/--linux-script: {paths.display(config_path)} has no Linux partition")
     what = f"system {paths.display(system.image)}"
     return linux.session(
-        system.argv, what, icount=icount, linux_cmd=linux_cmd, timeout_s=timeout_s, echo=echo
+        system.argv,
+        what,
+        icount=icount,
+        linux_cmd=linux_cmd,
+        timeout_s=timeout_s,
+        echo=echo,
+        script=linux_script is not None,
     )
