@@ -346,11 +346,8 @@ class Bench:
     ) -> RunDoc:
         argv, _ = self.systems[name]
         script_path = self._write_script(run_id, plan)
-        args = (
-            ["run"]
-            + ["--icount"] * self.icount
-            + ["--rtos-app", "latency", "--bootargs", f"rtos={rtos_args}"]
-        )
+        mode = "--icount" if self.icount else "--plain"
+        args = ["run", mode, "--rtos-app", "latency", "--bootargs", f"rtos={rtos_args}"]
         return RunDoc(
             run_id,
             title,
@@ -489,7 +486,7 @@ class Bench:
         rtos_args = f"period_us={PERIOD_US} samples=0"
         argv, config = self.systems["linux-cpu0"]
         script_path = self._write_script(run_id, plan)
-        args = ["run", paths.display(config)] + ["--icount"] * self.icount
+        args = ["run", paths.display(config), "--icount" if self.icount else "--plain"]
         args += ["--rtos-app", "latency", "--bootargs", f"rtos={rtos_args}"]
         doc = RunDoc(
             run_id,
