@@ -174,6 +174,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="lower-priority FPU busy threads and a ~21 kHz interrupt waking a worker thread",
     )
     p.add_argument(
+        "--cpu1",
+        choices=rtos.CPU1_PATTERNS,
+        default=None,
+        help="boot two vCPUs and run this reference load on the second (rtos/include/rtos/cpuload.h)",
+    )
+    p.add_argument(
         "--histogram",
         type=Path,
         default=paths.BUILD_DIR / "latency-hist.dat",
@@ -280,6 +286,7 @@ def cmd_latency(args: argparse.Namespace) -> int:
         timeout_s=timeout,
         histogram_path=args.histogram,
         on_line=rtos.latency_echo,
+        cpu1=args.cpu1,
     )
     rts = run.report.summary
     print(
