@@ -59,6 +59,9 @@ static void sampler_entry(void *arg)
         iv.sum += lat;
         iv.count++;
         iv.overruns += overruns;
+        if (cfg.on_sample != NULL) {
+            cfg.on_sample(lat, overruns, cfg.arg);
+        }
         uint64_t cell = lat < 0 ? 0 : (uint64_t)lat / 1000u;
         hist[cell < RT_LATMON_HIST_CELLS ? cell : RT_LATMON_HIST_CELLS - 1]++;
         iv.last = cfg.samples != 0 && n + 1 == cfg.samples;

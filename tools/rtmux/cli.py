@@ -208,6 +208,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="lower-priority FPU busy threads and a ~21 kHz interrupt waking a worker thread",
     )
     p.add_argument(
+        "--cpu1",
+        choices=rtos.CPU1_PATTERNS,
+        default=None,
+        help="boot two vCPUs and run this reference load on the second (rtos/include/rtos/cpuload.h)",
+    )
+    p.add_argument(
         "--histogram",
         type=Path,
         default=paths.BUILD_DIR / "latency-hist.dat",
@@ -314,6 +320,7 @@ def cmd_latency(args: argparse.Namespace) -> int:
         timeout_s=timeout,
         histogram_path=args.histogram,
         on_line=rtos.latency_echo,
+        cpu1=args.cpu1,
     )
     rts = run.report.summary
     print(
@@ -448,7 +455,23 @@ def _add_run(top: Subparsers) -> None:
         "with --linux-cmd, wait for Linux's shell, run CMD, power Linux off and exit with CMD's status.",
     )
     _add_config(p)
-    _add_icount(p)
+    # The whole system boots in icount mode unless told otherwise: plain TCG puts the host's load into
+    # the rtos's latency lines, and icount with sleep=on puts the host's timer slack into them
+    # (README.md, "What the figures mean").
+    mode = p.add_mutually_exclusive_group()
+    mode.add_argument(
+        "--icount",
+        dest="icount",
+        action="store_true",
+        default=True,
+        help=f"deterministic time, the default: -icount {qemu.ICOUNT} (1 instruction = 1 ns of guest time)",
+    )
+    mode.add_argument(
+        "--plain",
+        dest="icount",
+        action="store_false",
+        help="plain TCG emulation: guest time is wall time, every vCPU on its own host thread",
+    )
     _add_timeout(
         p, None, f"{linux.CMD_TIMEOUT_S:g} s with --linux-cmd, {linux.INTERACTIVE_TIMEOUT_S:g} s without"
     )

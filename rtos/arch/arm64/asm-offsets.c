@@ -19,4 +19,7 @@ void asm_offsets(void)
     DEFINE(FRAME_SIZE, sizeof(struct arch_frame));
     DEFINE(FRAME_X30, offsetof(struct arch_frame, x) + 30 * sizeof(uint64_t));
     DEFINE(FRAME_SPSR, offsetof(struct arch_frame, spsr));
+    DEFINE(SEC_SP, offsetof(struct arch_secondary, sp));
+    DEFINE(SEC_ENTRY, offsetof(struct arch_secondary, entry));
+    DEFINE(SEC_ARG, offsetof(struct arch_secondary, arg));
 }

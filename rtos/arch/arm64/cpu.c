@@ -36,15 +36,8 @@ void arch_context_init(struct arch_context *ctx, uintptr_t stack_top, arch_threa
  */
 static uint64_t l1_table[PT_ENTRIES] __attribute__((aligned(4096), section(".pgtables")));
 
-void arch_mmu_init(void)
+static void mmu_enable(void)
 {
-    for (size_t i = 0; i < PT_ENTRIES; i++) {
-        l1_table[i] = 0;
-    }
-    /* Level-1 blocks (PTE_TABLE clear); attribute index 0 = device, 1 = normal memory (MAIR below). */
-    l1_table[0] = 0 * L1_BLOCK_SIZE | PTE_VALID | PTE_S1_ATTR(0) | PTE_AF | PTE_PXN | PTE_XN;
-    l1_table[1] = 1 * L1_BLOCK_SIZE | PTE_VALID | PTE_S1_ATTR(1) | PTE_SH_INNER | PTE_AF | PTE_XN;
-
     ARCH_WRITE_SYSREG(mair_el1, MAIR_ATTR(0, MAIR_DEVICE_nGnRnE) | MAIR_ATTR(1, MAIR_NORMAL_WB));
     /* 39-bit VA (level-1 start), write-back inner-shareable walks, 4 KiB granule, no TTBR1, 40-bit PA. */
     uint64_t tcr = TCR_T0SZ(39) | TCR_IRGN0_WBWA | TCR_ORGN0_WBWA | TCR_SH0_INNER | TCR_TG0_4K |
@@ -58,6 +51,23 @@ void arch_mmu_init(void)
     arch_isb();
 }
 
+void arch_mmu_init(void)
+{
+    for (size_t i = 0; i < PT_ENTRIES; i++) {
+        l1_table[i] = 0;
+    }
+    /* Level-1 blocks (PTE_TABLE clear); attribute index 0 = device, 1 = normal memory (MAIR below). */
+    l1_table[0] = 0 * L1_BLOCK_SIZE | PTE_VALID | PTE_S1_ATTR(0) | PTE_AF | PTE_PXN | PTE_XN;
+    l1_table[1] = 1 * L1_BLOCK_SIZE | PTE_VALID | PTE_S1_ATTR(1) | PTE_SH_INNER | PTE_AF | PTE_XN;
+
+    mmu_enable();
+}
+
+void arch_mmu_enable_secondary(void)
+{
+    mmu_enable();
+}
+
 /*
  * PSCI conduit: entered at EL2 means firmware sits at EL3 behind SMC (QEMU virt,virtualization=on);
  * entered at EL1 means a hypervisor (rtmux, or QEMU's HVC conduit without virtualization) answers HVC.
@@ -69,17 +79,30 @@ void arch_set_psci_conduit(unsigned entry_el)
     psci_use_smc = entry_el >= 2;
 }
 
-static int64_t psci_call(uint64_t fn, uint64_t arg1, uint64_t arg2)
+static int64_t psci_call3(uint64_t fn, uint64_t arg1, uint64_t arg2, uint64_t arg3)
 {
     register uint64_t x0 __asm__("x0") = fn;
     register uint64_t x1 __asm__("x1") = arg1;
     register uint64_t x2 __asm__("x2") = arg2;
+    register uint64_t x3 __asm__("x3") = arg3;
     if (psci_use_smc) {
-        __asm__ volatile("smc #0" : "+r"(x0), "+r"(x1), "+r"(x2) : : "x3", "memory");
+        __asm__ volatile("smc #0" : "+r"(x0), "+r"(x1), "+r"(x2), "+r"(x3) : : "memory");
     } else {
-        __asm__ volatile("hvc #0" : "+r"(x0), "+r"(x1), "+r"(x2) : : "x3", "memory");
+        __asm__ volatile("hvc #0" : "+r"(x0), "+r"(x1), "+r"(x2), "+r"(x3) : : "memory");
     }
     return (int64_t)x0;
+}
+
+static int64_t psci_call(uint64_t fn, uint64_t arg1, uint64_t arg2)
+{
+    return psci_call3(fn, arg1, arg2, 0);
+}
+
+int64_t arch_cpu_start(uint64_t mpidr, void (*entry)(void), struct arch_secondary *boot)
+{
+    /* The new CPU reads *boot with its MMU off: make the boot CPU's writes visible to it first. */
+    __asm__ volatile("dsb sy" : : : "memory");
+    return psci_call3(PSCI_CPU_ON_64, mpidr, (uint64_t)(uintptr_t)entry, (uint64_t)(uintptr_t)boot);
 }
 
 void arch_system_off(void)

@@ -4,9 +4,12 @@
  * At EL2 the rtos configures just enough of EL2 to run as a plain EL1 kernel and drops there, so the
  * same binary runs bare-metal and in a partition.
  */
+#include "asm-offsets.h"
 #include "arm64/gicv3.h"
 #include "arm64/image.h"
 #include "arm64/sysreg.h"
+#include "arch/el2_drop.h"
+
 
     .section .text.head, "ax"
     .globl _head
@@ -22,31 +25,7 @@ boot_entry:
     b.ne    el1_entry
 
     /* ---- EL2 -> EL1 drop ---- */
-    mov     x0, #HCR_EL2_RW             /* EL1 is AArch64; no traps, no stage 2 */
-    msr     hcr_el2, x0
-    mrs     x0, cnthctl_el2
-    orr     x0, x0, #(CNTHCTL_EL1PCTEN | CNTHCTL_EL1PCEN)
-    msr     cnthctl_el2, x0             /* EL1 may use the physical counter and timer */
-    msr     cntvoff_el2, xzr            /* virtual time == physical time */
-    mrs     x0, ICC_SRE_EL2
-    orr     x0, x0, #ICC_SRE_SRE
-    orr     x0, x0, #ICC_SRE_ENABLE
-    msr     ICC_SRE_EL2, x0             /* EL1 may use the GIC system-register interface */
-    isb
-    mov     x0, #CPTR_EL2_RES1          /* no FP/SIMD traps */
-    msr     cptr_el2, x0
-    msr     hstr_el2, xzr
-    mrs     x0, midr_el1
-    msr     vpidr_el2, x0
-    mrs     x0, mpidr_el1
-    msr     vmpidr_el2, x0
-    ldr     x0, =SCTLR_EL1_RES1         /* MMU and caches off until arch_mmu_init */
-    msr     sctlr_el1, x0
-    mov     x0, #SPSR_EL1H_MASKED
-    msr     spsr_el2, x0
-    adr     x0, el1_entry
-    msr     elr_el2, x0
-    eret
+    drop_to_el1 el1_entry
 
 el1_entry:
     ldr     x0, =SCTLR_EL1_RES1

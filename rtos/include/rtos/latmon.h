@@ -18,6 +18,11 @@ struct rt_latmon_config {
     unsigned report_ms; /* one RTD| line per report_ms of samples */
     bool histogram;     /* print the HSH/HSD/HSE histogram at the end */
     const char *label;  /* shown in the RTT| line, e.g. "load off" */
+    /* Optional: called by the sampler after every sample, in its thread (priority RT_PRIO_MAX), with
+     * the sample's latency and the periods missed before it. Work that must run every period can
+     * live here instead of in a second periodic thread: one timer instead of two (see the demo). */
+    void (*on_sample)(int64_t latency_ns, uint64_t overruns, void *arg);
+    void *arg;
 };
 
 /* Starts the sampler (priority RT_PRIO_MAX) and the reporter (priority 2). */

@@ -52,3 +52,11 @@ def test_config_positional_default_and_old_option(command: str) -> None:
     assert cli._config_of(parser.parse_args([command])) == config.DEFAULT_CONFIG
     assert cli._config_of(parser.parse_args([command, "x.toml"])) == Path("x.toml")
     assert cli._config_of(parser.parse_args([command, "--config", "y.toml"])) == Path("y.toml")
+
+
+def test_system_run_is_icount_unless_plain() -> None:
+    """`./rtmux run` (what `make run` types) boots in icount mode; --plain asks for plain TCG."""
+    parse = cli.build_parser().parse_args
+    assert parse(["run"]).icount is True
+    assert parse(["run", "--icount"]).icount is True
+    assert parse(["run", "--plain"]).icount is False

@@ -3,7 +3,8 @@
 Every case samples a 1 ms periodic timer (SAMPLES_FULL samples, SAMPLES_QUICK with --quick), idle and
 under load:
 
-  rtos bare metal          build/rtos/latency.img alone (-smp 1); load: its own (FPU threads, interrupts)
+  rtos bare metal          build/rtos/latency.img alone (-smp 1); load: its own (FPU threads, interrupts);
+                           reference: -smp 2 with CPU 1 copying memory (cpu1=copy), no hypervisor
   rtos in its partition    the rtmux system of configs/qemu-virt.toml, the rtos partition (CPU 0) running
                            the latency app; Linux (CPU 1) idle, or running the Linux load
   Linux std, PREEMPT_RT    Debian's kernels bare (-smp 1), cyclictest pinned to CPU 0; Linux load
@@ -27,6 +28,7 @@ from typing import TextIO
 from rtmux import paths, qemu
 from rtmux.bench import linux_script
 from rtmux.bench.model import (
+    CPU1_REFERENCE,
     HACKBENCH_LOOPS_FULL,
     HACKBENCH_LOOPS_QUICK,
     MODE_ICOUNT,
@@ -142,6 +144,12 @@ class Bench:
                 lambda phase: self.rtos_bare(True, n, "rtos-bare-load"),
             ),
             Run(
+                "rtos-bare-cpu1",
+                "rtos bare metal (-smp 2), CPU 1 copying memory",
+                predicted_s(icount, boot="rtos", loaded_s=guest_s),
+                lambda phase: self.rtos_bare(False, n, "rtos-bare-cpu1", cpu1=CPU1_REFERENCE),
+            ),
+            Run(
                 "ctxsw",
                 "rtos context switch",
                 predicted_s(icount, boot="rtos", rtos_load_s=0.2),
@@ -214,8 +222,11 @@ class Bench:
 
     # ---------------------------------------------------------------------------- rtos bare
 
-    def _rtos_latency(self, load: bool, samples: int, hist: Path) -> latmus.LatencyReport:
+    def _rtos_latency(
+        self, load: bool, samples: int, hist: Path, cpu1: str | None = None
+    ) -> latmus.LatencyReport:
         run = rtos.latency(
+            cpu1=cpu1,
             period_us=PERIOD_US,
             samples=samples,
             load=load,
@@ -226,17 +237,25 @@ class Bench:
         )
         return run.report
 
-    def rtos_bare(self, load: bool, samples: int, row_id: str) -> RunOutput:
+    def rtos_bare(self, load: bool, samples: int, row_id: str, cpu1: str | None = None) -> RunOutput:
         hist = self.data / f"{row_id}.dat"
-        report = self._rtos_latency(load, samples, hist)
+        report = self._rtos_latency(load, samples, hist, cpu1)
         stats = latstats.rtos_stats(report)
         label = "rtos bare metal, rtos load" if load else "rtos bare metal, idle"
+        if cpu1 is not None:
+            label = f"rtos bare metal (-smp 2), CPU 1 busy (cpu1={cpu1}, reference)"
         row = Row(row_id, label, "rtos bare", load, stats, dict(report.histogram.counts), hist, row_id)
         args = ["rtos", "latency"] + ["--icount"] * self.icount
         args += ["--period-us", str(PERIOD_US), "--samples", str(samples)] + ["--load"] * load
+        args += ["--cpu1", cpu1] if cpu1 is not None else []
         args += ["--histogram", paths.display(hist)]
-        bootargs = rtos.format_bootargs({"period_us": PERIOD_US, "samples": samples, "load": load})
-        doc = RunDoc(row_id, label, _rtmux_cmd(args), rtos.shown_command("latency", bootargs, self.icount))
+        boot_args: dict[str, object] = {"period_us": PERIOD_US, "samples": samples, "load": load}
+        if cpu1 is not None:
+            boot_args["cpu1"] = cpu1
+        bootargs = rtos.format_bootargs(boot_args)
+        smp = 1 if cpu1 is None else 2
+        shown = rtos.shown_command("latency", bootargs, self.icount, smp)
+        doc = RunDoc(row_id, label, _rtmux_cmd(args), shown)
         out = RunOutput(rows=[row], docs=[doc], summary=_summary(stats))
         if self.opts.quick and self.icount:
             out.records = records(report)
@@ -355,7 +374,7 @@ class Bench:
         script_path = self._write_script(run_id, plan)
         args = (
             ["run", paths.display(config)]
-            + ["--icount"] * self.icount
+            + ["--icount" if self.icount else "--plain"]
             + ["--seed", str(linux_script.SEED)]
             + ["--rtos-app", "latency", "--bootargs", f"rtos={rtos_args}"]
             + ["--linux-script", paths.display(script_path)]
@@ -517,7 +536,7 @@ class Bench:
         rtos_args = f"period_us={PERIOD_US} samples=0"
         argv, config = self.systems["linux-cpu0"]
         script_path = self._write_script(run_id, plan)
-        args = ["run", paths.display(config)] + ["--icount"] * self.icount
+        args = ["run", paths.display(config), "--icount" if self.icount else "--plain"]
         args += ["--seed", str(linux_script.SEED), "--rtos-app", "latency", "--bootargs", f"rtos={rtos_args}"]
         args += ["--linux-script", paths.display(script_path)]
         doc = RunDoc(

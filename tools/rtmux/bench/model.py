@@ -14,6 +14,10 @@ from rtmux.formats import latmus, latstats
 from rtmux.run import rtos
 
 PERIOD_US = 1000
+# The bare reference for the rtos beside a busy vCPU (issue 11): the latency app with the second vCPU
+# copying memory (rtos/cpuload.h), no hypervisor; against the partition rows it separates QEMU's icount
+# round-robin from rtmux (BENCHMARKS.md).
+CPU1_REFERENCE = "copy"
 SAMPLES_FULL = 10_000
 SAMPLES_QUICK = 1_000
 SWITCHES = rtos.DEFAULT_SWITCHES

@@ -57,6 +57,10 @@ def build(enabled: bool = True) -> None:
         )
 
 
+# The reference loads rtos/include/rtos/cpuload.h defines for the second vCPU (boot argument cpu1=).
+CPU1_PATTERNS = ("spin", "copy", "tick")
+
+
 def image_for(app: str) -> Path:
     image = paths.rtos_image(app)
     if not image.is_file():
@@ -73,11 +77,12 @@ def boot(
     echo: TextIO | None = None,
     on_line: Callable[[str], None] | None = None,
     interactive: bool = False,
+    smp: int = 1,
 ) -> qemu.RunResult:
-    """Boot build/rtos/<app>.img under QEMU (one vCPU) and capture its console."""
+    """Boot build/rtos/<app>.img under QEMU (one vCPU unless `smp`) and capture its console."""
     qemu_path = qemu.find_qemu()
     image = image_for(app)
-    cmd = qemu.qemu_command(image, bootargs, icount=icount, qemu=qemu_path)
+    cmd = qemu.qemu_command(image, bootargs, icount=icount, smp=smp, qemu=qemu_path)
     return qemu.run_console(cmd, timeout_s, echo=echo, on_line=on_line, interactive=interactive)
 
 
@@ -173,15 +178,23 @@ def latency(
     timeout_s: float,
     histogram_path: Path,
     on_line: Callable[[str], None] | None,
+    cpu1: str | None = None,
 ) -> LatencyRun:
-    """Run the latency monitor, check its output strictly and write the gnuplot histogram."""
+    """Run the latency monitor, check its output strictly and write the gnuplot histogram. With `cpu1`
+    (a pattern of rtos/cpuload.h) the board has two vCPUs and the second runs that reference load."""
     if period_us < 1:
         raise RtmuxError("the sampling period must be at least 1 us")
     if samples < 1:
         raise RtmuxError("the sample count must be at least 1 (every run needs an end)")
-    bootargs = format_bootargs({"period_us": period_us, "samples": samples, "load": load})
+    args: dict[str, object] = {"period_us": period_us, "samples": samples, "load": load}
+    if cpu1 is not None:
+        args["cpu1"] = cpu1
+    bootargs = format_bootargs(args)
+    smp = 1 if cpu1 is None else 2
     started = datetime.now().astimezone()
-    result = boot("latency", bootargs, icount=icount, timeout_s=timeout_s, on_line=on_line)
+    result = boot("latency", bootargs, icount=icount, timeout_s=timeout_s, on_line=on_line, smp=smp)
+    if cpu1 is not None and f"cpu1 load '{cpu1}' started" not in result.console:
+        raise GuestFailure(f"latency: the cpu1={cpu1} load did not start", result)
     check_exit(result, "latency")
     try:
         report = latmus.parse_latency(result.console)
@@ -203,7 +216,7 @@ def latency(
         period_us=period_us,
         mode=qemu.mode_description(icount),
         load=load,
-        command=shown_command("latency", bootargs, icount),
+        command=shown_command("latency", bootargs, icount, smp),
     )
     return LatencyRun(report, result, histogram_path)
 
@@ -232,7 +245,7 @@ def ctxsw(*, switches: int, icount: bool, timeout_s: float, echo: TextIO | None)
     return ctx
 
 
-def shown_command(app: str, bootargs: str, icount: bool) -> str:
+def shown_command(app: str, bootargs: str, icount: bool, smp: int = 1) -> str:
     """The QEMU command line as documentation shows it: image path relative to the repository root."""
     image = paths.display(paths.rtos_image(app))
-    return shlex.join(qemu.qemu_command(image, bootargs, icount=icount))
+    return shlex.join(qemu.qemu_command(image, bootargs, icount=icount, smp=smp))

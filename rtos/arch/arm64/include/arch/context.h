@@ -23,6 +23,14 @@ struct arch_context {
     uint64_t q[64] __attribute__((aligned(16))); /* q0..q31, low half first */
 };
 
+/* What a second CPU started by arch_cpu_start needs before it can run C: read by
+ * arch_secondary_entry (start.S) with the MMU off, so it must stay valid until that CPU runs. */
+struct arch_secondary {
+    uint64_t sp; /* top of its stack, 16-byte aligned */
+    void (*entry)(void *);
+    void *arg;
+};
+
 /* Pushed on the current stack by every exception entry; 16-byte multiple so SP stays aligned. */
 struct arch_frame {
     uint64_t x[31];

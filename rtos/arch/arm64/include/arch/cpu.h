@@ -93,5 +93,14 @@ void arch_system_off(void);
  * policy), else, or if it is refused, SYSTEM_OFF. Returns only if both fail. */
 void arch_system_fatal(uint64_t cookie);
 void arch_set_psci_conduit(unsigned entry_el);
+/* Starts the CPU with affinity `mpidr` through PSCI CPU_ON at `entry`, which is
+ * arch_secondary_entry (passed by the caller so that cpu.c and start.S do not depend on each other):
+ * EL1 with this CPU's identity map, IRQs masked, running boot->entry(boot->arg) on boot->sp, which
+ * must never return and must not call the kernel (it serves one CPU only). Returns PSCI's status
+ * (PSCI_SUCCESS, or e.g. PSCI_DENIED inside an rtmux partition, which owns one CPU). */
+int64_t arch_cpu_start(uint64_t mpidr, void (*entry)(void), struct arch_secondary *boot);
+/* For arch_secondary_entry only: turns on the MMU with the boot CPU's tables. */
+void arch_mmu_enable_secondary(void);
+void arch_secondary_entry(void);
 
 #endif /* ARCH_CPU_H */

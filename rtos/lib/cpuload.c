@@ -1,0 +1,141 @@
+/*
+ * Reference load on the second CPU (see rtos/cpuload.h). Everything here after cpu1_main starts runs
+ * on that CPU with IRQs masked: it touches only its own stack, its copy buffers, its own timer and its
+ * own redistributor frame, never kernel state (the kernel's lock is "IRQs masked on one CPU").
+ */
+#include "rtos/cpuload.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "arch/cpu.h"
+#include "arm64/gicv3.h"
+#include "arm64/psci.h"
+#include "board.h"
+#include "rtos/time.h"
+#include "rtos/types.h"
+
+#define TICK_NS    4000000u /* Debian's arm64 kernel: HZ=250 */
+#define TICK_WORK  10000u   /* loop iterations per tick in `tick` (~10 us in icount) */
+#define COPY_WORDS (64u * 1024u / 8u)
+#define CPU1_STACK 4096u
+
+enum pattern { PAT_SPIN, PAT_COPY, PAT_TICK };
+
+static const char *const names[] = {"spin", "copy", "tick"};
+
+static struct arch_secondary boot;
+static uint64_t cpu1_stack[CPU1_STACK / 8u] __attribute__((aligned(16)));
+static uint64_t copy_src[COPY_WORDS], copy_dst[COPY_WORDS];
+static uint64_t tick_ticks;
+static bool started;
+
+static bool name_is(const char *a, const char *b)
+{
+    while (*a != '\0' && *a == *b) {
+        a++;
+        b++;
+    }
+    return *a == *b;
+}
+
+static void spin(uint64_t n)
+{
+    for (uint64_t i = 0; i < n; i++) {
+        __asm__ volatile("" : : : "memory");
+    }
+}
+
+static void copy_once(void)
+{
+    for (size_t i = 0; i < COPY_WORDS; i++) {
+        copy_dst[i] = copy_src[i] + i;
+    }
+}
+
+/* Its own EL1 virtual timer: each CPU has one, so the rtos's timer is not touched. */
+static void timer_set(uint64_t cval)
+{
+    ARCH_WRITE_SYSREG(cntv_cval_el0, cval);
+    ARCH_WRITE_SYSREG(cntv_ctl_el0, CNT_CTL_ENABLE);
+    arch_isb();
+}
+
+/* The timer's PPI must reach this CPU's interface for WFI to wake; IRQs stay masked in PSTATE, so
+ * nothing is ever taken: the level drops when the timer is re-armed. */
+static void cpu1_gic_init(void)
+{
+    uint64_t aff = arch_mpidr_affinity();
+    for (unsigned i = 0; i < BOARD_GICR_MAX; i++) {
+        uintptr_t rd = BOARD_GICR_BASE + i * BOARD_GICR_STRIDE;
+        uint64_t typer = *(volatile uint64_t *)(rd + GICR_TYPER);
+        if ((typer >> GICR_TYPER_AFF_SHIFT) == aff) {
+            uintptr_t sgi = rd + GICR_SGI_OFFSET;
+            *(volatile uint32_t *)(rd + GICR_WAKER) &= ~GICR_WAKER_PS;
+            while (*(volatile uint32_t *)(rd + GICR_WAKER) & GICR_WAKER_CA) {
+            }
+            *(volatile uint32_t *)(sgi + GICR_IGROUPR0) |= 1u << BOARD_INTID_VIRT_TIMER;
+            *(volatile uint8_t *)(sgi + GICR_IPRIORITYR0 + BOARD_INTID_VIRT_TIMER) = 0x80u;
+            *(volatile uint32_t *)(sgi + GICR_ISENABLER0) = 1u << BOARD_INTID_VIRT_TIMER;
+            break;
+        }
+        if (typer & GICR_TYPER_LAST) {
+            break;
+        }
+    }
+    ARCH_WRITE_SYSREG(ICC_PMR_EL1, ICC_PMR_UNMASKED);
+    ARCH_WRITE_SYSREG(ICC_IGRPEN1_EL1, ICC_IGRPEN1_EN);
+    arch_isb();
+}
+
+static void cpu1_main(void *arg)
+{
+    enum pattern p = (enum pattern)(uintptr_t)arg;
+    uint64_t next = arch_counter() + tick_ticks;
+    if (p == PAT_TICK) {
+        cpu1_gic_init();
+    }
+    for (;;) {
+        switch (p) {
+        case PAT_SPIN:
+            spin(UINT64_MAX);
+            break;
+        case PAT_COPY:
+            copy_once();
+            break;
+        case PAT_TICK:
+            timer_set(next);
+            while (arch_counter() < next) {
+                arch_wfi();
+            }
+            next += tick_ticks;
+            spin(TICK_WORK);
+            break;
+        }
+    }
+}
+
+int rt_cpuload_start(const char *pattern)
+{
+    unsigned p = 0;
+    while (p < sizeof(names) / sizeof(names[0]) && !name_is(pattern, names[p])) {
+        p++;
+    }
+    if (p == sizeof(names) / sizeof(names[0])) {
+        return RT_EINVAL;
+    }
+    if (started) {
+        return RT_EBUSY;
+    }
+    tick_ticks = rt_ns_to_ticks(TICK_NS);
+    boot.sp = (uint64_t)(uintptr_t)&cpu1_stack[CPU1_STACK / 8u];
+    boot.entry = cpu1_main;
+    boot.arg = (void *)(uintptr_t)p;
+    int64_t r = arch_cpu_start(arch_mpidr_affinity() + 1u, arch_secondary_entry, &boot);
+    if (r == PSCI_SUCCESS) {
+        started = true;
+        return RT_OK;
+    }
+    return r == PSCI_ALREADY_ON ? RT_EBUSY : r == PSCI_INVALID_PARAMS ? RT_EINVAL : RT_EPERM;
+}
