@@ -91,9 +91,10 @@ def test_redistributor_frames_beyond_the_board(rtos_images: Path) -> None:
 
 # ---- /dev/mem over the whole board ------------------------------------------------------------------
 
-SWEEP_LINE = re.compile(
-    r"^\[linux\] @(?P<kind>[rw]) (?P<address>0x[0-9a-f]+)(?P<results>( \d+(:\S*)?){4})$", re.M
-)
+# One access's results, ended by " ." (found in Linux's output joined into one stream: a line whose output
+# paused for a console tick is shown in part, and a hypervisor line written then, such as a rate-limited
+# abort report, ends it on screen; the rest follows as a new tagged line).
+SWEEP_RECORD = re.compile(r"@(?P<kind>[rw]) (?P<address>0x[0-9a-f]+)(?P<results>( \d+(:[^\s.]*)?){4}) \.")
 CHUNK = 700  # characters of addresses per typed line (busybox's line editor takes up to 1024)
 
 
@@ -116,7 +117,8 @@ def typed_list(name: str, addresses: list[int]) -> list[tuple[str, str]]:
 def sweep_results(console: str) -> dict[tuple[str, int, int], tuple[int, str]]:
     """(r|w, address, width) -> (exit status, value read) from the sweep's lines."""
     out: dict[tuple[str, int, int], tuple[int, str]] = {}
-    for m in SWEEP_LINE.finditer(console):
+    stream = "".join(line[len("[linux] ") :] for line in console.splitlines() if line.startswith("[linux] "))
+    for m in SWEEP_RECORD.finditer(stream):
         for width, result in zip(devmem_map.WIDTHS, m["results"].split(), strict=True):
             status, _, value = result.partition(":")
             out[(m["kind"], int(m["address"], 16), width)] = (int(status), value)
@@ -148,9 +150,9 @@ def test_devmem_over_the_whole_board(rtos_images: Path) -> None:
     # Each result line is printed whole: a partial line would be shown alone after a quiet console tick.
     sweep = (
         'for a in $R; do l="@r $a"; for w in 8 16 32 64; do v=$(devmem $a $w); l="$l $?:$v"; done; '
-        'echo "$l"; done 2>/dev/null; '
+        'echo "$l ."; done 2>/dev/null; '
         'for a in $W; do l="@w $a"; for w in 8 16 32 64; do devmem $a $w 0xa5a5a5a5a5a5a5a5; l="$l $?"; '
-        'done; echo "$l"; done 2>/dev/null; '
+        'done; echo "$l ."; done 2>/dev/null; '
         "echo bad=$(dmesg | grep -cE 'BUG|WARNING|Oops'); echo sweep=done-$((6*7))\n"
     )
     script = Script(
