@@ -292,7 +292,11 @@ void vgic_handle_irq(struct vcpu *v)
         } else if (v->part != NULL && v->part->state == PART_RUNNING && intid >= GIC_SGI_COUNT &&
                    (intid < GIC_SPI_BASE || part_owns_irq(v->part, intid))) {
             vgic_inject(v, intid, intid, false); /* the guest's EOI deactivates it */
-            if (!guest_takes_now(v) && gicv3_irq_is_level(v->cpu, intid)) {
+            /* Devices' lines (SPIs) only: a PPI is a CPU's own timer or PMU, whose driver handles a stale
+             * interrupt itself (it reads the timer's status), and the timer fires in every idle WFI with
+             * IRQs masked: re-checking it cost Linux one more trap per tick (cyclictest min/avg 5/5 us
+             * against 4/4 without, icount, deterministic mode, seed 1). */
+            if (intid >= GIC_SPI_BASE && !guest_takes_now(v) && gicv3_irq_is_level(v->cpu, intid)) {
                 ARCH_WRITE_SYSREG(ICH_HCR_EL2, ARCH_READ_SYSREG(ICH_HCR_EL2) | ICH_HCR_TALL1);
             }
         } else {
