@@ -13,6 +13,8 @@
 #include "arm64/gicv3.h"
 #include "arm64/psci.h"
 #include "board.h"
+#include "rtos/console.h"
+#include "rtos/system.h"
 #include "rtos/time.h"
 #include "rtos/types.h"
 
@@ -138,4 +140,18 @@ int rt_cpuload_start(const char *pattern)
         return RT_OK;
     }
     return r == PSCI_ALREADY_ON ? RT_EBUSY : r == PSCI_INVALID_PARAMS ? RT_EINVAL : RT_EPERM;
+}
+
+void rt_cpuload_start_from_bootargs(const char *who)
+{
+    char pattern[16];
+    if (rt_bootarg("cpu1", pattern, sizeof(pattern)) == 0) {
+        return;
+    }
+    int rc = rt_cpuload_start(pattern);
+    if (rc == RT_OK) {
+        rt_printf("%s: cpu1 load '%s' started\n", who, pattern);
+    } else {
+        rt_printf("%s: cpu1 load '%s' not started: %s\n", who, pattern, rt_strerror(rc));
+    }
 }

@@ -111,25 +111,11 @@ static void logger_entry(void *arg)
     }
 }
 
-static void start_cpu1_load(void)
-{
-    char pattern[16];
-    if (rt_bootarg("cpu1", pattern, sizeof(pattern)) == 0) {
-        return;
-    }
-    int rc = rt_cpuload_start(pattern);
-    if (rc == RT_OK) {
-        rt_printf("%s: cpu1 load '%s' started\n", "demo", pattern);
-    } else {
-        rt_printf("%s: cpu1 load '%s' not started: %s\n", "demo", pattern, rt_strerror(rc));
-    }
-}
-
 void rt_main(void)
 {
     static const char *const known[] = {"latmon", "period_us", "cpu1", NULL};
     (void)rt_bootargs_check(known);
-    start_cpu1_load();
+    rt_cpuload_start_from_bootargs("demo");
     (void)rt_msgq_init(&status_q, status_storage, sizeof(struct status), 4);
     (void)rt_thread_create(&logger, "logger", logger_entry, NULL, logger_stack, sizeof(logger_stack),
                            LOGGER_PRIO);

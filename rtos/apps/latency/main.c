@@ -72,25 +72,11 @@ static void start_load(void)
     (void)rt_irq_enable(LOAD_INTID);
 }
 
-static void start_cpu1_load(void)
-{
-    char pattern[16];
-    if (rt_bootarg("cpu1", pattern, sizeof(pattern)) == 0) {
-        return;
-    }
-    int rc = rt_cpuload_start(pattern);
-    if (rc == RT_OK) {
-        rt_printf("%s: cpu1 load '%s' started\n", "latency", pattern);
-    } else {
-        rt_printf("%s: cpu1 load '%s' not started: %s\n", "latency", pattern, rt_strerror(rc));
-    }
-}
-
 void rt_main(void)
 {
     static const char *const known[] = {"period_us", "samples", "load", "report_ms", "cpu1", NULL};
     (void)rt_bootargs_check(known);
-    start_cpu1_load();
+    rt_cpuload_start_from_bootargs("latency");
     uint64_t period_us = rt_bootarg_u64("period_us", 1000);
     uint64_t samples = rt_bootarg_u64("samples", 10000);
     uint64_t load = rt_bootarg_u64("load", 0);

@@ -17,5 +17,8 @@
  * pattern; RT_EBUSY if already started or that CPU is on; RT_EPERM if PSCI refused (inside an rtmux
  * partition, which owns one CPU). */
 int rt_cpuload_start(const char *pattern);
+/* Starts the pattern the boot argument cpu1=PATTERN names, if any, and prints on the console (as
+ * `WHO: cpu1 load ...`) whether it started. */
+void rt_cpuload_start_from_bootargs(const char *who);
 
 #endif /* RTOS_CPULOAD_H */
