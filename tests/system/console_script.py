@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from rtmux import qemu
 from rtmux.formats.hyp_console import el2_entries
-from rtmux.formats.rtos_console import demo_reports
+from rtmux.formats.rtos_console import DemoReport, demo_reports
 
 PROMPT = r"rtmux-linux:~# "  # the Linux guest's shell prompt (guest/initramfs/init: PS1)
 # EL2 entries the rtos's start costs inside rtmux (its GIC distributor set-up traps; 3 today): more in a
@@ -84,6 +84,18 @@ def run(argv: list[str], timeout_s: float, script: Script) -> qemu.RunResult:
     return qemu.run_console(argv, timeout_s, respond=script)
 
 
+def run_to_end(
+    argv: list[str], timeout_s: float, script: Script, tail: int | None = None
+) -> tuple[qemu.RunResult, str]:
+    """`run`, then what every scripted run must show: the script got to its end and the hypervisor never
+    panicked. Returns the run and its description (`describe`) for the caller's own assertions."""
+    r = run(argv, timeout_s, script)
+    why = describe(r, script, tail)
+    assert "PANIC" not in r.console, why
+    assert script.finished, why
+    return r, why
+
+
 def describe(r: qemu.RunResult, script: Script | None = None, tail: int | None = None) -> str:
     """A run for an assertion message: the command, how it ended, how far the script got, the console
     (its last `tail` characters when given)."""
@@ -136,3 +148,21 @@ def rtos_cpu_untouched(console: str) -> str | None:
     if len(set(totals)) != 1 or not 0 < totals[0] <= RTOS_INIT_ENTRIES:
         return f"the rtos's CPU entered the hypervisor after its start: totals {totals}"
     return None
+
+
+def rtos_reported_unharmed(
+    console: str, why: str, quiet_from: str, quiet_reports: int = 3
+) -> list[DemoReport]:
+    """The rtos demo's reports: its code unchanged in every one, none missing, its CPU never entered by
+    the hypervisor after its start, and no missed period from `quiet_from` on (the first report after it
+    may still count the last busy second). While Linux computes, missed periods are the emulator's
+    (docs/security.md), so they are judged only once it is quiet."""
+    reports = demo_reports(console)
+    assert {d.checksum for d in reports} == {"unchanged"}, why
+    untouched = rtos_cpu_untouched(console)
+    assert untouched is None, f"{untouched}{why}"
+    seconds = [d.t_s for d in reports]
+    assert seconds == list(range(seconds[0], seconds[0] + len(seconds))), f"gap in {seconds}{why}"
+    quiet = demo_reports(console[console.index(quiet_from) :])
+    assert len(quiet) >= quiet_reports and len({d.overruns for d in quiet[1:]}) == 1, why
+    return reports

@@ -9,10 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from rtmux import qemu
 from rtmux.formats.rtos_console import demo_reports
 from rtmux.run import system
-from tests.system.console_script import PROMPT, Script, describe
+from tests.system.console_script import PROMPT, Script, run_to_end
 
 pytestmark = pytest.mark.system
 
@@ -42,10 +41,8 @@ def test_focus_view_holds_and_replays_the_background(tmp_path: Path) -> None:
         ]
     )
     built = system.build(config, icount=True)
-    r = qemu.run_console(built.argv, 240, respond=script)
+    r, why = run_to_end(built.argv, 240, script)
     out = r.console
-    why = describe(r, script)
-    assert script.finished, why
     switch = out.index("rtmux: console input now goes to rtos")
     before, after = out[:switch], out[switch:]
     # while Linux had the focus no rtos line came through as it was written: one status line only

@@ -13,10 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from rtmux import qemu
 from rtmux.formats.rtos_console import demo_reports
 from rtmux.run import system
-from tests.system.console_script import PROMPT, Script, describe
+from tests.system.console_script import PROMPT, Script, run_to_end
 
 pytestmark = pytest.mark.system
 
@@ -45,10 +44,7 @@ def with_fault(tmp_path: Path, partition: str, fault: str, rtos: str | None = No
 
 def run(config: Path, script: Script, bootargs: dict[str, str] | None = None) -> tuple[str, str]:
     built = system.build(config, bootargs=bootargs, icount=True)
-    r = qemu.run_console(built.argv, 400, respond=script)
-    why = describe(r, script)
-    assert "PANIC" not in r.console, why  # the hypervisor's own panic
-    assert script.finished, why
+    r, why = run_to_end(built.argv, 400, script)
     return r.console, why
 
 

@@ -16,11 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from rtmux import cli, qemu
+from rtmux import cli
 from rtmux.formats.hyp_console import el2_entries
 from rtmux.formats.rtos_console import demo_reports
 from rtmux.run import system
-from tests.system.console_script import PROMPT, Script, describe
+from tests.system.console_script import PROMPT, Script, run_to_end
 
 pytestmark = pytest.mark.system
 
@@ -48,10 +48,8 @@ def test_rtos_cpu_takes_no_el2_entry_while_linux_works() -> None:
         after=2,
     )
     built = system.build(CONFIG, icount=True)
-    r = qemu.run_console(built.argv, 180, respond=script)
+    r, why = run_to_end(built.argv, 180, script)
     out = r.console
-    why = describe(r, script)
-    assert script.finished, why
     reports = el2_entries(out)
     rtos = [e for e in reports if e.partition == "rtos"]
     linux = [e for e in reports if e.partition == "linux"]
@@ -96,10 +94,8 @@ def test_default_run_misses_no_period_across_boot_and_reboot() -> None:
         after=3,
     )
     built = system.build(CONFIG, icount=icount)
-    r = qemu.run_console(built.argv, 300, respond=script)
+    r, why = run_to_end(built.argv, 300, script, tail=8000)
     out = r.console
-    why = describe(r, script, tail=8000)
-    assert script.finished, why
     assert out.count(RESET_LINE) == 1, why
     reports = demo_reports(out)
     assert [d.t_s for d in reports] == list(range(1, len(reports) + 1)) and len(reports) >= 6, why
