@@ -1,0 +1,96 @@
+/*
+ * The V-Bus's shared memory: how an rtos partition and the hypervisor exchange a channel's bytes without
+ * the rtos ever trapping to EL2 or touching Linux's memory. The hypervisor moves bytes between these
+ * rings and the Linux partition's virtqueues on Linux's CPU (hyp/core/vbus.c); the rtos reads and
+ * writes the rings (rtos/drivers/vbus.c). This header is the one definition of the layout and of the
+ * protocol; the tools place the region (tools/rtmux/config) and describe it twice, identically: to the
+ * hypervisor in the configuration blob, to the rtos in its DTB (node /rtmux-vbus).
+ *
+ * The region lies in the rtos partition's RAM (so the hypervisor's wipe of that RAM before every start of
+ * the rtos leaves every ring empty and every channel closed). It starts with struct vbus_region; each
+ * channel then has one struct vbus_chan and two byte rings (struct vbus_ring + data), at offsets from
+ * the region's start that the tools chose (all 64-byte aligned, inside the region, not overlapping).
+ *
+ * Byte rings: one producer, one consumer, free-running 32-bit indices as in lib/conring.h:
+ *   0 <= head - tail <= size, size a power of two; data[i % size];
+ *   the producer writes the bytes, then publishes head with a release store;
+ *   the consumer loads head with acquire, reads the bytes, then publishes tail with a release store.
+ * to_linux: the rtos produces, the hypervisor consumes; to_rtos: the reverse. A full ring makes the
+ * producer wait or fail ("would block"), never overwrite or drop. The hypervisor keeps its own copy of
+ * the index it owns and never trusts the rtos's index beyond the invariant (a bad value is clamped and
+ * logged, never followed outside the ring).
+ *
+ * Doorbells. A side that changed something the other must act on (bytes produced, bytes consumed so
+ * the other may produce again, its open state) sets the channel's bit in the other side's pending
+ * mask with an atomic OR, and sends the other side's SGI only if the mask was zero before (the
+ * receiver exchanges the mask with zero before it looks at the channels, so no change is missed and
+ * bursts cost one interrupt). The rtos sends VBUS_SGI_TO_HYP to the CPU the DTB names (a Linux CPU,
+ * where the hypervisor takes it at EL2: the rtos's ICC_SGI1R_EL1 write does not trap); the hypervisor
+ * sends VBUS_SGI_TO_RTOS to the rtos's CPU, which takes it directly.
+ *
+ * Connection. rtos_open is the rtos's (1 while a thread has the channel open); linux_open and
+ * linux_epoch are the hypervisor's: linux_open is 1 while a Linux program has the port open (virtio
+ * console PORT_OPEN), linux_epoch counts Linux's opens and closes and device resets. At every change
+ * of epoch the hypervisor first discards to_linux's contents (tail = head), then sets to_rtos_start to
+ * to_rtos's head at that moment and publishes the epoch (release); the rtos, when it sees a new epoch,
+ * discards to_rtos bytes before to_rtos_start. So no byte crosses a reconnection in either direction.
+ * The rtos sends only while linux_open is 1 (otherwise "not connected"); Linux sees the port as
+ * connected (PORT_OPEN 1 from the device) only while rtos_open is 1.
+ */
+#ifndef LIB_VBUS_H
+#define LIB_VBUS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define VBUS_MAGIC          0x53554256u /* "VBUS" read as a little-endian word */
+#define VBUS_MAX_CHANNELS   32u         /* the pending masks are 32-bit */
+#define VBUS_NAME_SIZE      32u         /* NUL-padded; at most 31 characters [A-Za-z0-9._-] */
+#define VBUS_RING_MIN       256u        /* data bytes per direction: a power of two in [MIN, MAX] */
+#define VBUS_RING_MAX       (1u << 20)
+#define VBUS_ALIGN          64u /* every structure and ring in the region starts on a cache line */
+/* SGIs 0..7 are Linux's own (virtual, per partition); the physical SGIs 8..15 are free for rtmux. */
+#define VBUS_SGI_TO_RTOS    14u
+#define VBUS_SGI_TO_HYP     15u
+
+/* The region's first cache line. The tools write nothing into RAM: the rtos fills magic and nchan at
+ * its start-up (vbus_init) and the hypervisor only moves bytes once magic is there. */
+struct vbus_region {
+    uint32_t magic;        /* VBUS_MAGIC once the rtos has initialised the region */
+    uint32_t nchan;        /* channels, as configured */
+    uint32_t hyp_pending;  /* bit n: channel n needs the hypervisor's attention (the rtos sets) */
+    uint32_t rtos_pending; /* bit n: channel n needs the rtos's attention (the hypervisor sets) */
+    uint32_t reserved[12];
+};
+
+/* One channel's control block: two cache lines, one per writer. */
+struct vbus_chan {
+    /* written by the rtos */
+    uint32_t rtos_open;
+    uint32_t rtos_epoch_seen; /* the last linux_epoch the rtos acted on (for the hypervisor's report) */
+    uint32_t rtos_reserved[14];
+    /* written by the hypervisor */
+    uint32_t linux_open;
+    uint32_t linux_epoch;
+    uint32_t to_rtos_start; /* to_rtos's head when linux_epoch last changed */
+    uint32_t hyp_reserved[13];
+};
+
+/* A ring's indices, each on its own cache line (no false sharing between producer and consumer). */
+struct vbus_ring {
+    uint32_t head; /* the producer's */
+    uint32_t head_reserved[15];
+    uint32_t tail; /* the consumer's */
+    uint32_t tail_reserved[15];
+    uint8_t data[]; /* size bytes */
+};
+
+#define VBUS_RING_HEADER_SIZE 128u
+
+_Static_assert(sizeof(struct vbus_region) == VBUS_ALIGN, "region header is one cache line");
+_Static_assert(sizeof(struct vbus_chan) == 2u * VBUS_ALIGN, "channel block is two cache lines");
+_Static_assert(offsetof(struct vbus_chan, linux_open) == VBUS_ALIGN, "hypervisor's line");
+_Static_assert(offsetof(struct vbus_ring, tail) == VBUS_ALIGN, "consumer's line");
+_Static_assert(sizeof(struct vbus_ring) == VBUS_RING_HEADER_SIZE, "ring header");
+
+#endif /* LIB_VBUS_H */
