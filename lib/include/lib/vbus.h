@@ -43,15 +43,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define VBUS_MAGIC          0x53554256u /* "VBUS" read as a little-endian word */
-#define VBUS_MAX_CHANNELS   32u         /* the pending masks are 32-bit */
-#define VBUS_NAME_SIZE      32u         /* NUL-padded; at most 31 characters [A-Za-z0-9._-] */
-#define VBUS_RING_MIN       256u        /* data bytes per direction: a power of two in [MIN, MAX] */
-#define VBUS_RING_MAX       (1u << 20)
-#define VBUS_ALIGN          64u /* every structure and ring in the region starts on a cache line */
+#define VBUS_MAGIC        0x53554256u /* "VBUS" read as a little-endian word */
+#define VBUS_MAX_CHANNELS 32u         /* the pending masks are 32-bit */
+#define VBUS_NAME_SIZE    32u         /* NUL-padded; at most 31 characters [A-Za-z0-9._-] */
+#define VBUS_RING_MIN     256u        /* data bytes per direction: a power of two in [MIN, MAX] */
+#define VBUS_RING_MAX     (1u << 20)
+#define VBUS_ALIGN        64u /* every structure and ring in the region starts on a cache line */
 /* SGIs 0..7 are Linux's own (virtual, per partition); the physical SGIs 8..15 are free for rtmux. */
-#define VBUS_SGI_TO_RTOS    14u
-#define VBUS_SGI_TO_HYP     15u
+#define VBUS_SGI_TO_RTOS 14u
+#define VBUS_SGI_TO_HYP  15u
 
 /* The region's first cache line. The tools write nothing into RAM: the rtos fills magic and nchan at
  * its start-up (vbus_init) and the hypervisor only moves bytes once magic is there. */
