@@ -204,9 +204,12 @@ pytest-unit: deps
 pytest-system: deps rtos
 	$(PYTHON) -m pytest -q -m system tests/system
 
-# One pytest session at the end gives CI its recognisable summary line.
+# One pytest session at the end gives CI its recognisable summary line. The system tests are QEMU runs of
+# one host thread each, so TEST_JOBS pytest workers (default: one per core, at most 4) share them out
+# file by file (a file's tests share module fixtures and run in order on one worker).
+TEST_JOBS ?= $(shell n=$$(nproc 2>/dev/null || echo 1); [ $$n -gt 4 ] && n=4; echo $$n)
 test: deps lint unit rtos hyp guests
-	$(PYTHON) -m pytest tests/unit/python tests/system
+	$(PYTHON) -m pytest -n $(TEST_JOBS) --dist loadfile tests/unit/python tests/system
 
 bench: deps rtos hyp
 	./rtmux bench

@@ -76,7 +76,7 @@ def board_dtb(board: Board, *, qemu_bin: str = qemu.QEMU_BIN, cache_dir: Path = 
     except OSError:
         pass
     cache_dir.mkdir(parents=True, exist_ok=True)
-    tmp = dtb.with_name(dtb.name + ".tmp")
+    tmp = dtb.with_name(f"{dtb.name}.{os.getpid()}.tmp")  # parallel runs each dump their own
     cmd = board_dtb_command(board, tmp, path)
     try:
         proc = subprocess.run(

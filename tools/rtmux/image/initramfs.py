@@ -399,7 +399,7 @@ def plan_initramfs(
 def write_archive(plan: Plan, output: Path) -> None:
     """Write the plan as a gzip-compressed newc archive (atomically: a temporary file, then rename)."""
     output.parent.mkdir(parents=True, exist_ok=True)
-    tmp = output.with_name(output.name + ".tmp")
+    tmp = output.with_name(f"{output.name}.{os.getpid()}.tmp")  # parallel builds each write their own
     raw = io.BytesIO()
     write_cpio(plan.sorted_entries(), raw)
     with open(tmp, "wb") as f, gzip.GzipFile(filename="", mode="wb", fileobj=f, mtime=0) as gz:
