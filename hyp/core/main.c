@@ -78,9 +78,9 @@ static void hyp_tick(struct vcpu *v)
 /* The emulated devices every partition sees: its own UART, and the GIC filtered by ownership. */
 static void register_mmio(struct partition *p)
 {
-    mmio_register(p, BOARD_UART_BASE, BOARD_UART_SIZE, conmux_uart_mmio, p);
-    mmio_register(p, BOARD_GICD_BASE, GICD_SIZE, vgicd_mmio, &vgicd_board);
-    mmio_register(p, BOARD_GICR_BASE, HYP_MAX_CPUS * BOARD_GICR_STRIDE, vgicr_mmio, &vgicd_board);
+    mmio_register(p, "uart", BOARD_UART_BASE, BOARD_UART_SIZE, conmux_uart_mmio, p);
+    mmio_register(p, "gicd", BOARD_GICD_BASE, GICD_SIZE, vgicd_mmio, &vgicd_board);
+    mmio_register(p, "gicr", BOARD_GICR_BASE, HYP_MAX_CPUS * BOARD_GICR_STRIDE, vgicr_mmio, &vgicd_board);
 }
 
 void hyp_main(unsigned cpu, uint64_t dtb, uint64_t secondary_entry)

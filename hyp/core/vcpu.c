@@ -3,6 +3,7 @@
  */
 #include "hyp/vcpu.h"
 
+#include "hyp/mmio.h"
 #include "hyp/partition.h"
 #include "hyp/printf.h"
 
@@ -36,5 +37,6 @@ void vcpu_report_entries(void)
                                 (unsigned long)n[k]);
         }
         hyp_printf("%s\n", line);
+        mmio_report(v->part);
     }
 }

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from rtmux import cli
-from rtmux.formats.hyp_console import el2_entries
+from rtmux.formats.hyp_console import el2_entries, mmio_accesses
 from rtmux.formats.rtos_console import demo_reports
 from rtmux.run import system
 from tests.system.console_script import PROMPT, Script, run_to_end
@@ -59,6 +59,10 @@ def test_rtos_cpu_takes_no_el2_entry_while_linux_works() -> None:
     assert 0 < rtos[0].total <= 16, why
     assert [e.counts for e in rtos[1:]] == [rtos[0].counts] * 2, why
     assert rtos[0].counts["irq"] == 0 and rtos[0].counts["el2irq"] == 0, why  # its interrupts: direct
+    # every data abort of the rtos went to the emulated GIC distributor, none to a UART
+    mmio = {m.partition: m.counts for m in mmio_accesses(out)[-2:]}
+    assert mmio["rtos"]["gicd"] == rtos[0].counts["dabt"] and mmio["rtos"]["uart"] == 0, why
+    assert mmio["linux"]["uart"] > 0, why  # Linux's console is the emulated PL011
     # the counters count: Linux's CPU traps all along (its UART, its interrupts, hackbench's IPIs-to-self)
     assert linux[0].total < linux[1].total < linux[2].total, why
     assert linux[1].counts["irq"] > linux[0].counts["irq"], why

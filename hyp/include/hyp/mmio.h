@@ -21,10 +21,16 @@ struct mmio_region {
     uint64_t ipa, size;
     mmio_handler_t handler;
     void *ctx;
+    const char *name;  /* for the reports: "uart", "gicd", ... */
+    uint64_t accesses; /* emulated (or refused) accesses since boot, written by the partition's CPU only */
 };
 
-/* Adds a region to p's table; an overlap or a full table stops the machine (a set-up bug). */
-void mmio_register(struct partition *p, uint64_t ipa, uint64_t size, mmio_handler_t handler, void *ctx);
+/* Adds a region named `name` to p's table; an overlap or a full table stops the machine (a set-up bug). */
+void mmio_register(struct partition *p, const char *name, uint64_t ipa, uint64_t size, mmio_handler_t handler,
+                   void *ctx);
+/* Prints `rtmux: mmio partition=NAME REGION=N ...`: the accesses to each of p's emulated regions since
+ * boot (what its CPU's dabt entries were spent on); nothing when p has none. */
+void mmio_report(const struct partition *p);
 /* Emulates an access by v's partition at `ipa`; false when no region holds it or the handler refuses. */
 bool mmio_dispatch(struct vcpu *v, uint64_t ipa, bool write, uint64_t *val, unsigned size);
 

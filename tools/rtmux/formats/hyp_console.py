@@ -32,3 +32,24 @@ def el2_entries(text: str) -> list[El2Entries]:
             if "total" in counts:
                 out.append(El2Entries(int(m["cpu"]), m["part"], counts))
     return out
+
+
+# `rtmux: mmio partition=NAME uart=N gicd=N ...`: the accesses to each of a partition's emulated MMIO
+# regions so far (what its dabt entries went to), printed after its CPU's el2-entries line.
+MMIO_RE = re.compile(r"^rtmux: mmio partition=(?P<part>\S+)(?P<counts>( \w+=\d+)*)$")
+
+
+@dataclass(frozen=True)
+class MmioAccesses:
+    partition: str
+    counts: dict[str, int]  # by region name, in the hypervisor's registration order
+
+
+def mmio_accesses(text: str) -> list[MmioAccesses]:
+    """Every mmio line of a console, in order."""
+    out = []
+    for line in text.splitlines():
+        m = MMIO_RE.match(line.strip())
+        if m:
+            out.append(MmioAccesses(m["part"], {k: int(v) for k, v in _COUNT_RE.findall(m["counts"])}))
+    return out
