@@ -109,7 +109,7 @@ def pack(
             "build/hyp/rtmux.img has no arm64 Image header with an image size; rebuild with `make hyp`"
         )
     blob_offset = _align(header.image_size)
-    blob_size = blob.HEADER.size + len(config.partitions) * blob.PART_SIZE
+    blob_size = blob.size_of(config)
     cursor = _align(blob_offset + blob_size)
     chunks: list[tuple[int, bytes]] = []
     payloads: dict[str, blob.Payload] = {}
