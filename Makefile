@@ -23,8 +23,9 @@ KFLAGS  := -mgeneral-regs-only
 BOARD   := qemu-virt
 LIBGCC   = $$($(CC) -print-libgcc-file-name)
 
-.PHONY: all rtos hyp guests deps run test unit lint cycles format format-check pytest-unit pytest-system bench clean
-all: rtos hyp
+.PHONY: all rtos hyp guests linux-programs deps run test unit lint cycles format format-check pytest-unit \
+        pytest-system bench clean
+all: rtos hyp linux-programs
 
 # ---------------------------------------------------------------- dependencies
 deps:
@@ -160,6 +161,30 @@ endef
 $(foreach g,$(GUESTS),$(eval $(call guest_image,$(g))))
 
 -include $(shell find $(G) -name '*.d' 2>/dev/null)
+
+# ---------------------------------------------------------------- Linux programs
+# rtmux's programs for the Linux partition (guest/NAME/*.c, one folder each; tools/rtmux/paths.py reads
+# the same list): static arm64 executables, build/guest/NAME, which the initramfs puts in /usr/bin, and
+# the same sources built for the host, build/guest/host/NAME, for their unit tests. User space: the C
+# library, no freestanding flags.
+LP      := $(BUILD)/guest
+LPROGS  := $(notdir $(patsubst %/,%,$(dir $(wildcard guest/*/*.c))))
+LPFLAGS := -std=c11 -O2 $(WARN)
+
+linux-programs: $(foreach p,$(sort $(LPROGS)),$(LP)/$(p) $(LP)/host/$(p))
+
+define linux_program
+$(LP)/$(1): $(wildcard guest/$(1)/*.c guest/$(1)/*.h)
+	@mkdir -p $$(dir $$@)
+	@echo "  CC      $$@"
+	$$(Q)$$(CC) $$(LPFLAGS) -static -s -o $$@ $$(filter %.c,$$^)
+
+$(LP)/host/$(1): $(wildcard guest/$(1)/*.c guest/$(1)/*.h)
+	@mkdir -p $$(dir $$@)
+	@echo "  HOSTCC  $$@"
+	$$(Q)$$(HOSTCC) $$(LPFLAGS) -o $$@ $$(filter %.c,$$^)
+endef
+$(foreach p,$(sort $(LPROGS)),$(eval $(call linux_program,$(p))))
 
 # ---------------------------------------------------------------- run / test / bench
 run: deps rtos hyp
