@@ -141,6 +141,7 @@ static void kick(struct port *p)
 
 static void epoch_change(struct port *p);
 static void drop_held(struct port *p);
+static void tx_flush(struct port *p);
 
 /* What Linux gave is wrong: NEEDS_RESET, the configuration-change interrupt, one log line, and every port
  * closed for the rtos (the device does nothing more until Linux resets it). */
@@ -227,7 +228,9 @@ static void chan_poll(struct port *p)
     uint32_t session = __atomic_load_n(&c->rtos_session, __ATOMIC_RELAXED);
     if (open != 0 && session != p->session) {
         /* A new open: what Linux wrote for an earlier one is dropped, and the open acknowledged. */
+        p->rtos_open = false;
         drop_held(p);
+        tx_flush(p);
         p->session = session;
         p->rtos_open = true;
         epoch_change(p);
@@ -268,6 +271,7 @@ static void port_lost(struct port *p)
 {
     drop_held(p);
     p->rtos_open = false;
+    tx_flush(p); /* what Linux queued for the rtos that went away: dropped, counted */
     p->session = 0;
     p->acked = false;
     p->to_rtos_head = 0;
@@ -379,6 +383,9 @@ static void tx_flush(struct port *p)
         return;
     }
     bool deliver = p->r->online && p->rtos_open;
+    if (deliver && !p->acked) {
+        return; /* the rtos has not acted on the last change yet: these bytes are after its start */
+    }
     struct vbus_ring *ring = p->to_rtos;
     uint32_t size = p->cfg->to_rtos_size;
     bool irq = false;
@@ -849,8 +856,10 @@ static void set_half(uint64_t *r, bool high, uint32_t v)
 
 static void reg_write(uint64_t off, uint32_t v)
 {
-    if (dev.broken && off != VIRTIO_MMIO_STATUS && off != VIRTIO_MMIO_INTERRUPT_ACK) {
-        return; /* stopped until a reset */
+    if (dev.broken && off != VIRTIO_MMIO_STATUS && off != VIRTIO_MMIO_INTERRUPT_ACK &&
+        off != VIRTIO_MMIO_QUEUE_SEL && off != VIRTIO_MMIO_DEVICE_FEATURES_SEL &&
+        off != VIRTIO_MMIO_DRIVER_FEATURES_SEL && off != VIRTIO_MMIO_SHM_SEL) {
+        return; /* stopped until a reset (the selectors change nothing but what reads show) */
     }
     struct virtq *q;
     switch (off) {

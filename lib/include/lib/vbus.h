@@ -44,8 +44,10 @@
  * (what the rtos wrote before it knew of the change). The rtos receives only once rtos_session_seen ==
  * rtos_session (its open acknowledged), and sends only while it is connected: in the last epoch it acted
  * on, linux_open was 1 and its open was acknowledged. The hypervisor copies Linux's bytes into to_rtos
- * only while rtos_open is 1 with the session it acknowledged (it drops Linux's bytes written for an
- * earlier connection, counted), and tells Linux the port is open (PORT_OPEN 1) only then. So no byte
+ * only while rtos_open is 1 with the session it acknowledged and once the rtos acted on the current
+ * epoch (so every byte after to_rtos_start is still unread when the rtos discards up to it); it drops
+ * Linux's bytes written for an earlier connection (counted), and tells Linux the port is open
+ * (PORT_OPEN 1) only while the rtos has it open. So no byte
  * crosses a reconnection in either direction, and bytes written just before a close still arrive.
  * Every index and start the other side wrote is checked against the ring invariant before use.
  */

@@ -56,7 +56,8 @@ unsigned hyp_nparts;
 #define SGI         GICR_SGI_OFFSET
 /* The hypervisor's private interrupts (vgicd.c keeps them from the guest): maintenance, EL2 timer and the
  * V-Bus doorbell SGI. */
-#define RESERVED_PPIS ((1u << BOARD_INTID_GIC_MAINT) | (1u << BOARD_INTID_HYP_TIMER) | (1u << VBUS_SGI_TO_HYP))
+#define RESERVED_PPIS \
+    ((1u << BOARD_INTID_GIC_MAINT) | (1u << BOARD_INTID_HYP_TIMER) | (1u << VBUS_SGI_TO_HYP))
 
 /* ------------------------------------------------------------------------------------------------ */
 /* Random numbers, seed, and the report of the access under test. */
