@@ -23,8 +23,9 @@ KFLAGS  := -mgeneral-regs-only
 BOARD   := qemu-virt
 LIBGCC   = $$($(CC) -print-libgcc-file-name)
 
-.PHONY: all rtos hyp guests deps run test unit lint cycles format format-check pytest-unit pytest-system bench clean
-all: rtos hyp
+.PHONY: all rtos hyp guests linux-programs deps run test unit lint cycles format format-check pytest-unit \
+        pytest-system bench clean
+all: rtos hyp linux-programs
 
 # ---------------------------------------------------------------- dependencies
 deps:
@@ -161,6 +162,30 @@ $(foreach g,$(GUESTS),$(eval $(call guest_image,$(g))))
 
 -include $(shell find $(G) -name '*.d' 2>/dev/null)
 
+# ---------------------------------------------------------------- Linux programs
+# rtmux's programs for the Linux partition (guest/NAME/*.c, one folder each; tools/rtmux/paths.py reads
+# the same list): static arm64 executables, build/guest/NAME, which the initramfs puts in /usr/bin, and
+# the same sources built for the host, build/guest/host/NAME, for their unit tests. User space: the C
+# library, no freestanding flags.
+LP      := $(BUILD)/guest
+LPROGS  := $(notdir $(patsubst %/,%,$(dir $(wildcard guest/*/*.c))))
+LPFLAGS := -std=c11 -O2 $(WARN)
+
+linux-programs: $(foreach p,$(sort $(LPROGS)),$(LP)/$(p) $(LP)/host/$(p))
+
+define linux_program
+$(LP)/$(1): $(wildcard guest/$(1)/*.c guest/$(1)/*.h)
+	@mkdir -p $$(dir $$@)
+	@echo "  CC      $$@"
+	$$(Q)$$(CC) $$(LPFLAGS) -static -s -o $$@ $$(filter %.c,$$^)
+
+$(LP)/host/$(1): $(wildcard guest/$(1)/*.c guest/$(1)/*.h)
+	@mkdir -p $$(dir $$@)
+	@echo "  HOSTCC  $$@"
+	$$(Q)$$(HOSTCC) $$(LPFLAGS) -o $$@ $$(filter %.c,$$^)
+endef
+$(foreach p,$(sort $(LPROGS)),$(eval $(call linux_program,$(p))))
+
 # ---------------------------------------------------------------- run / test / bench
 run: deps rtos hyp
 	./rtmux run
@@ -204,9 +229,12 @@ pytest-unit: deps
 pytest-system: deps rtos
 	$(PYTHON) -m pytest -q -m system tests/system
 
-# One pytest session at the end gives CI its recognisable summary line.
+# One pytest session at the end gives CI its recognisable summary line. The system tests are QEMU runs of
+# one host thread each, so TEST_JOBS pytest workers (default: one per core, at most 4) share them out
+# file by file (a file's tests share module fixtures and run in order on one worker).
+TEST_JOBS ?= $(shell n=$$(nproc 2>/dev/null || echo 1); [ $$n -gt 4 ] && n=4; echo $$n)
 test: deps lint unit rtos hyp guests
-	$(PYTHON) -m pytest tests/unit/python tests/system
+	$(PYTHON) -m pytest -n $(TEST_JOBS) --dist loadfile tests/unit/python tests/system
 
 bench: deps rtos hyp
 	./rtmux bench

@@ -2,7 +2,8 @@
 # Install what building and testing rtmux needs (run by `make deps`). Idempotent: it installs only
 # what is missing, and reinstalls the Python tools only when tools/requirements.txt changed.
 #
-#   1. Debian packages: cross compiler, QEMU, dtc, cpio, clang-format, make, gcc, python3 + venv + pip.
+#   1. Debian packages: cross compiler and the arm64 C library (static Linux programs under guest/), QEMU,
+#      dtc, cpio, clang-format, make, gcc, python3 + venv + pip.
 #   2. The project's virtual environment .venv with the pinned Python tools (pytest, ruff, matplotlib).
 set -euo pipefail
 
@@ -12,7 +13,8 @@ requirements="$root/tools/requirements.txt"
 stamp="$venv/.rtmux-requirements.sha256"
 
 packages=(
-    gcc-aarch64-linux-gnu binutils-aarch64-linux-gnu qemu-system-arm device-tree-compiler cpio
+    gcc-aarch64-linux-gnu binutils-aarch64-linux-gnu libc6-dev-arm64-cross qemu-system-arm
+    device-tree-compiler cpio
     clang-format make gcc python3 python3-venv python3-pip
 )
 

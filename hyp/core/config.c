@@ -5,12 +5,19 @@
  */
 #include "hyp/config.h"
 
+#include "arm64/gicv3.h"
+#include "board.h"
 #include "hyp/blob.h"
 #include "hyp/limits.h"
 #include "hyp/partition.h"
 #include "hyp/printf.h"
+#include "hyp/vbus.h"
 #include "lib/conring.h"
 #include "lib/string.h"
+#include "lib/vbus.h"
+
+/* The V-Bus as the blob configures it (core/vbus.c reads it); main hands it to config_parse. */
+struct vbus_config hyp_vbus;
 
 _Static_assert(BLOB_MAX_DEVICES == HYP_MAX_DEVICES, "a partition holds every device range of its record");
 _Static_assert(BLOB_MAX_SEEDS == HYP_MAX_SEEDS, "a partition holds every seed range of its record");
@@ -61,12 +68,22 @@ static void check_header(const struct blob_header *h, size_t avail, unsigned max
                   h->version_minor, BLOB_VERSION_MAJOR);
     }
     uint32_t nparts = h->partition_count;
+    /* The channel table follows the partition records; a 2.1 blob has zeros there (no V-Bus). */
+    uint64_t parts_end = sizeof(struct blob_header) + (uint64_t)nparts * sizeof(struct blob_partition);
+    uint32_t nchan = h->channel_count;
+    bool chans_ok = nchan == 0
+                        ? h->channel_size == 0 && h->channels_offset == 0
+                        : nchan <= VBUS_MAX_CHANNELS && h->channel_size == sizeof(struct blob_channel) &&
+                              h->channels_offset == parts_end;
     if (h->header_size != sizeof(struct blob_header) || h->partition_size != sizeof(struct blob_partition) ||
-        h->partitions_offset != sizeof(struct blob_header) ||
-        h->total_size != sizeof(struct blob_header) + nparts * sizeof(struct blob_partition) || nparts == 0 ||
+        h->partitions_offset != sizeof(struct blob_header) || !chans_ok ||
+        h->total_size != parts_end + (uint64_t)nchan * sizeof(struct blob_channel) || nparts == 0 ||
         nparts > max) {
-        hyp_panic("configuration blob layout not understood (header %u, %u partitions of %u bytes, total %u)",
-                  h->header_size, nparts, h->partition_size, h->total_size);
+        hyp_panic(
+            "configuration blob layout not understood (header %u, %u partitions of %u bytes, %u channels "
+            "of %u bytes at %u, total %u)",
+            h->header_size, nparts, h->partition_size, nchan, h->channel_size, h->channels_offset,
+            h->total_size);
     }
     if (h->total_size > avail) {
         hyp_panic("configuration blob truncated: %u bytes announced, %lu present", h->total_size,
@@ -176,11 +193,226 @@ static void read_conring(struct partition *p, const struct blob_partition *r)
     p->conring_size = (uint32_t)size;
 }
 
+static bool is_pow2(uint64_t v)
+{
+    return v != 0 && (v & (v - 1u)) == 0;
+}
+
+/* The emulated devices every partition has (core/main.c registers them): the V-Bus page may not shadow
+ * them. */
+static bool over_emulated(uint64_t ipa, uint64_t size)
+{
+    return overlaps(ipa, size, BOARD_UART_BASE, BOARD_UART_SIZE) ||
+           overlaps(ipa, size, BOARD_GICD_BASE, GICD_SIZE) ||
+           overlaps(ipa, size, BOARD_GICR_BASE, (uint64_t)HYP_MAX_CPUS * BOARD_GICR_STRIDE);
+}
+
+/* A partition's V-Bus place (struct blob_vbus). An rtos partition's region lies in its RAM and clear of
+ * what is loaded there (its images and console ring: the rtos and the hypervisor write the region, so
+ * an overlap would let either corrupt the other's data); the tools also keep it above the image's BSS
+ * (the Image header's image_size), which only they read. The Linux partition's device page lies outside
+ * its RAM, its passed-through devices and the emulated devices (a mapping or another handler would
+ * shadow the trap), with an SPI (checked against every partition's interrupts once all are read). */
+static void read_vbus_place(struct partition *p, const struct blob_partition *r, struct vbus_config *vbus)
+{
+    uint64_t ipa = r->vbus.ipa, size = r->vbus.size;
+    uint32_t intid = r->vbus.intid;
+    if (size == 0) {
+        if (ipa != 0 || intid != 0) {
+            hyp_panic("partition %s: V-Bus place at IPA 0x%lx (interrupt %u) has size 0", p->name,
+                      (unsigned long)ipa, intid);
+        }
+        return;
+    }
+    if (p->kind == PART_RTOS) {
+        if (intid != 0 || ipa % VBUS_ALIGN != 0 || size % VBUS_ALIGN != 0 ||
+            size < sizeof(struct vbus_region) || ipa < p->ram_ipa || ipa - p->ram_ipa > p->ram_size ||
+            p->ram_size - (ipa - p->ram_ipa) < size) {
+            hyp_panic("partition %s: V-Bus region of 0x%lx bytes at IPA 0x%lx is not inside its RAM or not "
+                      "aligned",
+                      p->name, (unsigned long)size, (unsigned long)ipa);
+        }
+        const struct part_image *img[BLOB_IMAGES] = {&p->kernel, &p->initrd, &p->dtb};
+        for (unsigned k = 0; k < BLOB_IMAGES; k++) {
+            if (img[k]->size != 0 && overlaps(ipa, size, img[k]->ipa, img[k]->size)) {
+                hyp_panic("partition %s: V-Bus region at IPA 0x%lx overlaps its image %u", p->name,
+                          (unsigned long)ipa, k);
+            }
+        }
+        if (p->conring != NULL) {
+            uint64_t ring_ipa = p->ram_ipa + ((uint64_t)(uintptr_t)p->conring - p->ram_pa);
+            if (overlaps(ipa, size, ring_ipa, CONRING_HEADER_SIZE + (uint64_t)p->conring_size)) {
+                hyp_panic("partition %s: V-Bus region at IPA 0x%lx overlaps its console ring", p->name,
+                          (unsigned long)ipa);
+            }
+        }
+        p->vbus = (struct vbus_region *)(uintptr_t)(p->ram_pa + (ipa - p->ram_ipa));
+        p->vbus_ipa = ipa;
+        p->vbus_size = (uint32_t)size;
+        return;
+    }
+    if (vbus->linux != NULL) {
+        hyp_panic("partitions %s and %s both have the V-Bus device", vbus->linux->name, p->name);
+    }
+    bool bad = size != DEVICE_ALIGN || ipa % DEVICE_ALIGN != 0 || ipa + size < ipa ||
+               overlaps(ipa, size, p->ram_ipa, p->ram_size) || over_emulated(ipa, size) || intid < 32u ||
+               intid >= HYP_MAX_INTID;
+    for (unsigned d = 0; d < p->ndev; d++) {
+        bad = bad || overlaps(ipa, size, p->dev[d].ipa, p->dev[d].size);
+    }
+    if (bad) {
+        hyp_panic("partition %s: V-Bus device (0x%lx bytes at IPA 0x%lx, interrupt %u) is not one page apart "
+                  "from its RAM and devices, with an SPI",
+                  p->name, (unsigned long)size, (unsigned long)ipa, intid);
+    }
+    vbus->linux = p;
+    vbus->mmio_ipa = ipa;
+    vbus->intid = intid;
+}
+
+/* 1..VBUS_NAME_SIZE-1 characters [A-Za-z0-9._-], not starting with '.', then NULs only (Linux makes a
+ * file name of it: /dev/virtio-ports/NAME). */
+static bool name_ok(const char *name)
+{
+    size_t n = 0;
+    while (n < VBUS_NAME_SIZE && name[n] != 0) {
+        char c = name[n];
+        bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+                  c == '-' || (c == '.' && n != 0);
+        if (!ok) {
+            return false;
+        }
+        n++;
+    }
+    if (n == 0 || n == VBUS_NAME_SIZE) {
+        return false;
+    }
+    for (size_t k = n; k < VBUS_NAME_SIZE; k++) {
+        if (name[k] != 0) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* The three pieces of a channel in its region: its control block and its two rings with their data. */
+struct vbus_piece {
+    uint64_t off, size;
+    const char *what;
+};
+
+static void chan_pieces(const struct blob_channel *c, struct vbus_piece out[3])
+{
+    out[0] = (struct vbus_piece){c->chan_off, sizeof(struct vbus_chan), "control block"};
+    out[1] = (struct vbus_piece){c->to_linux_off, VBUS_RING_HEADER_SIZE + (uint64_t)c->to_linux_size,
+                                 "to_linux ring"};
+    out[2] = (struct vbus_piece){c->to_rtos_off, VBUS_RING_HEADER_SIZE + (uint64_t)c->to_rtos_size,
+                                 "to_rtos ring"};
+}
+
+/* The channel table (since 2.2): every name well-formed and unique, every channel served by an rtos
+ * partition with a region that holds its pieces, aligned and disjoint (the region header included), so
+ * the device model can follow any offset without a check of its own. */
+static void read_channels(const struct blob_header *h, const uint8_t *blob, struct partition *parts,
+                          unsigned nparts, struct vbus_config *vbus)
+{
+    const struct blob_channel *tab = (const struct blob_channel *)(blob + h->channels_offset);
+    unsigned n = h->channel_count;
+    for (unsigned i = 0; i < n; i++) {
+        const struct blob_channel *c = &tab[i];
+        if (!name_ok(c->name)) {
+            hyp_panic("V-Bus channel %u: name not terminated, empty, or not [A-Za-z0-9._-] without a leading "
+                      "'.'",
+                      i);
+        }
+        if (c->rtos >= nparts || parts[c->rtos].kind != PART_RTOS || parts[c->rtos].vbus == NULL) {
+            hyp_panic("V-Bus channel %s: partition %u is not an rtos partition with a V-Bus region", c->name,
+                      c->rtos);
+        }
+        const struct partition *p = &parts[c->rtos];
+        if (!is_pow2(c->to_linux_size) || !is_pow2(c->to_rtos_size) || c->to_linux_size < VBUS_RING_MIN ||
+            c->to_rtos_size < VBUS_RING_MIN || c->to_linux_size > VBUS_RING_MAX ||
+            c->to_rtos_size > VBUS_RING_MAX) {
+            hyp_panic("V-Bus channel %s: ring sizes 0x%x (to_linux) and 0x%x (to_rtos) are not powers of two "
+                      "from 0x%x to 0x%x",
+                      c->name, c->to_linux_size, c->to_rtos_size, VBUS_RING_MIN, VBUS_RING_MAX);
+        }
+        struct vbus_piece mine[3];
+        chan_pieces(c, mine);
+        unsigned index = 0;
+        for (unsigned k = 0; k < 3; k++) {
+            if (mine[k].off % VBUS_ALIGN != 0 || mine[k].off < sizeof(struct vbus_region) ||
+                mine[k].off + mine[k].size > p->vbus_size) {
+                hyp_panic(
+                    "V-Bus channel %s: %s (0x%lx bytes at offset 0x%lx) is not aligned or not inside the "
+                    "region of %s (0x%x bytes)",
+                    c->name, mine[k].what, (unsigned long)mine[k].size, (unsigned long)mine[k].off, p->name,
+                    p->vbus_size);
+            }
+            for (unsigned m = 0; m < k; m++) {
+                if (overlaps(mine[k].off, mine[k].size, mine[m].off, mine[m].size)) {
+                    hyp_panic("V-Bus channel %s: its %s overlaps its %s", c->name, mine[k].what,
+                              mine[m].what);
+                }
+            }
+        }
+        for (unsigned j = 0; j < i; j++) {
+            const struct blob_channel *o = &tab[j];
+            if (memcmp(o->name, c->name, VBUS_NAME_SIZE) == 0) {
+                hyp_panic("V-Bus channels %u and %u are both named %s", j, i, c->name);
+            }
+            if (o->rtos != c->rtos) {
+                continue;
+            }
+            index++;
+            struct vbus_piece theirs[3];
+            chan_pieces(o, theirs);
+            for (unsigned k = 0; k < 3; k++) {
+                for (unsigned m = 0; m < 3; m++) {
+                    if (overlaps(mine[k].off, mine[k].size, theirs[m].off, theirs[m].size)) {
+                        hyp_panic("V-Bus channel %s: its %s overlaps the %s of channel %s", c->name,
+                                  mine[k].what, theirs[m].what, o->name);
+                    }
+                }
+            }
+        }
+        struct vbus_chan_config *cfg = &vbus->chan[i];
+        memcpy(cfg->name, c->name, VBUS_NAME_SIZE);
+        cfg->rtos = &parts[c->rtos];
+        cfg->index = index;
+        cfg->chan_off = c->chan_off;
+        cfg->to_linux_off = c->to_linux_off;
+        cfg->to_linux_size = c->to_linux_size;
+        cfg->to_rtos_off = c->to_rtos_off;
+        cfg->to_rtos_size = c->to_rtos_size;
+    }
+    vbus->nchan = n;
+    /* Nothing half-configured: the device, the regions and the channels come together. */
+    if ((n == 0) != (vbus->linux == NULL)) {
+        hyp_panic("configuration blob: %u V-Bus channels, %s", n,
+                  n == 0 ? "but a Linux partition has the V-Bus device"
+                         : "but no Linux partition has the V-Bus device");
+    }
+    for (unsigned i = 0; i < nparts; i++) {
+        bool serves = false;
+        for (unsigned k = 0; k < n; k++) {
+            serves = serves || vbus->chan[k].rtos == &parts[i];
+        }
+        if (parts[i].vbus != NULL && !serves) {
+            hyp_panic("partition %s: V-Bus region without a channel", parts[i].name);
+        }
+        if (vbus->linux != NULL && part_owns_irq(&parts[i], vbus->intid)) {
+            hyp_panic("partition %s owns interrupt %u, the V-Bus device's", parts[i].name, vbus->intid);
+        }
+    }
+}
+
 unsigned config_parse(const uint8_t *blob, size_t avail, uint64_t image_base, uint64_t bundle_size,
-                      struct partition *parts, unsigned max, struct hyp_config *out)
+                      struct partition *parts, unsigned max, struct hyp_config *out, struct vbus_config *vbus)
 {
     const struct blob_header *h = (const struct blob_header *)blob;
     check_header(h, avail, max);
+    memset(vbus, 0, sizeof(*vbus));
     uint32_t nparts = h->partition_count;
     out->board_cpus = h->board_cpus;
     out->ram_base = h->ram_base;
@@ -278,6 +510,8 @@ unsigned config_parse(const uint8_t *blob, size_t avail, uint64_t image_base, ui
         read_streams(parts, i, r);
         read_fault_policy(p, r);
         read_conring(p, r);
+        read_vbus_place(p, r, vbus);
     }
+    read_channels(h, blob, parts, nparts, vbus);
     return nparts;
 }

@@ -99,7 +99,7 @@ void hyp_main(unsigned cpu, uint64_t dtb, uint64_t secondary_entry)
     /* ./rtmux rewrote the Image header's image_size to the whole bundle (hypervisor, blob, images). */
     uint64_t bundle_size = *(const uint64_t *)(const void *)(_start + ARM64_IMAGE_SIZE_OFFSET);
     hyp_nparts = config_parse(_end, BLOB_MAX_SIZE(HYP_MAX_PARTITIONS), (uint64_t)(uintptr_t)_start,
-                              bundle_size, hyp_part, HYP_MAX_PARTITIONS, &config);
+                              bundle_size, hyp_part, HYP_MAX_PARTITIONS, &config, &hyp_vbus);
     con_set_tags(config.console_tags);
     boot_report_due = config.boot_report;
     if (!mmu_el2_map_ram(config.ram_base, config.ram_size)) {

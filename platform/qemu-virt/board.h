@@ -38,6 +38,18 @@
 #define BOARD_SMMU_BASE 0x09050000ul
 #define BOARD_SMMU_SIZE 0x20000ul
 
+/* The V-Bus's virtio-mmio device (lib/vbus.h, hyp/core/vbus.c), which the hypervisor emulates in the
+ * Linux partition. Its register page is the first after QEMU's 32 virtio-mmio transports
+ * (0x0a000000..0x0a004000), in the range QEMU virt leaves empty up to its platform bus (0x0c000000): no
+ * RAM and no device Linux could be given is there; stage 2 traps the whole page, the registers use
+ * 0x200 bytes of it. Its interrupt is SPI 192, virtual and level-sensitive (asserted while the
+ * device's InterruptStatus is non-zero): QEMU virt 7.2 raises SPIs 1..9, 16..47, 74..77 and 112..175
+ * only, so no physical line ever drives this one, and it lies below the 256 SPIs of the distributor,
+ * whose GICD_TYPER a partition reads (INTIDs up to 287). */
+#define BOARD_VBUS_BASE  0x0a004000ul
+#define BOARD_VBUS_SIZE  0x1000ul
+#define BOARD_VBUS_INTID 224u
+
 /* Generic timer PPIs (the board's DTB /timer node: secure 29, EL1 physical 30, virtual 27, EL2 26) and
  * the GIC maintenance PPI (25). */
 #define BOARD_INTID_GIC_MAINT  25u

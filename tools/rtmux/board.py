@@ -163,6 +163,10 @@ class Board:
     iommu: Device | None = None
     iommu_option: str = ""
     iommu_on: bool = False
+    # The V-Bus's virtio-mmio device, emulated by the hypervisor in the Linux partition: a page where
+    # the board has nothing, and an SPI no device raises (never assignable; None: the board has no place
+    # for it).
+    vbus: Device | None = None
 
     def with_iommu(self) -> Board:
         """The same board with its IOMMU present (QEMU: the machine option that creates it)."""
@@ -192,8 +196,17 @@ class Board:
         """The redistributor frames (RD_base, SGI_base) of one CPU."""
         return Region(self.gicr.base + cpu * self.gicr_stride, self.gicr_stride)
 
+    def mpidr(self, cpu: int) -> int:
+        """The affinity fields of CPU `cpu`'s MPIDR_EL1 (as a DTB's /cpus/cpu@N reg writes them)."""
+        # QEMU virt with GICv3 puts 16 CPUs in a cluster: Aff0 = cpu % 16, Aff1 = cpu / 16.
+        return (cpu // 16) << 8 | cpu % 16
+
+    def _own_devices(self) -> tuple[Device, ...]:
+        """The UART, the V-Bus page and the devices (not the GIC)."""
+        return (self.uart, *((self.vbus,) if self.vbus is not None else ()), *self.devices)
+
     def device(self, name: str) -> Device | None:
-        for dev in (self.uart, *self.devices):
+        for dev in self._own_devices():
             if dev.name == name:
                 return dev
         return None
@@ -206,7 +219,7 @@ class Board:
         return None
 
     def device_of_interrupt(self, intid: int) -> Device | None:
-        for dev in (self.uart, *self.devices):
+        for dev in self._own_devices():
             if intid in dev.interrupts:
                 return dev
         return None
@@ -214,7 +227,7 @@ class Board:
     def all_devices(self) -> tuple[Device, ...]:
         """The devices with the GIC (distributor, redistributors, ITS shown as one device each)."""
         gic = Device("gic", "arm,gic-v3", (self.gicd, self.gicr), why_not="it is owned by the hypervisor")
-        return (gic, self.uart, *self.devices)
+        return (gic, *self._own_devices())
 
     def assignable_names(self) -> list[str]:
         return [d.name for d in self.devices if d.assignable]
@@ -224,6 +237,15 @@ VIRTIO_MMIO_BASE = 0x0A00_0000
 VIRTIO_MMIO_SIZE = 0x200
 VIRTIO_MMIO_COUNT = 32
 VIRTIO_MMIO_FIRST_SPI = 16
+
+# The V-Bus device (platform/qemu-virt/board.h: BOARD_VBUS_*, the reasons): the first page after QEMU's
+# 32 virtio-mmio transports (0x0a00_0000..0x0a00_4000), in the range QEMU virt leaves empty up to its
+# platform bus (0x0c00_0000); its registers use VIRTIO_MMIO_SIZE bytes of the page, which stage 2 traps
+# whole. Its interrupt is SPI 192 (INTID 224): QEMU virt 7.2 raises SPIs 1..9, 16..47 (virtio-mmio),
+# 74..77 (SMMU) and 112..175 (platform bus) only, and the distributor has 256 SPIs, the limit of the
+# GICD_TYPER a partition reads (INTIDs up to 287).
+VBUS_MMIO_BASE = 0x0A00_4000
+VBUS_SPI = 192
 
 # QEMU virt's SMMUv3 (with -M virt,iommu=smmuv3): two 64 KiB register pages, SPIs 74..77 (event queue,
 # PRI queue, CMD_SYNC, global error; edge). It translates the DMA of every device on the PCIe host,
@@ -336,6 +358,13 @@ def qemu_virt(cpus: int = 2, memory: int = 1 * GIB) -> Board:
         qemu_cpu=QEMU_VIRT_CPU,
         iommu=smmu,
         iommu_option=QEMU_VIRT_IOMMU,
+        vbus=Device(
+            "vbus",
+            "virtio,mmio",
+            (Region(VBUS_MMIO_BASE, PAGE_SIZE),),
+            (spi(VBUS_SPI),),
+            why_not="it is the V-Bus device the hypervisor emulates in the Linux partition ([[channel]])",
+        ),
     )
 
 

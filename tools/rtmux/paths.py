@@ -30,6 +30,18 @@ def rtos_image(app: str) -> Path:
 LINUX_FLAVOURS = ("std", "rt")
 
 
+# Linux programs for the initramfs' /usr/bin: one folder of C sources each under guest/ (the Makefile
+# reads the same list); `make linux-programs` builds build/guest/<name> (static arm64) and
+# build/guest/host/<name> (the same sources for the host, for unit tests).
+GUEST_BUILD_DIR = BUILD_DIR / "guest"
+LINUX_PROGRAMS = tuple(sorted(p.name for p in GUEST_DIR.iterdir() if p.is_dir() and any(p.glob("*.c"))))
+
+
+def linux_program(name: str, host: bool = False) -> Path:
+    """The file `make linux-programs` builds for a program of guest/ (for the host with `host`)."""
+    return (GUEST_BUILD_DIR / "host" if host else GUEST_BUILD_DIR) / name
+
+
 def initramfs_image(flavour: str) -> Path:
     """The initramfs `./rtmux linux initramfs --kernel FLAVOUR` builds for a Debian kernel flavour."""
     return LINUX_BUILD_DIR / f"initramfs-{flavour}.cpio.gz"

@@ -4,13 +4,18 @@
  * refer here, and tests/unit/python/test_hyp_blob.py runs the hypervisor's parser on blobs the tools make.
  *
  * Little-endian, fixed-size records: a header, then partition_count partition records of
- * partition_size bytes from partitions_offset. A reader refuses another major revision and accepts a
- * newer minor one (minor revisions only give meaning to reserved bytes, which are zero before).
+ * partition_size bytes from partitions_offset, then (since 2.2) channel_count V-Bus channel records of
+ * channel_size bytes from channels_offset. A reader refuses another major revision and accepts a newer
+ * minor one: minor revisions only give meaning to reserved bytes, which are zero before, and may append
+ * a table that such bytes locate (a reader that does not know it finds total_size larger than what it
+ * reads and refuses the blob rather than run a system without a part it configures).
  * Revision history: 1.0 first; 1.1 added the partition's seed ranges (zero in a 1.0 blob: none); 2.0
  * grew the partition record to 576 bytes for its IOMMU stream ranges (and reserved bytes for later
  * minor revisions); 2.1 added the partition's fault policy (zero in a 2.0 blob: stop, no restart), its
  * shared-memory console ring (zero: none) and the header flags BLOB_FLAG_FIXED_SEEDS and
- * BLOB_FLAG_BOOT_REPORT (zero before: seeds changed at every start, no report at boot).
+ * BLOB_FLAG_BOOT_REPORT (zero before: seeds changed at every start, no report at boot); 2.2 added the
+ * V-Bus (lib/vbus.h): the channel table (header: channel_count, channel_size, channels_offset; zero in
+ * a 2.1 blob: no V-Bus) and each partition's V-Bus place (zero: none).
  */
 #ifndef HYP_BLOB_H
 #define HYP_BLOB_H
@@ -18,9 +23,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "lib/vbus.h"
+
 #define BLOB_MAGIC             0x43584d52u /* "RMXC" read as a little-endian word */
 #define BLOB_VERSION_MAJOR     2u
-#define BLOB_VERSION_MINOR     1u
+#define BLOB_VERSION_MINOR     2u
 #define BLOB_FLAG_CONSOLE_TAGS 0x1u
 /* Measurement only (./rtmux run --seed, ./rtmux bench): the seed ranges keep the bytes the tools wrote
  * at every start, so that a Linux boot repeats exactly under QEMU icount. Never for normal use: every
@@ -68,7 +75,10 @@ struct __attribute__((packed)) blob_header {
     uint16_t reserved0;
     uint32_t reserved1;
     char board[BLOB_NAME_SIZE];
-    uint8_t reserved2[32];
+    uint32_t channel_count;   /* since 2.2: V-Bus channels, 0..VBUS_MAX_CHANNELS */
+    uint32_t channel_size;    /* sizeof(struct blob_channel); 0 without channels */
+    uint32_t channels_offset; /* partitions_offset + partition_count * partition_size; 0 without */
+    uint8_t reserved2[20];
 };
 
 /* One image in the bundle: bundle_offset counts from the bundle's first byte (its arm64 Image header);
@@ -119,6 +129,34 @@ struct __attribute__((packed)) blob_conring {
     uint32_t reserved;
 };
 
+/* The partition's part of the V-Bus (lib/vbus.h, hyp/vbus.h). An rtos partition that serves channels: its
+ * region in its own RAM (ipa, size; struct vbus_region first, the channels' offsets count from there;
+ * intid 0). The Linux partition that has the device: its register page (ipa, size = 4096: one page
+ * trapped whole, the registers use 0x200 bytes of it) and its interrupt as that partition sees it
+ * (intid, an SPI no partition owns). size 0 = none. */
+struct __attribute__((packed)) blob_vbus {
+    uint64_t ipa;
+    uint32_t size;
+    uint32_t intid;
+};
+
+/* One V-Bus channel (since 2.2), in configuration order: a named port of the device in the Linux
+ * partition, served by rtos partition `rtos` (an index into the partition records). Offsets count from
+ * the start of that partition's region; each is VBUS_ALIGN-aligned, and the region holds every piece
+ * (struct vbus_chan; struct vbus_ring + size data bytes for each ring) without overlap. A channel's
+ * index in its region (its bit in the doorbell masks) is its position among the channels of the same
+ * rtos partition in this table. */
+struct __attribute__((packed)) blob_channel {
+    char name[VBUS_NAME_SIZE]; /* NUL-padded, 1..VBUS_NAME_SIZE-1 characters [A-Za-z0-9._-], no leading '.' */
+    uint32_t rtos;
+    uint32_t chan_off;
+    uint32_t to_linux_off;
+    uint32_t to_linux_size; /* a power of two in [VBUS_RING_MIN, VBUS_RING_MAX] */
+    uint32_t to_rtos_off;
+    uint32_t to_rtos_size;
+    uint32_t reserved[2];
+};
+
 /* One partition, in configuration order (its index + 1 is its console focus key). */
 struct __attribute__((packed)) blob_partition {
     char name[BLOB_NAME_SIZE];
@@ -142,7 +180,8 @@ struct __attribute__((packed)) blob_partition {
     struct blob_stream stream[BLOB_MAX_STREAMS]; /* since 2.0 */
     struct blob_fault fault;                     /* since 2.1 */
     struct blob_conring conring;                 /* since 2.1 */
-    uint8_t reserved2[24];
+    struct blob_vbus vbus;                       /* since 2.2 */
+    uint8_t reserved2[8];
 };
 
 #define BLOB_CHECK(type, field, off) \
@@ -167,7 +206,10 @@ BLOB_CHECK(blob_header, console_focus, 73);
 BLOB_CHECK(blob_header, reserved0, 74);
 BLOB_CHECK(blob_header, reserved1, 76);
 BLOB_CHECK(blob_header, board, 80);
-BLOB_CHECK(blob_header, reserved2, 96);
+BLOB_CHECK(blob_header, channel_count, 96);
+BLOB_CHECK(blob_header, channel_size, 100);
+BLOB_CHECK(blob_header, channels_offset, 104);
+BLOB_CHECK(blob_header, reserved2, 108);
 _Static_assert(sizeof(struct blob_header) == 128, "blob header is 128 bytes");
 BLOB_CHECK(blob_image, bundle_offset, 0);
 BLOB_CHECK(blob_image, size, 8);
@@ -203,12 +245,28 @@ BLOB_CHECK(blob_partition, irq, 368);
 BLOB_CHECK(blob_partition, seed, 496);
 BLOB_CHECK(blob_partition, stream, 512);
 BLOB_CHECK(blob_partition, fault, 528);
+BLOB_CHECK(blob_vbus, ipa, 0);
+BLOB_CHECK(blob_vbus, size, 8);
+BLOB_CHECK(blob_vbus, intid, 12);
+_Static_assert(sizeof(struct blob_vbus) == 16, "V-Bus place is 16 bytes");
+BLOB_CHECK(blob_channel, name, 0);
+BLOB_CHECK(blob_channel, rtos, 32);
+BLOB_CHECK(blob_channel, chan_off, 36);
+BLOB_CHECK(blob_channel, to_linux_off, 40);
+BLOB_CHECK(blob_channel, to_linux_size, 44);
+BLOB_CHECK(blob_channel, to_rtos_off, 48);
+BLOB_CHECK(blob_channel, to_rtos_size, 52);
+BLOB_CHECK(blob_channel, reserved, 56);
+_Static_assert(sizeof(struct blob_channel) == 64, "channel record is 64 bytes");
 BLOB_CHECK(blob_partition, conring, 536);
-BLOB_CHECK(blob_partition, reserved2, 552);
+BLOB_CHECK(blob_partition, vbus, 552);
+BLOB_CHECK(blob_partition, reserved2, 568);
 _Static_assert(sizeof(struct blob_partition) == 576, "partition record is 576 bytes");
 #undef BLOB_CHECK
 
 /* The largest blob a hypervisor with max_parts partitions reads. */
-#define BLOB_MAX_SIZE(max_parts) (sizeof(struct blob_header) + (max_parts) * sizeof(struct blob_partition))
+#define BLOB_MAX_SIZE(max_parts)                                                \
+    (sizeof(struct blob_header) + (max_parts) * sizeof(struct blob_partition) + \
+     VBUS_MAX_CHANNELS * sizeof(struct blob_channel))
 
 #endif /* HYP_BLOB_H */

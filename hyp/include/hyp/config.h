@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 struct partition;
+struct vbus_config;
 
 /* Board and console settings from the blob. */
 struct hyp_config {
@@ -22,8 +23,9 @@ struct hyp_config {
 };
 
 /*
- * Checks and reads the blob at `blob` (at most `avail` bytes readable there) into parts[] (at most max)
- * and *out; returns the number of partitions. image_base is the address of the bundle image's first
+ * Checks and reads the blob at `blob` (at most `avail` bytes readable there) into parts[] (at most max),
+ * *out and *vbus (the V-Bus: its channels, the device's place; nchan 0 without, as from a 2.1 blob);
+ * returns the number of partitions. image_base is the address of the bundle image's first
  * byte and bundle_size its size (the Image header's image_size, which ./rtmux sets to the whole bundle:
  * the hypervisor, the blob, then the partitions' images, found at image_base + bundle_offset). No
  * partition may overlap the bundle, and every image must lie inside it. An absent, damaged, foreign or
@@ -31,6 +33,7 @@ struct hyp_config {
  * never guesses a partition table.
  */
 unsigned config_parse(const uint8_t *blob, size_t avail, uint64_t image_base, uint64_t bundle_size,
-                      struct partition *parts, unsigned max, struct hyp_config *out);
+                      struct partition *parts, unsigned max, struct hyp_config *out,
+                      struct vbus_config *vbus);
 
 #endif /* HYP_CONFIG_H */

@@ -13,6 +13,8 @@
 #include "hyp/vcpu.h"
 #include "hyp/vuart.h"
 
+struct vbus_region;
+
 enum part_kind { PART_RTOS = 1, PART_LINUX = 2 };
 enum part_state { PART_OFF = 0, PART_RUNNING, PART_FAULTED };
 enum part_fault_policy { FAULT_STOP = 0, FAULT_RESTART = 1 };
@@ -76,6 +78,11 @@ struct partition {
      * conring_tail: the consumer's index, kept here so the partition cannot move it. */
     struct conring *conring;
     uint32_t conring_size;
+    /* V-Bus region in an rtos partition's RAM (lib/vbus.h; NULL: it serves no channel), at its PA in
+     * the hypervisor's map, and where the partition sees it (the DTB's /rtmux-vbus reg). */
+    struct vbus_region *vbus;
+    uint64_t vbus_ipa;
+    uint32_t vbus_size;
     volatile bool conring_on;
     uint32_t conring_tail, conring_dropped;
     /* The V-Bus region in an rtos partition's RAM (lib/vbus.h; size 0: none), from the blob. */

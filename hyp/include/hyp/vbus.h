@@ -21,6 +21,7 @@ struct vcpu;
 struct vbus_chan_config {
     char name[VBUS_NAME_SIZE]; /* NUL-terminated port name */
     struct partition *rtos;    /* the partition that serves it */
+    unsigned index;            /* n in its region: bit n of the pending masks (channel@n in the rtos's DTB) */
     uint32_t chan_off;         /* struct vbus_chan */
     uint32_t to_linux_off;     /* struct vbus_ring, then to_linux_size data bytes */
     uint32_t to_linux_size;

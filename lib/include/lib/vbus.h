@@ -6,8 +6,31 @@
  * protocol; the tools place the region (tools/rtmux/config) and describe it twice, identically: to the
  * hypervisor in the configuration blob, to the rtos in its DTB (node /rtmux-vbus).
  *
+ * The rtos's DTB (tools/rtmux/image/dtgen.py, vbus_region_node) describes the region and the channels;
+ * the hypervisor reads the same numbers from its blob (hyp/blob.h). Without the node there is no V-Bus
+ * (bare metal, or no channel configured):
+ *   /rtmux-vbus {
+ *       compatible = "rtmux,vbus";
+ *       reg = <address-hi address-lo size-hi size-lo>;   the region, at the rtos's IPAs
+ *       rtmux,doorbell = <sgi-to-rtos sgi-to-hyp mpidr-hi mpidr-lo>;
+ *       #address-cells = <1>;
+ *       #size-cells = <0>;
+ *       channel@N {                                      one per channel, N = 0, 1, ... (hex)
+ *           reg = <N>;
+ *           label = "NAME";                               the port name Linux shows
+ *           rtmux,layout = <chan-off to-linux-off to-linux-size to-rtos-off to-rtos-size>;
+ *       };
+ *   };
+ * rtmux,doorbell: VBUS_SGI_TO_RTOS and VBUS_SGI_TO_HYP, then the affinity fields of the MPIDR of the
+ * Linux CPU the rtos sends its SGI to (Aff3 in bits 7:0 of mpidr-hi; Aff2, Aff1, Aff0 in bits 23:0 of
+ * mpidr-lo, as a /cpus/cpu@ reg writes them). N is the channel's index in the region: its bit in the
+ * pending masks, counted in configuration order among the channels this partition serves. The offsets
+ * count bytes from the region's start: struct vbus_chan at chan-off, each ring's struct vbus_ring at
+ * its offset, followed by its size data bytes.
+ *
  * The region lies in the rtos partition's RAM (so the hypervisor's wipe of that RAM before every start of
- * the rtos leaves every ring empty and every channel closed). It starts with struct vbus_region; each
+ * the rtos leaves every ring empty and every channel closed), right below its DTB slot, where the rtos
+ * keeps nothing of its own (tools/rtmux/config/model.py says why). It starts with struct vbus_region; each
  * channel then has one struct vbus_chan and two byte rings (struct vbus_ring + data), at offsets from
  * the region's start that the tools chose (all 64-byte aligned, inside the region, not overlapping).
  *

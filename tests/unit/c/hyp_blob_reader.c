@@ -15,6 +15,7 @@
 
 #include "hyp/config.h"
 #include "hyp/partition.h"
+#include "hyp/vbus.h"
 #include "hyp_stubs.h"
 
 /* The hypervisor image before the blob, and the whole bundle, as the reader pretends: large enough for
@@ -29,6 +30,11 @@ static void print_image(unsigned i, const char *what, const struct part_image *i
     printf("part%u.%s=0x%llx,0x%llx,0x%llx\n", i, what,
            (unsigned long long)(img->size ? (uint64_t)(uintptr_t)img->data - image_base : 0),
            (unsigned long long)img->size, (unsigned long long)img->ipa);
+}
+
+static unsigned part_index_in(const struct partition *p)
+{
+    return (unsigned)(p - parts);
 }
 
 int main(int argc, char **argv)
@@ -55,7 +61,7 @@ int main(int argc, char **argv)
     struct hyp_config cfg;
     volatile unsigned count = 0;
     bool panicked = HYP_EXPECT_PANIC(
-        count = config_parse(blob, n, base, HYP_BUNDLE_SIZE, parts, HYP_MAX_PARTITIONS, &cfg));
+        count = config_parse(blob, n, base, HYP_BUNDLE_SIZE, parts, HYP_MAX_PARTITIONS, &cfg, &hyp_vbus));
     if (panicked) {
         printf("panic: %s\n", hyp_panic_msg);
         free(blob);
@@ -106,6 +112,22 @@ int main(int argc, char **argv)
             printf("part%u.conring=0x%lx,0x%x\n", i,
                    (unsigned long)((uintptr_t)p->conring - p->ram_pa + p->ram_ipa), p->conring_size);
         }
+        if (p->vbus != NULL) {
+            /* The PA pointer, as an IPA again: it must be where the IPA says. */
+            printf("part%u.vbus=0x%llx,0x%x,0x%llx\n", i, (unsigned long long)p->vbus_ipa, p->vbus_size,
+                   (unsigned long long)((uintptr_t)p->vbus - p->ram_pa + p->ram_ipa));
+        }
+    }
+    const struct vbus_config *vb = &hyp_vbus;
+    printf("vbus.nchan=%u\n", vb->nchan);
+    if (vb->linux != NULL) {
+        printf("vbus.device=%u,0x%llx,%u\n", part_index_in(vb->linux), (unsigned long long)vb->mmio_ipa,
+               vb->intid);
+    }
+    for (unsigned k = 0; k < vb->nchan; k++) {
+        const struct vbus_chan_config *c = &vb->chan[k];
+        printf("chan%u=%s,%u,%u,0x%x,0x%x,0x%x,0x%x,0x%x\n", k, c->name, part_index_in(c->rtos), c->index,
+               c->chan_off, c->to_linux_off, c->to_linux_size, c->to_rtos_off, c->to_rtos_size);
     }
     free(blob);
     return 0;

@@ -49,12 +49,13 @@ def cfg() -> config.SystemConfig:
 def test_layout_sizes() -> None:
     assert blob.HEADER.size == 128
     assert blob.PART_SIZE == 576
+    assert blob.CHANNEL.size == 64
 
 
 def test_round_trip(cfg: config.SystemConfig, blob_payloads: dict[str, blob.Payload]) -> None:
     b = blob.from_config(cfg, blob_payloads)
     data = blob.pack(b)
-    assert len(data) == 128 + 2 * 576
+    assert len(data) == 128 + 2 * 576 + 64 * len(cfg.channels) == blob.size_of(cfg)
     assert blob.unpack(data) == b
     assert blob.pack(blob.unpack(data)) == data
 
@@ -66,7 +67,7 @@ def test_header_fields_at_documented_offsets(
     assert data[0:4] == b"RMXC"
     assert struct.unpack_from("<HHIII", data, 4) == (
         2,
-        1,
+        2,
         128,
         len(data),
         zlib.crc32(data[:16] + bytes(4) + data[20:]),
@@ -76,7 +77,10 @@ def test_header_fields_at_documented_offsets(
     assert struct.unpack_from("<4Q", data, 40) == (0x4000_0000, 1 << 30, 0x4000_0000, 128 * MIB)
     assert struct.unpack_from("<BBHI", data, 72) == (0x14, 1, 0, 0)  # Ctrl-T, focus on partition 1 (linux)
     assert data[80:96] == b"qemu-virt".ljust(16, b"\0")
-    assert data[96:128] == bytes(32)
+    nchan = len(cfg.channels)
+    at = 128 + 2 * 576 if nchan else 0
+    assert struct.unpack_from("<3I", data, 96) == (nchan, 64 if nchan else 0, at)  # the channel table
+    assert data[108:128] == bytes(20)
 
 
 @pytest.mark.parametrize(
@@ -195,7 +199,7 @@ def test_payload_outside_ram_is_refused(
     ("offset", "value", "message"),
     [
         (0, b"XMXC", "bad magic"),
-        (4, struct.pack("<H", 3), r"revision 3\.1; this reader handles 2\.x"),
+        (4, struct.pack("<H", 3), r"revision 3\.2; this reader handles 2\.x"),
         (200, b"\x01", "CRC mismatch"),
         (12, struct.pack("<I", 10_000), "inconsistent sizes"),
     ],
@@ -218,3 +222,71 @@ def test_fixed_seed_repeats_for_the_same_number_only() -> None:
     assert one(40) == again(40) and len(one(40)) == 40
     assert one(40) != two(40)
     assert one(8) == one(40)[:8]  # SHAKE: a longer draw extends a shorter one
+
+
+VBUS = """
+[[partition]]
+name = "linux"
+kind = "linux"
+cpus = [1]
+memory = "512M"
+kernel = "debian:std"
+
+[[partition]]
+name = "rtos"
+kind = "rtos"
+cpus = [0]
+memory = "16M"
+image = "build/rtos/demo.img"
+
+[[channel]]
+name = "echo"
+
+[[channel]]
+name = "telemetry"
+to_linux = "4K"
+to_rtos = 256
+"""
+
+
+def test_vbus_fields_at_documented_offsets(blob_payloads: dict[str, blob.Payload]) -> None:
+    """Since 2.2: the channel table after the partitions, each partition's V-Bus place at +552."""
+    cfg = config.loads(VBUS)
+    data = blob.pack(blob.from_config(cfg))
+    linux, rtos, table = 128, 128 + 576, 128 + 2 * 576
+    assert len(data) == table + 2 * 64
+    assert struct.unpack_from("<3I", data, 96) == (2, 64, table)
+    # the rtos partition (index 1): its region, 40 KiB below its DTB slot (IPAs); no interrupt
+    region = cfg.partition("rtos").vbus
+    assert region is not None and region.end == 0x40E0_0000
+    assert struct.unpack_from("<QII", data, rtos + 552) == (region.base, region.size, 0)
+    # the Linux partition: the device's page and SPI 192
+    assert struct.unpack_from("<QII", data, linux + 552) == (0x0A00_4000, 0x1000, 224)
+    assert data[rtos + 568 : rtos + 576] == bytes(8) and data[linux + 568 : linux + 576] == bytes(8)
+    assert data[table : table + 32] == b"echo".ljust(32, b"\0")
+    echo = cfg.channels[0]
+    assert struct.unpack_from("<7I", data, table + 32) == (
+        1,  # served by partition 1
+        64,  # its struct vbus_chan right after struct vbus_region
+        echo.to_linux_off,
+        16 * 1024,
+        echo.to_rtos_off,
+        16 * 1024,
+        0,
+    )
+    assert data[table + 64 : table + 64 + 32] == b"telemetry".ljust(32, b"\0")
+    assert struct.unpack_from("<7I", data, table + 96)[:2] == (1, 192)
+    assert struct.unpack_from("<II", data, table + 96 + 12) == (4096, cfg.channels[1].to_rtos_off)
+    back = blob.unpack(data)
+    assert back == blob.from_config(cfg)
+    t = cfg.channels[1]
+    assert back.channels[1] == blob.ChannelRecord(
+        "telemetry", 1, 192, t.to_linux_off, 4096, t.to_rtos_off, 256
+    )
+
+
+def test_channel_name_too_long_is_refused() -> None:
+    b = blob.from_config(config.loads(VBUS))
+    long = dataclasses.replace(b.channels[0], name="x" * 32)
+    with pytest.raises(blob.BlobError, match="longer than 31 bytes"):
+        blob.pack(dataclasses.replace(b, channels=(long,)))

@@ -55,6 +55,30 @@ def test_header_agrees_with_the_tools_board(c: dict[str, int | str]) -> None:
     assert smmu is not None and b.iommu is smmu
     assert c["BOARD_SMMU_BASE"] == smmu.regions[0].base
     assert c["BOARD_SMMU_SIZE"] == smmu.regions[0].size
+    vbus = b.vbus
+    assert vbus is not None and b.device("vbus") is vbus and not vbus.assignable
+    assert c["BOARD_VBUS_BASE"] == vbus.regions[0].base == board.VBUS_MMIO_BASE
+    assert c["BOARD_VBUS_SIZE"] == vbus.regions[0].size == board.PAGE_SIZE
+    assert c["BOARD_VBUS_INTID"] == vbus.interrupts[0] == board.spi(board.VBUS_SPI)
+
+
+def test_vbus_device_is_where_the_board_has_nothing() -> None:
+    """The V-Bus page touches no other device's page, its SPI is no device's, and the SPI lies below the
+    distributor's limit (what a partition's GICD_TYPER allows)."""
+    b = board.qemu_virt()
+    assert b.vbus is not None
+    page = b.vbus.regions[0]
+    assert page.base % board.PAGE_SIZE == 0 and page.size == board.PAGE_SIZE
+    others = [d for d in b.all_devices() if d is not b.vbus]
+    for dev in others:
+        for r in dev.regions:
+            rounded = board.Region(
+                r.base // board.PAGE_SIZE * board.PAGE_SIZE, r.size + r.base % board.PAGE_SIZE
+            )
+            assert not rounded.overlaps(page), dev.name
+        assert b.vbus.interrupts[0] not in dev.interrupts, dev.name
+    assert not b.ram.overlaps(page)
+    assert board.SPI_BASE <= b.vbus.interrupts[0] < board.SPI_BASE + b.spi_count
 
 
 def test_link_address_is_where_the_bundle_loads(c: dict[str, int | str]) -> None:

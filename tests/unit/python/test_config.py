@@ -515,3 +515,201 @@ def test_console_view_error(images: dict[str, Path]) -> None:
     assert errors_of(system(images, top='[console]\nview = "quiet"')) == [
         "x.toml: [console]: view 'quiet' is not a console view (one of auto, all, focus)"
     ]
+
+
+# ------------------------------------------------------------------------------------- V-Bus channels
+POW2 = "must be a power of two from 256 bytes to 1 MiB (data bytes per direction; lib/vbus.h)"
+
+
+def channels(*entries: str) -> str:
+    return "".join(f"\n[[channel]]\n{e}\n" for e in entries)
+
+
+def test_channels_default_sizes_and_one_rtos_partition(images: dict[str, Path]) -> None:
+    cfg = config.loads(
+        system(images) + channels('name = "echo"', 'name = "t"\nto_linux = "4K"', 'name = "s"\nsize = 256')
+    )
+    assert [(c.name, c.rtos, c.index, c.to_linux, c.to_rtos) for c in cfg.channels] == [
+        ("echo", "rtos", 0, 16 * 1024, 16 * 1024),
+        ("t", "rtos", 1, 4096, 16 * 1024),
+        ("s", "rtos", 2, 256, 256),
+    ]
+    assert cfg.vbus == config.VbusDevice("linux", Region(0x0A00_4000, 0x1000), 224)
+    assert cfg.partition("linux").vbus is None
+
+
+def test_vbus_region_layout_and_place(images: dict[str, Path]) -> None:
+    """struct vbus_region, the channel blocks, then the rings: aligned, inside the region, disjoint; the
+    region ends where the DTB slot starts, page aligned, clear of the image and the console ring."""
+    cfg = config.loads(system(images) + channels('name = "a"', 'name = "b"\nto_rtos = "1M"', 'name = "c"'))
+    rtos = cfg.partition("rtos")
+    region = rtos.vbus
+    assert region is not None
+    assert region.end == rtos.ram.ipa + rtos.ram.size - 2 * MIB
+    assert region.base % 4096 == 0 and region.size % 4096 == 0
+    pieces = [(0, config.VBUS_REGION_HEADER)]
+    for c in cfg.channels:
+        pieces += [
+            (c.chan_off, config.VBUS_CHAN_SIZE),
+            (c.to_linux_off, config.VBUS_RING_HEADER + c.to_linux),
+            (c.to_rtos_off, config.VBUS_RING_HEADER + c.to_rtos),
+        ]
+    pieces.sort()
+    for (off, size), (next_off, _) in zip(pieces, pieces[1:], strict=False):
+        assert off % config.VBUS_ALIGN == 0 and off + size <= next_off
+    assert pieces[-1][0] + pieces[-1][1] <= region.size
+    assert [c.chan_off for c in cfg.channels] == [64, 192, 320]  # the control blocks together, first
+    ring = cfg.console_ring(rtos)
+    assert ring is not None and not region.overlaps(Region(ring.base, ring.size + 64))
+    layout = config.layout_for(rtos)
+    assert layout is not None and layout.kernel_end <= region.base
+
+
+def test_two_rtos_partitions_each_get_a_region(images: dict[str, Path]) -> None:
+    second = '[[partition]]\nname = "rtos2"\nkind = "rtos"\ncpus = [2]\nmemory = "16M"\n'
+    second = f'\n{second}image = "{images["rtos"]}"\n'
+    text = "[board]\ncpus = 3\n" + system(images) + second
+    assert errors_of(text + channels('name = "a"')) == [
+        "x.toml: channel 'a': rtos is missing: the system has 2 rtos partitions (rtos, rtos2); name the one "
+        "that serves the channel"
+    ]
+    cfg = config.loads(
+        text
+        + channels('name = "a"\nrtos = "rtos2"', 'name = "b"\nrtos = "rtos"', 'name = "c"\nrtos = "rtos2"')
+    )
+    assert [(c.name, c.rtos, c.index) for c in cfg.channels] == [
+        ("a", "rtos2", 0),
+        ("b", "rtos", 0),
+        ("c", "rtos2", 1),
+    ]
+    assert cfg.partition("rtos").vbus is not None and cfg.partition("rtos2").vbus is not None
+    assert [c.name for c in cfg.channels_of(cfg.partition("rtos2"))] == ["a", "c"]
+
+
+def test_no_channels_no_vbus(images: dict[str, Path]) -> None:
+    cfg = config.loads(system(images))
+    assert cfg.channels == () and cfg.vbus is None
+    assert all(p.vbus is None for p in cfg.partitions)
+
+
+def test_too_many_channels(images: dict[str, Path]) -> None:
+    text = system(images) + channels(*(f'name = "c{i}"\nsize = 256' for i in range(33)))
+    assert errors_of(text) == [
+        "x.toml: [[channel]]: 33 channels; at most 32 (VBUS_MAX_CHANNELS in lib/vbus.h: a region's pending "
+        "masks are 32-bit)"
+    ]
+    assert (
+        len(
+            config.loads(
+                system(images) + channels(*(f'name = "c{i}"\nsize = 256' for i in range(32)))
+            ).channels
+        )
+        == 32
+    )
+
+
+def test_several_linux_partitions(images: dict[str, Path]) -> None:
+    second = '\n[[partition]]\nname = "linux2"\nkind = "linux"\ncpus = [2]\nmemory = "256M"\n'
+    second += f'kernel = "{images["kernel"]}"\n'
+    assert errors_of("[board]\ncpus = 3\n" + system(images) + second + channels('name = "echo"')) == [
+        "x.toml: [[channel]]: the V-Bus device goes into one Linux partition, but the system has 2 (linux, "
+        "linux2); channels need exactly one"
+    ]
+
+
+def test_no_rtos_partition_to_serve(images: dict[str, Path]) -> None:
+    text = '[[partition]]\nname = "linux"\nkind = "linux"\ncpus = [1]\nmemory = "512M"\n'
+    text += f'kernel = "{images["kernel"]}"\n'
+    assert errors_of(text + channels('name = "echo"')) == [
+        "x.toml: channel 'echo': no partition of kind 'rtos' serves it (the system has none)"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("entry", "message"),
+    [
+        (
+            'name = "e"\nsize = "16K"\nto_linux = "4K"\nto_rtos = "4K"',
+            "size has no effect when both to_linux and to_rtos are given; remove it",
+        ),
+        (
+            'name = "e"\nsize = 128',
+            f"size 128 {POW2}",
+        ),
+        (
+            'name = "e"\nto_linux = "0x300"',
+            f"to_linux '0x300' {POW2}",
+        ),
+        (
+            'name = "e"\nsize = true',
+            'size must be a size (a string such as "16M", or an integer), not true (boolean)',
+        ),
+        ('name = "e"\nrtos = 1', "rtos must be a string, not 1 (integer)"),
+        ('name = "e"\nsizes = 256', "unknown key 'sizes' (did you mean 'size'?)"),
+    ],
+)
+def test_channel_field_errors(images: dict[str, Path], entry: str, message: str) -> None:
+    assert errors_of(system(images) + channels(entry)) == [f"x.toml: channel 'e': {message}"]
+
+
+def test_channel_name_rules(images: dict[str, Path]) -> None:
+    good = ["echo", "a", "Telemetry_2", "x.y-z", "-", "A" * 31]
+    cfg = config.loads(system(images) + channels(*(f'name = "{n}"\nsize = 256' for n in good)))
+    assert [c.name for c in cfg.channels] == good
+    for bad in ["", ".hidden", "a b", "ä", "a" * 32, "a:b", "a\\\\b"]:
+        errors = errors_of(system(images) + channels(f'name = "{bad}"'))
+        assert len(errors) == 1 and "must be 1..31 characters" in errors[0], bad
+    assert errors_of(system(images) + channels("size = 256")) == [
+        'x.toml: channel #1: name is missing (the port name Linux shows, e.g. name = "echo")'
+    ]
+    assert errors_of(system(images) + 'channel = "echo"\n') != []
+
+
+def test_region_must_fit_the_rtos_ram(images: dict[str, Path]) -> None:
+    big = [f'name = "c{i}"\nsize = "1M"' for i in range(8)]  # 16 MiB of rings
+    assert errors_of(system(images) + channels(*big)) == [
+        "x.toml: partition 'rtos': memory 16 MiB cannot hold its V-Bus region of 16388 KiB (channels c0, c1, "
+        "c2, c3, c4, c5, c6, c7) and the 2 MiB DTB slot"
+    ]
+
+
+def test_image_may_not_reach_into_the_region(tmp_path: Path, images: dict[str, Path]) -> None:
+    """An rtos image whose BSS would cover the region is refused once it is built (payload_layout)."""
+    images = dict(images, rtos=fake_image(tmp_path / "big.img", image_size=13 * MIB))
+    assert config.loads(system(images))  # without channels it fits below the DTB slot
+    errors = errors_of(system(images) + channels('name = "a"\nsize = "1M"'))
+    assert errors == [
+        "x.toml: partition 'rtos': memory.size 16 MiB is too small for the rtos image of 13 MiB + V-Bus "
+        "region of 2052 KiB + 2 MiB DTB slot (needs at least 18 MiB)"
+    ]
+
+
+def test_vbus_page_and_interrupt_cannot_be_assigned(images: dict[str, Path]) -> None:
+    mmio = '[[partition.device]]\nname = "x"\nmmio = { base = "0x0a00_4000", size = "0x200" }\n'
+    assert errors_of(system(images, linux_extra=mmio)) == [
+        "x.toml: partition 'linux': device 'x': mmio 0x0a00_4000..0x0a00_4200 is vbus, which cannot be "
+        "assigned: it is the V-Bus device the hypervisor emulates in the Linux partition ([[channel]])"
+    ]
+    irq = '[[partition.device]]\nname = "rtc"\nboard = "rtc"\ninterrupts = [34, 224]\n'
+    assert errors_of(system(images, rtos_extra=irq)) == [
+        "x.toml: partition 'rtos': device 'rtc': interrupts: INTID 224 (SPI 192) belongs to vbus, which "
+        "cannot be assigned: it is the V-Bus device the hypervisor emulates in the Linux partition "
+        "([[channel]])"
+    ]
+
+
+def test_describe_shows_region_device_and_channels(images: dict[str, Path]) -> None:
+    cfg = config.loads(system(images) + channels('name = "echo"', 'name = "log"\nto_rtos = 256'))
+    text = config.describe(cfg)
+    assert (
+        "  vbus      region at IPA 0x40df_3000..0x40e0_0000 (52 KiB, PA 0x48df_3000): channels echo, log"
+        in text
+    )
+    assert (
+        "  vbus      virtio-mmio console at IPA 0x0a00_4000 (0x200 bytes of a 4 KiB page, emulated), "
+        "INTID 224 (SPI 192): ports echo, log" in text
+    )
+    assert (
+        "channel 'echo': /dev/virtio-ports/echo in 'linux', served by 'rtos' (channel 0): to_linux 16 KiB "
+        "(ring at IPA 0x40df_3140), to_rtos 16 KiB (ring at IPA 0x40df_71c0)" in text
+    )

@@ -210,3 +210,94 @@ def test_board_dtb_command(cfg: config.SystemConfig) -> None:
         "-m",
         "1G",
     ]
+
+
+# ---------------------------------------------------------------------------------------------- V-Bus
+VBUS_CHANNELS = """
+[[channel]]
+name = "echo"
+
+[[channel]]
+name = "telemetry"
+to_linux = "4K"
+to_rtos = 256
+"""
+
+
+@pytest.fixture(scope="module")
+def vbus_cfg() -> config.SystemConfig:
+    text = config.DEFAULT_CONFIG.read_text()
+    if "[[channel]]" not in text:
+        text += VBUS_CHANNELS
+    return config.loads(text)
+
+
+def test_linux_dtb_has_the_vbus_device(board_dtb: bytes, vbus_cfg: config.SystemConfig) -> None:
+    linux = vbus_cfg.partition("linux")
+    node = dtgen.vbus_device_node(vbus_cfg, linux)
+    assert node is not None
+    dtb = dtgen.generate(board_dtb, vbus_cfg.board, linux, extra_nodes=dtgen.append_nodes(node))
+    dts = decompile(dtb)
+    assert "virtio_mmio@a004000" in top_level_nodes(dts)
+    block = node_block(dts, "virtio_mmio@a004000")
+    assert 'compatible = "virtio,mmio";' in block
+    assert "reg = <0x00 0xa004000 0x00 0x200>;" in block
+    assert "interrupts = <0x00 0xc0 0x04>;" in block  # SPI 192, level-high
+    assert "dma-coherent;" in block
+    # the root's interrupt-parent (the GIC) applies to it, as to QEMU's own transports
+    assert re.search(r"^\tinterrupt-parent = <0x[0-9a-f]+>;", dts, re.M)
+    assert dtgen.vbus_device_node(vbus_cfg, vbus_cfg.partition("rtos")) is None
+    assert dtgen.vbus_device_node(cfg_without_channels(), linux) is None
+
+
+def cfg_without_channels() -> config.SystemConfig:
+    text = config.DEFAULT_CONFIG.read_text()
+    return config.loads(text.split("[[channel]]", 1)[0])
+
+
+def test_rtos_dtb_has_the_vbus_region(vbus_cfg: config.SystemConfig) -> None:
+    from rtmux.image import bundle
+
+    rtos = vbus_cfg.partition("rtos")
+    node = dtgen.vbus_region_node(vbus_cfg, rtos)
+    assert node is not None and rtos.vbus is not None
+    dtb = bundle.rtos_dtb(rtos, "x=1", vbus_cfg.console_ring(rtos), node)
+    dts = decompile(dtb)
+    block = node_block(dts, "rtmux-vbus")
+    assert 'compatible = "rtmux,vbus";' in block
+    base, size = rtos.vbus.base, rtos.vbus.size
+    assert f"reg = <0x00 {base:#x} 0x00 {size:#x}>;" in block
+    assert "rtmux,doorbell = <0x0e 0x0f 0x00 0x01>;" in block  # SGIs 14 and 15, Linux's CPU 1
+    assert "#address-cells = <0x01>;" in block and "#size-cells = <0x00>;" in block
+    tree = fdt.parse(dtb)
+    vbus = tree.root.find("/rtmux-vbus")
+    by_label = {c.get_string("label"): c for c in vbus.children}
+    for ch in vbus_cfg.channels:
+        child = by_label[ch.name]
+        assert child.name == f"channel@{ch.index:x}" and child.get_cells("reg") == [ch.index]
+        assert child.get_cells("rtmux,layout") == [
+            ch.chan_off,
+            ch.to_linux_off,
+            ch.to_linux,
+            ch.to_rtos_off,
+            ch.to_rtos,
+        ]
+    assert [c.get_cells("reg")[0] for c in vbus.children] == list(range(len(vbus_cfg.channels)))
+    # the region in the DTB is what the blob says
+    from rtmux.image import blob
+
+    record = blob.from_config(vbus_cfg).partitions[0].vbus
+    assert (record.ipa, record.size) == (base, size)
+    assert dtgen.vbus_region_node(vbus_cfg, vbus_cfg.partition("linux")) is None
+    assert "rtmux-vbus" not in decompile(bundle.rtos_dtb(rtos, "x=1"))
+
+
+def test_doorbell_names_the_linux_boot_cpu(board_dtb: bytes) -> None:
+    text = config.DEFAULT_CONFIG.read_text().replace("cpus = 2 ", "cpus = 4 ")
+    text = text.replace("cpus = [1]", "cpus = [3]")
+    if "[[channel]]" not in text:
+        text += VBUS_CHANNELS
+    cfg = config.loads(text)
+    node = dtgen.vbus_region_node(cfg, cfg.partition("rtos"))
+    assert node is not None and node.get_cells("rtmux,doorbell") == [14, 15, 0, 3]
+    assert cfg.board.mpidr(17) == 0x101  # QEMU virt, GICv3: 16 CPUs per cluster

@@ -84,6 +84,19 @@ def expected_fields(b: blob.Blob) -> dict[str, str]:
         want[f"part{i}.fault"] = f"{p.fault.policy},{p.fault.max_restarts},{p.fault.window_s}"
         if p.conring.size:
             want[f"part{i}.conring"] = f"0x{p.conring.ipa:x},0x{p.conring.size:x}"
+        if p.vbus.size and p.kind == blob.KIND_CODES[config.KIND_RTOS]:
+            want[f"part{i}.vbus"] = f"0x{p.vbus.ipa:x},0x{p.vbus.size:x},0x{p.vbus.ipa:x}"
+        if p.vbus.size and p.kind == blob.KIND_CODES[config.KIND_LINUX]:
+            want["vbus.device"] = f"{i},0x{p.vbus.ipa:x},{p.vbus.intid}"
+    want["vbus.nchan"] = str(len(b.channels))
+    index: dict[int, int] = {}
+    for k, c in enumerate(b.channels):
+        n = index.get(c.rtos, 0)
+        index[c.rtos] = n + 1
+        want[f"chan{k}"] = (
+            f"{c.name},{c.rtos},{n},0x{c.chan_off:x},0x{c.to_linux_off:x},0x{c.to_linux_size:x},"
+            f"0x{c.to_rtos_off:x},0x{c.to_rtos_size:x}"
+        )
     return want
 
 
@@ -132,7 +145,7 @@ def damaged(data: bytes, offset: int, value: bytes) -> bytes:
         ("bad magic", "no configuration blob after the hypervisor image"),
         ("bad crc", "CRC mismatch"),
         ("truncated", "configuration blob truncated: 1280 bytes announced, 1100 present"),
-        ("newer major", "configuration blob revision 3.1; this hypervisor reads 2.x"),
+        ("newer major", "configuration blob revision 3.2; this hypervisor reads 2.x"),
         ("layout", "layout not understood"),
         ("outside ram", "partition linux: RAM 0x70000000+0x20000000 is outside the board's RAM"),
         ("over hypervisor", "partition rtos: RAM 0x40000000+0x1000000 is outside the board's RAM or over"),
@@ -246,3 +259,225 @@ def refresh_crc(data: bytes) -> bytes:
 def test_console_focus_view_flag(reader: Path, good: blob.Blob, tmp_path: Path) -> None:
     rc, fields = run(reader, blob.pack(dataclasses.replace(good, console_focus_view=True)), tmp_path)
     assert rc == 0 and fields["console_view"] == "1"
+
+
+# ---------------------------------------------------------------------------------- V-Bus (since 2.2)
+# Three channels beside the default system's own: served by the rtos (partition 0), whose region holds
+# them, and the device in the Linux partition (1).
+EXTRA_CHANNELS = """
+[[channel]]
+name = "v0"
+rtos = "rtos"
+size = "16K"
+
+[[channel]]
+name = "v.1"
+to_linux = "4K"
+to_rtos = 256
+
+[[channel]]
+name = "V_2-x"
+size = "1M"
+"""
+
+
+@pytest.fixture
+def vbus_good(blob_payloads: dict[str, blob.Payload]) -> blob.Blob:
+    text = config.DEFAULT_CONFIG.read_text() + EXTRA_CHANNELS
+    cfg = config.loads(text, str(config.DEFAULT_CONFIG))
+    return blob.from_config(cfg, blob_payloads)
+
+
+def with_channel(b: blob.Blob, index: int, **changes: object) -> blob.Blob:
+    chans = list(b.channels)
+    chans[index] = dataclasses.replace(chans[index], **changes)  # type: ignore[arg-type]
+    return dataclasses.replace(b, channels=tuple(chans))
+
+
+def test_vbus_blob_reads_back_equal(reader: Path, vbus_good: blob.Blob, tmp_path: Path) -> None:
+    rc, fields = run(reader, blob.pack(vbus_good), tmp_path)
+    assert rc == 0, fields
+    assert fields == expected_fields(vbus_good)
+    assert fields["vbus.device"] == "1,0xa004000,224"
+    region = vbus_good.partitions[0].vbus
+    assert fields["part0.vbus"] == f"0x{region.ipa:x},0x{region.size:x},0x{region.ipa:x}"
+    count = int(fields["vbus.nchan"])
+    assert [fields[f"chan{k}"].split(",")[0] for k in range(count)][-3:] == ["v0", "v.1", "V_2-x"]
+    assert fields[f"chan{count - 1}"].split(",")[2] == str(count - 1)  # its index in the region
+
+
+def test_blob_2_1_reads_as_no_vbus(reader: Path, good: blob.Blob, tmp_path: Path) -> None:
+    """A 2.1 blob has zeros where 2.2 put the V-Bus: it reads, with no V-Bus."""
+    parts = tuple(dataclasses.replace(p, vbus=blob.VbusRecord()) for p in good.partitions)
+    old = dataclasses.replace(good, version_minor=1, channels=(), partitions=parts)
+    rc, fields = run(reader, blob.pack(old), tmp_path)
+    assert rc == 0 and fields["vbus.nchan"] == "0" and "vbus.device" not in fields
+
+
+def with_second_linux(b: blob.Blob) -> blob.Blob:
+    """A second Linux partition (CPU 2, its own RAM), also with the V-Bus device."""
+    other = dataclasses.replace(
+        b.partitions[1],
+        name="linux2",
+        tag="linux2",
+        cpu_mask=0b100,
+        ram_ipa=0x7000_0000,
+        ram_pa=0x7000_0000,
+        ram_size=64 * MIB,
+        entry_ipa=0x7000_0000,
+        images=(blob.ImageSlot(0x30_0000, MIB, 0x7000_0000), blob.ImageSlot(), blob.ImageSlot()),
+        devices=(),
+        irqs=(),
+        seeds=(),
+        streams=(),
+    )
+    return dataclasses.replace(b, partitions=(*b.partitions, other), board_cpus=3)
+
+
+NAME_BAD = "V-Bus channel {a}: name not terminated, empty, or not [A-Za-z0-9._-] without a leading '.'"
+DEVICE_BAD = "is not one page apart from its RAM and devices, with an SPI"
+
+
+@pytest.mark.parametrize(
+    ("case", "message"),
+    [
+        ("name characters", NAME_BAD),
+        ("name leading dot", NAME_BAD),
+        ("name empty", NAME_BAD),
+        ("name unterminated", NAME_BAD),
+        ("name padding", NAME_BAD),
+        ("duplicate names", "V-Bus channels {a} and {b} are both named v0"),
+        ("served by linux", "V-Bus channel v0: partition 1 is not an rtos partition with a V-Bus region"),
+        ("served by nobody", "V-Bus channel v0: partition 7 is not an rtos partition with a V-Bus region"),
+        ("ring not a power of two", "V-Bus channel v0: ring sizes 0x300 (to_linux) and 0x4000 (to_rtos)"),
+        ("ring too small", "V-Bus channel v0: ring sizes 0x4000 (to_linux) and 0x80 (to_rtos)"),
+        ("ring too big", "V-Bus channel v0: ring sizes 0x200000 (to_linux) and 0x4000 (to_rtos)"),
+        ("ring misaligned", "V-Bus channel v0: to_linux ring (0x4080 bytes at offset 0x"),
+        ("ring outside region", "V-Bus channel v0: to_rtos ring (0x4080 bytes at offset 0x"),
+        ("block over region header", "V-Bus channel v0: control block (0x80 bytes at offset 0x0)"),
+        ("own rings overlap", "V-Bus channel v0: its to_rtos ring overlaps its to_linux ring"),
+        ("blocks overlap", "V-Bus channel v.1: its control block overlaps the control block of channel v0"),
+        ("rings overlap", "V-Bus channel v.1: its to_linux ring overlaps the to_rtos ring of channel v0"),
+        ("region outside ram", "partition rtos: V-Bus region of 0x"),
+        ("region misaligned", "partition rtos: V-Bus region of 0x"),
+        ("region over image", "partition rtos: V-Bus region at IPA 0x40080000 overlaps its image 0"),
+        ("region over dtb", "partition rtos: V-Bus region at IPA 0x40e00000 overlaps its image 2"),
+        (
+            "region over console ring",
+            "partition rtos: V-Bus region at IPA 0x40ff0000 overlaps its console ring",
+        ),
+        ("region with interrupt", "partition rtos: V-Bus region of 0x"),
+        ("place of size 0", "partition linux: V-Bus place at IPA 0xa004000 (interrupt 224) has size 0"),
+        ("region without channel", "partition rtos: V-Bus region without a channel"),
+        ("channels without device", "V-Bus channels, but no Linux partition has the V-Bus device"),
+        ("device without channels", "0 V-Bus channels, but a Linux partition has the V-Bus device"),
+        ("device on ram", f"V-Bus device (0x1000 bytes at IPA 0x49000000, interrupt 224) {DEVICE_BAD}"),
+        (
+            "device on its device",
+            f"V-Bus device (0x1000 bytes at IPA 0x10000000, interrupt 224) {DEVICE_BAD}",
+        ),
+        ("device on the uart", f"V-Bus device (0x1000 bytes at IPA 0x9000000, interrupt 224) {DEVICE_BAD}"),
+        ("device on the gic", f"V-Bus device (0x1000 bytes at IPA 0x80a0000, interrupt 224) {DEVICE_BAD}"),
+        ("device of two pages", f"V-Bus device (0x2000 bytes at IPA 0xa004000, interrupt 224) {DEVICE_BAD}"),
+        ("device misaligned", f"V-Bus device (0x1000 bytes at IPA 0xa004200, interrupt 224) {DEVICE_BAD}"),
+        (
+            "device interrupt not an spi",
+            f"V-Bus device (0x1000 bytes at IPA 0xa004000, interrupt 27) {DEVICE_BAD}",
+        ),
+        ("device interrupt owned", "partition linux owns interrupt 35, the V-Bus device's"),
+        ("two devices", "partitions linux and linux2 both have the V-Bus device"),
+        ("too many channels", "layout not understood"),
+        ("channel table elsewhere", "layout not understood"),
+    ],
+)
+def test_damaged_vbus_is_refused_with_its_reason(
+    reader: Path, vbus_good: blob.Blob, tmp_path: Path, case: str, message: str
+) -> None:
+    b = vbus_good
+    a = next(i for i, c in enumerate(b.channels) if c.name == "v0")
+    n1 = next(i for i, c in enumerate(b.channels) if c.name == "v.1")
+    v0 = b.channels[a]
+    assert v0.rtos == 0 and v0.to_linux_size == v0.to_rtos_size == 0x4000
+    region = b.partitions[0].vbus
+    name_at = 128 + 2 * 576 + a * 64
+    data: bytes | None = None
+    match case:
+        case "name characters":
+            b = with_channel(b, a, name="a/b")
+        case "name leading dot":
+            b = with_channel(b, a, name=".v0")
+        case "name empty":
+            b = with_channel(b, a, name="")
+        case "name unterminated":
+            data = refresh_crc(damaged(blob.pack(b), name_at, b"x" * 32))
+        case "name padding":
+            data = refresh_crc(damaged(blob.pack(b), name_at, b"v0\0x"))
+        case "duplicate names":
+            b = with_channel(b, n1, name="v0")
+        case "served by linux":
+            b = with_channel(b, a, rtos=1)
+        case "served by nobody":
+            b = with_channel(b, a, rtos=7)
+        case "ring not a power of two":
+            b = with_channel(b, a, to_linux_size=0x300)
+        case "ring too small":
+            b = with_channel(b, a, to_rtos_size=0x80)
+        case "ring too big":
+            b = with_channel(b, a, to_linux_size=2 * MIB)
+        case "ring misaligned":
+            b = with_channel(b, a, to_linux_off=v0.to_linux_off + 8)
+        case "ring outside region":
+            b = with_channel(b, a, to_rtos_off=region.size - 64)
+        case "block over region header":
+            b = with_channel(b, a, chan_off=0)
+        case "own rings overlap":
+            b = with_channel(b, a, to_rtos_off=v0.to_linux_off + 64)
+        case "blocks overlap":
+            b = with_channel(b, n1, chan_off=v0.chan_off)
+        case "rings overlap":
+            b = with_channel(b, n1, to_linux_off=v0.to_rtos_off)
+        case "region outside ram":
+            b = with_partition(b, 0, vbus=blob.VbusRecord(0x4100_0000 - 4096, region.size))
+        case "region misaligned":
+            b = with_partition(b, 0, vbus=blob.VbusRecord(region.ipa + 8, region.size))
+        case "region over image":
+            b = with_partition(b, 0, vbus=blob.VbusRecord(0x4008_0000, region.size))
+        case "region over dtb":
+            b = with_partition(b, 0, vbus=blob.VbusRecord(0x40E0_0000, 0x1_0000))
+        case "region over console ring":
+            b = with_partition(b, 0, vbus=blob.VbusRecord(0x40FF_0000, 0x1_0000))
+        case "region with interrupt":
+            b = with_partition(b, 0, vbus=blob.VbusRecord(region.ipa, region.size, 224))
+        case "place of size 0":
+            b = with_partition(b, 1, vbus=blob.VbusRecord(0x0A00_4000, 0, 224))
+        case "region without channel":
+            b = with_partition(dataclasses.replace(b, channels=()), 1, vbus=blob.VbusRecord())
+        case "channels without device":
+            b = with_partition(b, 1, vbus=blob.VbusRecord())
+        case "device without channels":
+            b = with_partition(dataclasses.replace(b, channels=()), 0, vbus=blob.VbusRecord())
+        case "device on ram":
+            b = with_partition(b, 1, vbus=blob.VbusRecord(0x4900_0000, 0x1000, 224))
+        case "device on its device":
+            b = with_partition(b, 1, vbus=blob.VbusRecord(0x1000_0000, 0x1000, 224))
+        case "device on the uart":
+            b = with_partition(b, 1, vbus=blob.VbusRecord(0x0900_0000, 0x1000, 224))
+        case "device on the gic":
+            b = with_partition(b, 1, vbus=blob.VbusRecord(0x080A_0000, 0x1000, 224))
+        case "device of two pages":
+            b = with_partition(b, 1, vbus=blob.VbusRecord(0x0A00_4000, 0x2000, 224))
+        case "device misaligned":
+            b = with_partition(b, 1, vbus=blob.VbusRecord(0x0A00_4200, 0x1000, 224))
+        case "device interrupt not an spi":
+            b = with_partition(b, 1, vbus=blob.VbusRecord(0x0A00_4000, 0x1000, 27))
+        case "device interrupt owned":
+            b = with_partition(b, 1, vbus=blob.VbusRecord(0x0A00_4000, 0x1000, 35))
+        case "two devices":
+            b = with_second_linux(b)
+        case "too many channels":
+            data = refresh_crc(damaged(blob.pack(b), 96, (33).to_bytes(4, "little")))
+        case "channel table elsewhere":
+            data = refresh_crc(damaged(blob.pack(b), 104, (128 + 576).to_bytes(4, "little")))
+    rc, fields = run(reader, data if data is not None else blob.pack(b), tmp_path)
+    assert rc == 1, fields
+    assert message.format(a=a, b=n1) in fields["panic"]

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from rtmux import paths
 from rtmux.errors import SetupError
 from rtmux.formats import elf
 from rtmux.image import initramfs, modules_dep
@@ -256,9 +257,31 @@ def fake_trees(tmp: Path) -> tuple[Path, list[Path]]:
     return mods, [busybox, rt, libc, numa]
 
 
+def static_program() -> bytes:
+    """A static arm64 executable: ET_EXEC, one PT_LOAD, no interpreter, no dynamic section."""
+    phdr = struct.pack("<IIQQQQQQ", 1, 5, 0, 0x40_0000, 0x40_0000, 120, 120, 0x1000)
+    return _elf_header(2, 1) + phdr
+
+
+def fake_programs(tmp: Path) -> dict[str, Path]:
+    (tmp / "guest").mkdir(exist_ok=True)
+    ping = tmp / "guest" / "rtmux-ping"
+    if not ping.exists():  # written once: its modification time is part of the plan's digest
+        ping.write_bytes(static_program())
+    return {"rtmux-ping": ping}
+
+
+def plan(
+    mods: Path, roots: list[Path], tmp: Path, modules: tuple[str, ...] = initramfs.MODULES
+) -> initramfs.Plan:
+    return initramfs.plan_initramfs(
+        mods, "6.1.0-9-arm64", roots, modules=modules, guest_programs=fake_programs(tmp)
+    )
+
+
 def test_plan_lists_what_the_guest_needs(tmp_path: Path) -> None:
     mods, roots = fake_trees(tmp_path)
-    plan = initramfs.plan_initramfs(mods, "6.1.0-9-arm64", roots)
+    plan = initramfs.plan_initramfs(mods, "6.1.0-9-arm64", roots, guest_programs=fake_programs(tmp_path))
     e = plan.entries
     # busybox and its applets (the table's own [ and [[ included), programs, libraries, loader.
     assert e["bin/busybox"].mode == initramfs.S_EXEC
@@ -301,6 +324,15 @@ def test_plan_lists_what_the_guest_needs(tmp_path: Path) -> None:
     assert e["etc/rtmux/modules"].data == b"virtio_mmio\nvirtio_pci\nvirtio_console\nvirtio_net\n"
     assert e["init"].mode == initramfs.S_EXEC and e["init"].contents().startswith(b"#!/bin/sh")
     assert e["dev/console"].rdev == (5, 1)
+    # V-Bus: the port links' script (which /init runs, and busybox uevent for every uevent), and
+    # rtmux's own programs
+    assert e["sbin/rtmux-vports"].mode == initramfs.S_EXEC
+    assert e["sbin/rtmux-vports"].contents().startswith(b"#!/bin/sh")
+    init = e["init"].contents().decode()
+    assert "uevent /sbin/rtmux-vports " in init and "/sbin/rtmux-vports --wait" in init
+    assert init.index("uevent /sbin/rtmux-vports") < init.index('modprobe "$module"')
+    assert e["usr/bin/rtmux-ping"].mode == initramfs.S_EXEC
+    assert e["usr/bin/rtmux-ping"].contents() == static_program()
     assert not any("unrelated" in p for p in e)
 
 
@@ -308,31 +340,31 @@ def test_plan_missing_library_is_a_clear_error(tmp_path: Path) -> None:
     mods, roots = fake_trees(tmp_path)
     (roots[1] / "usr/bin/hackbench").write_bytes(make_program(["libmystery.so.3"]))
     with pytest.raises(SetupError, match=r"libmystery\.so\.3 needed by /usr/bin/hackbench"):
-        initramfs.plan_initramfs(mods, "6.1.0-9-arm64", roots)
+        plan(mods, roots, tmp_path)
 
 
 def test_plan_missing_module_is_a_clear_error(tmp_path: Path) -> None:
     mods, roots = fake_trees(tmp_path)
     with pytest.raises(SetupError, match="virtio_gpu"):
-        initramfs.plan_initramfs(mods, "6.1.0-9-arm64", roots, modules=("virtio_gpu",))
+        plan(mods, roots, tmp_path, modules=("virtio_gpu",))
 
 
 def test_archive_is_reproducible_and_rebuilt_only_on_change(tmp_path: Path) -> None:
     mods, roots = fake_trees(tmp_path)
     out = tmp_path / "out" / "initramfs-std.cpio.gz"
     logs: list[str] = []
-    plan = initramfs.plan_initramfs(mods, "6.1.0-9-arm64", roots)
-    assert initramfs.build_plan(plan, out, logs.append)
+    first_plan = plan(mods, roots, tmp_path)
+    assert initramfs.build_plan(first_plan, out, logs.append)
     first = out.read_bytes()
-    assert not initramfs.build_plan(initramfs.plan_initramfs(mods, "6.1.0-9-arm64", roots), out, logs.append)
+    assert not initramfs.build_plan(plan(mods, roots, tmp_path), out, logs.append)
     assert len(logs) == 1
     # Same inputs written again from scratch: the same bytes.
     out.unlink()
-    assert initramfs.build_plan(plan, out, logs.append) and out.read_bytes() == first
+    assert initramfs.build_plan(first_plan, out, logs.append) and out.read_bytes() == first
     # A changed input (newer libc) rebuilds.
     libc = roots[2] / "lib/aarch64-linux-gnu/libc.so.6"
     libc.write_bytes(libc.read_bytes() + b"\0")
-    assert initramfs.build_plan(initramfs.plan_initramfs(mods, "6.1.0-9-arm64", roots), out, logs.append)
+    assert initramfs.build_plan(plan(mods, roots, tmp_path), out, logs.append)
     members = {m.path: m for m in initramfs.read_initramfs(out)}
     assert members["lib/aarch64-linux-gnu/libc.so.6"].data == libc.read_bytes()
     assert members["bin"].kind == "dir" and members["usr/lib/aarch64-linux-gnu"].kind == "dir"
@@ -362,3 +394,29 @@ def test_with_script_appends_an_archive() -> None:
     assert {m.path: m.data for m in initramfs.read_cpio(kept)}[initramfs.SCRIPT_PATH].startswith(
         b"#!/bin/busybox"
     )
+
+
+def test_guest_programs_must_be_static_arm64(tmp_path: Path) -> None:
+    mods, roots = fake_trees(tmp_path)
+    dynamic = tmp_path / "dyn"
+    dynamic.write_bytes(make_program(["libc.so.6"], "/lib/ld-linux-aarch64.so.1"))
+    with pytest.raises(SetupError, match="is not a static arm64 executable"):
+        initramfs.plan_initramfs(mods, "6.1.0-9-arm64", roots, guest_programs={"x": dynamic})
+    x86 = tmp_path / "x86"
+    x86.write_bytes(static_program()[:18] + struct.pack("<H", 62) + static_program()[20:])
+    with pytest.raises(SetupError, match="is not a static arm64 executable"):
+        initramfs.plan_initramfs(mods, "6.1.0-9-arm64", roots, guest_programs={"x": x86})
+    with pytest.raises(SetupError, match="missing: `make linux-programs` builds it"):
+        initramfs.plan_initramfs(mods, "6.1.0-9-arm64", roots, guest_programs={"x": tmp_path / "none"})
+
+
+def test_the_programs_make_builds_go_into_the_initramfs(tmp_path: Path) -> None:
+    """Every guest/NAME program, as `make linux-programs` builds it, is accepted for /usr/bin."""
+    initramfs.make_linux_programs()
+    programs = initramfs.built_programs()
+    assert set(programs) == set(paths.LINUX_PROGRAMS) and "rtmux-ping" in programs
+    mods, roots = fake_trees(tmp_path)
+    e = initramfs.plan_initramfs(mods, "6.1.0-9-arm64", roots).entries
+    for name in programs:
+        assert e[f"usr/bin/{name}"].source == paths.linux_program(name)
+        assert elf.machine(paths.linux_program(name).read_bytes()) == elf.EM_AARCH64

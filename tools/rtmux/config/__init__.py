@@ -7,6 +7,7 @@ The public face of the package; the parts live in its modules, lowest first:
   fields      TOML values (sizes, addresses) and error reporting
   partitions  one [[partition]] checked on its own
   place       the checks across partitions and the RAM placement
+  channels    the V-Bus: [[channel]], each serving rtos partition's region, the Linux partition's device
   load        `load` / `loads`: the whole file
   describe    what `./rtmux check` prints
 Modules inside the package import each other directly, never this facade.
@@ -17,6 +18,7 @@ from rtmux.config.fields import parse_address, parse_size
 from rtmux.config.images import KernelLookup, build_products
 from rtmux.config.load import load, loads
 from rtmux.config.model import (
+    DEFAULT_CHANNEL_SIZE,
     DEFAULT_CONFIG,
     DMA_IOMMU,
     DMA_MODES,
@@ -36,11 +38,22 @@ from rtmux.config.model import (
     MAX_PARTITION_CPUS,
     MAX_PARTITIONS,
     MAX_STREAMS,
+    VBUS_ALIGN,
+    VBUS_CHAN_SIZE,
+    VBUS_MAX_CHANNELS,
+    VBUS_NAME_SIZE,
+    VBUS_REGION_HEADER,
+    VBUS_RING_HEADER,
+    VBUS_RING_MAX,
+    VBUS_RING_MIN,
+    VBUS_SGI_TO_HYP,
+    VBUS_SGI_TO_RTOS,
     VIEW_ALL,
     VIEW_AUTO,
     VIEW_FOCUS,
     VIEWS,
     AssignedDevice,
+    Channel,
     ConfigError,
     Console,
     FaultPolicy,
@@ -48,7 +61,9 @@ from rtmux.config.model import (
     Mapping,
     Partition,
     SystemConfig,
+    VbusDevice,
     linux_bootargs,
+    vbus_layout,
 )
 from rtmux.config.payload import (
     ARM64_HEADER,
@@ -61,6 +76,7 @@ from rtmux.config.payload import (
 
 __all__ = [
     "ARM64_HEADER",
+    "DEFAULT_CHANNEL_SIZE",
     "DEFAULT_CONFIG",
     "DMA_IOMMU",
     "DMA_MODES",
@@ -80,12 +96,23 @@ __all__ = [
     "MAX_PARTITIONS",
     "MAX_PARTITION_CPUS",
     "MAX_STREAMS",
+    "VBUS_ALIGN",
+    "VBUS_CHAN_SIZE",
+    "VBUS_MAX_CHANNELS",
+    "VBUS_NAME_SIZE",
+    "VBUS_REGION_HEADER",
+    "VBUS_RING_HEADER",
+    "VBUS_RING_MAX",
+    "VBUS_RING_MIN",
+    "VBUS_SGI_TO_HYP",
+    "VBUS_SGI_TO_RTOS",
     "VIEWS",
     "VIEW_ALL",
     "VIEW_AUTO",
     "VIEW_FOCUS",
     "Arm64Header",
     "AssignedDevice",
+    "Channel",
     "ConfigError",
     "Console",
     "FaultPolicy",
@@ -95,6 +122,7 @@ __all__ = [
     "Partition",
     "PayloadLayout",
     "SystemConfig",
+    "VbusDevice",
     "build_products",
     "describe",
     "layout_for",
@@ -105,4 +133,5 @@ __all__ = [
     "parse_size",
     "payload_layout",
     "read_arm64_header",
+    "vbus_layout",
 ]

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from rtmux import paths
-from rtmux.board import hexa, intid_text, size_text
+from rtmux.board import VIRTIO_MMIO_SIZE, hexa, intid_text, size_text
 from rtmux.config.model import (
     DMA_IOMMU,
     DMA_UNRESTRICTED,
     KIND_LINUX,
     LINUX_FAULT_BOOTARGS,
     AssignedDevice,
+    Partition,
     SystemConfig,
     range_text,
 )
@@ -64,11 +65,21 @@ def describe(config: SystemConfig) -> str:
                 f"  console   ring at IPA {hexa(ring.base)} ({size_text(ring.size)}): output without a trap, "
                 "drained by the hypervisor on the Linux CPU"
             )
+        lines += _vbus_lines(config, p)
         for dev in p.devices:
             where = ", ".join(range_text(r) for r in dev.mmio)
             what = f"board {dev.board_device}" if dev.board_device else ("direct" if dev.implicit else "mmio")
             irqs = ", ".join(intid_text(i) for i in dev.interrupts) or "no interrupts"
             lines.append(f"  device    {dev.name} ({what}): {where}, {irqs}{_dma_text(dev)}")
+    for ch in config.channels:
+        part = config.partition(ch.rtos)
+        assert part.vbus is not None and config.vbus is not None
+        lines.append(
+            f"channel {ch.name!r}: /dev/virtio-ports/{ch.name} in {config.vbus.partition!r}"
+            f", served by {ch.rtos!r} (channel {ch.index}): to_linux {size_text(ch.to_linux)} (ring at IPA "
+            f"{hexa(part.vbus.base + ch.to_linux_off)}), to_rtos {size_text(ch.to_rtos)} (ring at IPA "
+            f"{hexa(part.vbus.base + ch.to_rtos_off)})"
+        )
     used = [config.hypervisor, *(p.ram.pa_region for p in config.partitions)]
     free = free_ranges(b.ram, used)
     lines.append("free RAM: " + (", ".join(f"{r} ({size_text(r.size)})" for r in free) or "none"))
@@ -88,6 +99,25 @@ def describe(config: SystemConfig) -> str:
     lines.append(f"console view: {c.view}: {views[c.view]}")
     lines += [f"note: {n}" for n in config.notes]
     return "\n".join(lines)
+
+
+def _vbus_lines(config: SystemConfig, p: Partition) -> list[str]:
+    """Where the V-Bus region (an rtos partition) or the V-Bus device (the Linux partition) lands."""
+    if p.vbus is not None:
+        names = ", ".join(c.name for c in config.channels_of(p))
+        pa = p.ram.pa + p.vbus.base - p.ram.ipa
+        return [
+            f"  vbus      region at IPA {range_text(p.vbus)} ({size_text(p.vbus.size)}, PA {hexa(pa)}): "
+            f"channels {names}"
+        ]
+    dev = config.vbus
+    if dev is not None and dev.partition == p.name:
+        names = ", ".join(c.name for c in config.channels)
+        return [
+            f"  vbus      virtio-mmio console at IPA {hexa(dev.mmio.base)} (0x{VIRTIO_MMIO_SIZE:x} bytes of "
+            f"a {size_text(dev.mmio.size)} page, emulated), {intid_text(dev.intid)}: ports {names}"
+        ]
+    return []
 
 
 def _dma_text(dev: AssignedDevice) -> str:

@@ -27,6 +27,7 @@ from typing import Any
 from rtmux import board as boards
 from rtmux import paths
 from rtmux.board import GIB, MIB, Board, Region, size_text
+from rtmux.config.channels import ChannelReader
 from rtmux.config.images import KernelLookup
 from rtmux.config.model import (
     DEFAULT_ESCAPE,
@@ -80,13 +81,13 @@ def loads(text: str, where: str = "<config>", *, find_kernel: KernelLookup | Non
     return _Loader(where, Path(where), find_kernel).load(data)
 
 
-TOP_KEYS = ("description", "board", "hypervisor", "console", "partition")
+TOP_KEYS = ("description", "board", "hypervisor", "console", "partition", "channel")
 BOARD_KEYS = ("name", "cpus", "memory")
 HYP_KEYS = ("memory",)
 CONSOLE_KEYS = ("tags", "escape", "focus", "view")
 
 
-class _Loader(PartitionReader, Placement):
+class _Loader(PartitionReader, Placement, ChannelReader):
     # ---- the whole file
     def load(self, data: dict[str, Any]) -> SystemConfig:
         self.check_keys("", data, TOP_KEYS)
@@ -97,6 +98,7 @@ class _Loader(PartitionReader, Placement):
         drafts = self.load_partitions(data, board)
         self.cross_check(drafts, board, hyp)
         console = self.load_console(data, drafts)
+        vbus = self.load_channels(data, drafts, board)
         if self.errors:
             raise ConfigError(self.where, self.errors)
         if any(dev.dma == DMA_IOMMU for d in drafts for dev in d.devices):
@@ -114,10 +116,13 @@ class _Loader(PartitionReader, Placement):
                 images=tuple(d.images),
                 devices=tuple(d.devices),
                 fault=d.fault or DEFAULT_FAULT[d.kind or KIND_RTOS],
+                vbus=vbus.regions.get(d.index),
             )
             for d in drafts
         )
-        config = SystemConfig(self.path, board, hyp, console, parts, tuple(self.notes))
+        config = SystemConfig(
+            self.path, board, hyp, console, parts, tuple(self.notes), tuple(vbus.channels), vbus.device
+        )
         self.check_payloads(config)
         if self.errors:
             raise ConfigError(self.where, self.errors)

@@ -31,6 +31,31 @@ CONRING_HEADER = 64
 CONRING_DATA = 16 * KIB
 CONRING_REGION = 32 * KIB
 
+# The V-Bus (lib/include/lib/vbus.h, the one definition; tests/unit/python/test_vbus_header.py compiles it
+# and compares these): channel limits, ring sizes and the layout of a region.
+VBUS_MAX_CHANNELS = 32  # the pending masks are 32-bit
+VBUS_NAME_SIZE = 32  # NUL-padded: at most 31 characters
+VBUS_RING_MIN = 256  # data bytes per direction: a power of two in [MIN, MAX]
+VBUS_RING_MAX = 1 * MIB
+VBUS_ALIGN = 64  # every structure and ring in a region starts on a cache line
+VBUS_REGION_HEADER = 64  # sizeof(struct vbus_region)
+VBUS_CHAN_SIZE = 128  # sizeof(struct vbus_chan)
+VBUS_RING_HEADER = 128  # VBUS_RING_HEADER_SIZE: struct vbus_ring before its data
+VBUS_SGI_TO_RTOS = 14  # the doorbell the hypervisor rings on the rtos's CPU
+VBUS_SGI_TO_HYP = 15  # the doorbell the rtos rings on the Linux CPU the DTB names
+DEFAULT_CHANNEL_SIZE = 16 * KIB
+# A port name as Linux shows it (/dev/virtio-ports/NAME, /sys/class/virtio-ports/vportNpM/name): it
+# becomes a file name, so no '/', no leading '.' (no "." or ".."), nothing a shell would need quoted.
+VBUS_NAME_RE = re.compile(r"^[A-Za-z0-9_-][A-Za-z0-9._-]*$")
+# Where an rtos partition's V-Bus region lies: right below its DTB slot (the top DTB_SLOT bytes of its
+# RAM, whose last CONRING_REGION bytes hold the console ring), page aligned. The rtos uses its RAM as
+# its image from text_offset up to the Image header's image_size: code, data, BSS and, inside BSS,
+# every stack (lib/arm64/image.ld.S; the boot stack in rtos/arch/arm64/start.S, thread stacks are
+# static RT_STACK_DEFINE arrays; no heap); then the DTB slot at the top. Nothing of its own lies
+# between the end of its image and the DTB slot, so the region's place depends only on the RAM's size
+# and the region's (not on the image, which changes with every build), and `payload_layout` refuses an
+# image that would reach into it. The region keeps clear of the 2 MiB the boot protocol allows a DTB.
+
 # Limits of the hypervisor (hyp/include/hyp/hyp.h) and of the blob's fixed-size records (rtmux.image.blob).
 MAX_PARTITIONS = 4
 MAX_CPUS = 8
@@ -199,6 +224,13 @@ class Partition:
     images: tuple[Image, ...]
     devices: tuple[AssignedDevice, ...]
     fault: FaultPolicy = FaultPolicy(FAULT_STOP)
+    vbus: Region | None = None  # rtos: its V-Bus region (IPAs), when it serves channels
+
+    @property
+    def vbus_top(self) -> int:
+        """The IPA below which the image (and a Linux initramfs) must end: the V-Bus region, else the
+        DTB slot."""
+        return self.vbus.base if self.vbus is not None else self.ram.ipa + self.ram.size - DTB_SLOT
 
     @property
     def cpu_mask(self) -> int:
@@ -243,6 +275,51 @@ class Console:
 
 
 @dataclass(frozen=True)
+class Channel:
+    """One V-Bus channel: a named virtio console port in the Linux partition, served by an rtos
+    partition through two byte rings in that partition's V-Bus region (lib/vbus.h)."""
+
+    name: str
+    rtos: str  # the serving partition's name
+    index: int  # n in its region: bit n of the pending masks, /rtmux-vbus/channel@n in the rtos's DTB
+    to_linux: int  # data bytes of each ring (powers of two)
+    to_rtos: int
+    # Offsets from the region's start: its struct vbus_chan, then each ring's struct vbus_ring (the
+    # data follows the ring's VBUS_RING_HEADER bytes).
+    chan_off: int
+    to_linux_off: int
+    to_rtos_off: int
+
+
+@dataclass(frozen=True)
+class VbusDevice:
+    """The V-Bus's virtio-mmio console device in the Linux partition (emulated by the hypervisor)."""
+
+    partition: str  # the Linux partition's name
+    mmio: Region  # its register page, an IPA range (VIRTIO_MMIO_USED bytes of it are registers)
+    intid: int  # its interrupt as Linux sees it (an SPI, virtual)
+
+
+def vbus_layout(sizes: Sequence[tuple[int, int]]) -> tuple[list[tuple[int, int, int]], int]:
+    """A region's layout for channels with (to_linux, to_rtos) data sizes: per channel (chan_off,
+    to_linux_off, to_rtos_off), and the region's size, a whole number of pages. struct vbus_region
+    first, then every channel's struct vbus_chan (the control blocks together), then the rings in
+    channel order; every piece a multiple of VBUS_ALIGN, so every offset is aligned."""
+    off = VBUS_REGION_HEADER + len(sizes) * VBUS_CHAN_SIZE
+    out = []
+    for i, (to_linux, to_rtos) in enumerate(sizes):
+        to_linux_off = off
+        to_rtos_off = to_linux_off + VBUS_RING_HEADER + to_linux
+        off = to_rtos_off + VBUS_RING_HEADER + to_rtos
+        out.append((VBUS_REGION_HEADER + i * VBUS_CHAN_SIZE, to_linux_off, to_rtos_off))
+    return out, align_up(off, PAGE)
+
+
+def is_power_of_two(value: int) -> bool:
+    return value > 0 and value & (value - 1) == 0
+
+
+@dataclass(frozen=True)
 class SystemConfig:
     path: Path
     board: Board
@@ -250,6 +327,12 @@ class SystemConfig:
     console: Console
     partitions: tuple[Partition, ...]
     notes: tuple[str, ...] = ()
+    channels: tuple[Channel, ...] = ()  # in configuration order
+    vbus: VbusDevice | None = None  # present when there are channels
+
+    def channels_of(self, part: Partition) -> list[Channel]:
+        """The channels an rtos partition serves, in region order (index 0, 1, ...)."""
+        return sorted((c for c in self.channels if c.rtos == part.name), key=lambda c: c.index)
 
     def console_ring(self, part: Partition) -> Region | None:
         """Where an rtos partition's console ring lies (base: its header, at an IPA; size: its data

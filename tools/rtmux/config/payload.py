@@ -50,18 +50,22 @@ def payload_layout(
     """Place kernel, initramfs and DTB inside a partition's RAM; ValueError when they do not fit.
 
     kernel at RAM + text_offset (the Image header's; 2 MiB-aligned base), DTB in the top 2 MiB of RAM,
-    initramfs right below the DTB (4 KiB aligned), above everything the kernel occupies.
+    an rtos partition's V-Bus region right below it (placed by the configuration), initramfs right below
+    the DTB (4 KiB aligned), above everything the kernel occupies (its BSS and, for the rtos, its stacks).
     """
     ram = part.ram
     kernel_ipa = ram.ipa + header.text_offset
     kernel_end = kernel_ipa + max(header.image_size, kernel_file_size)
     dtb_ipa = ram.ipa + ram.size - DTB_SLOT
-    initrd_ipa = (dtb_ipa - initrd_size) & ~(INITRD_ALIGN - 1) if initrd_size else 0
-    top = initrd_ipa if initrd_size else dtb_ipa
+    below = part.vbus_top
+    initrd_ipa = (below - initrd_size) & ~(INITRD_ALIGN - 1) if initrd_size else 0
+    top = initrd_ipa if initrd_size else below
     if kernel_end > top:
         what = f"{part.kind} image of {size_text(kernel_end - kernel_ipa)}"
         if initrd_size:
             what += f" + initramfs of {size_text(initrd_size)}"
+        if part.vbus is not None:
+            what += f" + V-Bus region of {size_text(part.vbus.size)}"
         need = kernel_end - ram.ipa + (dtb_ipa - top) + DTB_SLOT
         raise ValueError(
             f"memory.size {size_text(ram.size)} is too small for the {what} + {size_text(DTB_SLOT)} DTB slot "

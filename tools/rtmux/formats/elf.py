@@ -4,6 +4,7 @@
   shared library, found through the program headers (so stripped files work).
 - `section`: one section's bytes by name, through the section headers (for a kernel module's `.modinfo`).
 - `modinfo`: the `key=value` strings of a kernel module's `.modinfo` section (`depends`, `alias`, ...).
+- `machine`: the architecture an executable is for (e_machine).
 
 Only 64-bit little-endian ELF is accepted (AArch64 is the only target); anything else is an ElfError.
 """
@@ -67,6 +68,16 @@ def _cstring(data: bytes, offset: int, name: str) -> str:
         raise ElfError(f"{name}: string offset {offset:#x} lies outside its table")
     end = data.find(b"\0", offset)
     return data[offset : end if end >= 0 else len(data)].decode("utf-8", errors="replace")
+
+
+EM_AARCH64 = 183
+
+
+def machine(data: bytes, name: str = "<bytes>") -> int:
+    """e_machine of an ELF image (EM_AARCH64 for arm64)."""
+    _header(data, name)
+    value: int = struct.unpack_from("<H", data, 18)[0]
+    return value
 
 
 def dynamic_info_bytes(data: bytes, name: str = "<bytes>") -> DynamicInfo:

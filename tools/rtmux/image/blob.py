@@ -17,7 +17,7 @@ from rtmux.board import PAGE_SIZE, Region
 
 MAGIC = b"RMXC"
 VERSION_MAJOR = 2
-VERSION_MINOR = 1
+VERSION_MINOR = 2
 KIND_CODES = {cfg.KIND_RTOS: 1, cfg.KIND_LINUX: 2}
 FLAG_CONSOLE_TAGS = 1 << 0
 FLAG_FIXED_SEEDS = 1 << 1  # since 2.1, measurement only: the hypervisor keeps the DTB's seeds as written
@@ -27,7 +27,7 @@ NAME_SIZE = 16
 IMAGE_SLOTS = 3  # kernel, initramfs, DTB
 IMAGE_KERNEL, IMAGE_INITRD, IMAGE_DTB = range(IMAGE_SLOTS)
 
-HEADER = struct.Struct("<4sHHIIIIIIIIQQQQBBHI16s32x")
+HEADER = struct.Struct("<4sHHIIIIIIIIQQQQBBHI16sIII20x")  # ... board, channel count/size/offset (2.2)
 PART_FIXED = struct.Struct("<16s16sIIQQQQQQIIII")
 IMAGE = struct.Struct("<QQQ")
 DEVICE = struct.Struct("<QQQ")
@@ -38,7 +38,10 @@ STREAM = struct.Struct("<II")
 FAULT = struct.Struct("<BBHI")  # policy, max_restarts, reserved, window_s (since 2.1)
 FAULT_CODES = {cfg.FAULT_STOP: 0, cfg.FAULT_RESTART: 1}
 CONRING = struct.Struct("<QII")  # ipa, size, reserved (since 2.1)
-PART_RESERVED = 24
+VBUS = struct.Struct("<QII")  # ipa, size, intid (since 2.2)
+PART_RESERVED = 8
+# A V-Bus channel (since 2.2): name, rtos partition index, chan_off, to_linux off/size, to_rtos off/size.
+CHANNEL = struct.Struct(f"<{cfg.VBUS_NAME_SIZE}sIIIIII8x")
 PART_SIZE = (
     PART_FIXED.size
     + IMAGE_SLOTS * IMAGE.size
@@ -48,11 +51,12 @@ PART_SIZE = (
     + cfg.MAX_STREAMS * STREAM.size
     + FAULT.size
     + CONRING.size
+    + VBUS.size
     + PART_RESERVED
 )
 CRC_OFFSET = 16
 
-assert HEADER.size == 128 and PART_FIXED.size == 104 and PART_SIZE == 576
+assert HEADER.size == 128 and PART_FIXED.size == 104 and PART_SIZE == 576 and CHANNEL.size == 64
 
 
 class BlobError(ValueError):
@@ -100,6 +104,29 @@ class ConringRecord:
 
 
 @dataclass(frozen=True)
+class VbusRecord:
+    """The partition's V-Bus place: an rtos partition's region (ipa, size; intid 0), or the Linux
+    partition's device (its register page: ipa, size = one page; intid). size 0: none."""
+
+    ipa: int = 0
+    size: int = 0
+    intid: int = 0
+
+
+@dataclass(frozen=True)
+class ChannelRecord:
+    """One V-Bus channel: offsets from the start of its rtos partition's region."""
+
+    name: str
+    rtos: int  # index of the serving partition
+    chan_off: int
+    to_linux_off: int
+    to_linux_size: int
+    to_rtos_off: int
+    to_rtos_size: int
+
+
+@dataclass(frozen=True)
 class DeviceRecord:
     ipa: int
     pa: int
@@ -126,6 +153,7 @@ class PartitionRecord:
     streams: tuple[StreamRange, ...] = ()
     fault: FaultRecord = FaultRecord()
     conring: ConringRecord = ConringRecord()
+    vbus: VbusRecord = VbusRecord()
 
 
 @dataclass(frozen=True)
@@ -140,6 +168,7 @@ class Blob:
     console_escape: int
     console_focus: int
     partitions: tuple[PartitionRecord, ...] = field(default_factory=tuple)
+    channels: tuple[ChannelRecord, ...] = ()
     fixed_seeds: bool = False  # FLAG_FIXED_SEEDS (measurement only: every start replays the same seeds)
     boot_report: bool = False  # FLAG_BOOT_REPORT
     console_focus_view: bool = False
@@ -158,10 +187,10 @@ class Payload:
     seeds: tuple[SeedRange, ...] = ()
 
 
-def _name(text: str, what: str) -> bytes:
+def _name(text: str, what: str, size: int = NAME_SIZE) -> bytes:
     raw = text.encode("ascii")
-    if len(raw) >= NAME_SIZE:
-        raise BlobError(f"{what} {text!r} is longer than {NAME_SIZE - 1} bytes")
+    if len(raw) >= size:
+        raise BlobError(f"{what} {text!r} is longer than {size - 1} bytes")
     return raw
 
 
@@ -172,7 +201,9 @@ def _unname(raw: bytes) -> str:
 def pack(blob: Blob) -> bytes:
     """The blob's bytes (with its CRC)."""
     count = len(blob.partitions)
-    total = HEADER.size + count * PART_SIZE
+    nchan = len(blob.channels)
+    channels_at = HEADER.size + count * PART_SIZE
+    total = channels_at + nchan * CHANNEL.size
     header = HEADER.pack(
         MAGIC,
         blob.version_major,
@@ -197,10 +228,23 @@ def pack(blob: Blob) -> bytes:
         0,
         0,
         _name(blob.board, "board"),
+        nchan,
+        CHANNEL.size if nchan else 0,
+        channels_at if nchan else 0,
     )
     out = bytearray(header)
     for p in blob.partitions:
         out += _pack_partition(p)
+    for c in blob.channels:
+        out += CHANNEL.pack(
+            _name(c.name, "channel name", cfg.VBUS_NAME_SIZE),
+            c.rtos,
+            c.chan_off,
+            c.to_linux_off,
+            c.to_linux_size,
+            c.to_rtos_off,
+            c.to_rtos_size,
+        )
     struct.pack_into("<I", out, CRC_OFFSET, zlib.crc32(out))
     return bytes(out)
 
@@ -250,6 +294,7 @@ def _pack_partition(p: PartitionRecord) -> bytes:
         out += STREAM.pack(s.first, s.count)
     out += FAULT.pack(p.fault.policy, p.fault.max_restarts, 0, p.fault.window_s)
     out += CONRING.pack(p.conring.ipa, p.conring.size, 0)
+    out += VBUS.pack(p.vbus.ipa, p.vbus.size, p.vbus.intid)
     out += bytes(PART_RESERVED)
     assert len(out) == PART_SIZE
     return bytes(out)
@@ -260,20 +305,28 @@ def unpack(data: bytes) -> Blob:
     if len(data) < HEADER.size:
         raise BlobError(f"{len(data)} bytes is shorter than the {HEADER.size}-byte header")
     (magic, major, minor, hsize, total, crc, flags, count, psize, poff, cpus, ram_base, ram_size, hyp_base,
-     hyp_size, escape, focus, _r0, _r1, board) = HEADER.unpack_from(data)  # fmt: skip
+     hyp_size, escape, focus, _r0, _r1, board, nchan, csize, coff) = HEADER.unpack_from(data)  # fmt: skip
     if magic != MAGIC:
         raise BlobError(f"bad magic {magic!r} (expected {MAGIC!r})")
     if major != VERSION_MAJOR:
         raise BlobError(f"revision {major}.{minor}; this reader handles {VERSION_MAJOR}.x")
-    if hsize < HEADER.size or psize < PART_SIZE or total > len(data) or poff + count * psize > total:
+    if (
+        hsize < HEADER.size
+        or psize < PART_SIZE
+        or total > len(data)
+        or poff + count * psize > total
+        or (nchan and (csize < CHANNEL.size or coff + nchan * csize > total))
+    ):
         raise BlobError(
-            f"inconsistent sizes: header {hsize}, partitions {count} x {psize} at {poff}, total {total}"
+            f"inconsistent sizes: header {hsize}, partitions {count} x {psize} at {poff}, channels {nchan} x "
+            f"{csize} at {coff}, total {total}"
         )
     check = bytearray(data[:total])
     struct.pack_into("<I", check, CRC_OFFSET, 0)
     if zlib.crc32(check) != crc:
         raise BlobError(f"CRC mismatch: stored 0x{crc:08x}, computed 0x{zlib.crc32(check):08x}")
     parts = tuple(_unpack_partition(data, poff + i * psize) for i in range(count))
+    channels = tuple(_unpack_channel(data, coff + i * csize) for i in range(nchan))
     return Blob(
         board=_unname(board),
         board_cpus=cpus,
@@ -288,6 +341,7 @@ def unpack(data: bytes) -> Blob:
         console_escape=escape,
         console_focus=focus,
         partitions=parts,
+        channels=channels,
         version_major=major,
         version_minor=minor,
     )
@@ -322,6 +376,7 @@ def _unpack_partition(data: bytes, off: int) -> PartitionRecord:
     pos += cfg.MAX_STREAMS * STREAM.size
     policy, max_restarts, _r2, window_s = FAULT.unpack_from(data, pos)
     ring_ipa, ring_size, _r3 = CONRING.unpack_from(data, pos + FAULT.size)
+    vbus = VbusRecord(*VBUS.unpack_from(data, pos + FAULT.size + CONRING.size))
     return PartitionRecord(
         name=_unname(name),
         tag=_unname(tag),
@@ -341,7 +396,13 @@ def _unpack_partition(data: bytes, off: int) -> PartitionRecord:
         streams=streams,
         fault=FaultRecord(policy, max_restarts, window_s),
         conring=ConringRecord(ring_ipa, ring_size),
+        vbus=vbus,
     )
+
+
+def _unpack_channel(data: bytes, off: int) -> ChannelRecord:
+    name, rtos, chan_off, tl_off, tl_size, tr_off, tr_size = CHANNEL.unpack_from(data, off)
+    return ChannelRecord(_unname(name), rtos, chan_off, tl_off, tl_size, tr_off, tr_size)
 
 
 def device_pages(part: cfg.Partition) -> tuple[DeviceRecord, ...]:
@@ -386,6 +447,7 @@ def from_config(config: cfg.SystemConfig, payloads: Mapping[str, Payload] | None
             conring=ConringRecord(ring.base, ring.size)
             if (ring := config.console_ring(p))
             else ConringRecord(),
+            vbus=_vbus_record(config, p),
         )
         payload = (payloads or {}).get(p.name)
         if payload is not None:
@@ -406,6 +468,19 @@ def from_config(config: cfg.SystemConfig, payloads: Mapping[str, Payload] | None
             )
         records.append(record)
     focus = next(i for i, p in enumerate(config.partitions) if p.name == config.console.focus)
+    index = {p.name: i for i, p in enumerate(config.partitions)}
+    channels = tuple(
+        ChannelRecord(
+            c.name,
+            index[c.rtos],
+            c.chan_off,
+            c.to_linux_off,
+            c.to_linux,
+            c.to_rtos_off,
+            c.to_rtos,
+        )
+        for c in config.channels
+    )
     return Blob(
         board=config.board.name,
         board_cpus=config.board.cpus,
@@ -417,5 +492,19 @@ def from_config(config: cfg.SystemConfig, payloads: Mapping[str, Payload] | None
         console_escape=config.console.escape_byte,
         console_focus=focus,
         partitions=tuple(records),
+        channels=channels,
         console_focus_view=config.console.view == cfg.VIEW_FOCUS,
     )
+
+
+def _vbus_record(config: cfg.SystemConfig, part: cfg.Partition) -> VbusRecord:
+    if part.vbus is not None:
+        return VbusRecord(part.vbus.base, part.vbus.size, 0)
+    if config.vbus is not None and config.vbus.partition == part.name:
+        return VbusRecord(config.vbus.mmio.base, config.vbus.mmio.size, config.vbus.intid)
+    return VbusRecord()
+
+
+def size_of(config: cfg.SystemConfig) -> int:
+    """The bytes of the configuration's blob."""
+    return HEADER.size + len(config.partitions) * PART_SIZE + len(config.channels) * CHANNEL.size

@@ -44,9 +44,12 @@ class PartitionImages:
     bootargs: str | None = None  # None: the configuration's
 
 
-def rtos_dtb(part: cfg.Partition, bootargs: str, ring: Region | None = None) -> bytes:
+def rtos_dtb(
+    part: cfg.Partition, bootargs: str, ring: Region | None = None, vbus: fdt.Node | None = None
+) -> bytes:
     """The small DTB an rtos partition gets: its memory, /chosen/bootargs and, inside rtmux with a Linux
-    partition, /chosen/rtmux,console-ring = <address-hi address-lo size> (the rtos reads only these)."""
+    partition, /chosen/rtmux,console-ring = <address-hi address-lo size> and, when it serves channels,
+    /rtmux-vbus (dtgen.vbus_region_node); the rtos reads only these."""
     root = fdt.Node(
         "",
         {
@@ -66,6 +69,8 @@ def rtos_dtb(part: cfg.Partition, bootargs: str, ring: Region | None = None) -> 
     if ring is not None:
         chosen["rtmux,console-ring"] = fdt.cells(ring.base >> 32, ring.base & 0xFFFF_FFFF, ring.size)
     root.children.append(fdt.Node("chosen", chosen))
+    if vbus is not None:
+        root.children.append(vbus)
     return fdt.serialize(fdt.Tree(root, boot_cpuid_phys=part.boot_cpu))
 
 
@@ -109,7 +114,7 @@ def pack(
             "build/hyp/rtmux.img has no arm64 Image header with an image size; rebuild with `make hyp`"
         )
     blob_offset = _align(header.image_size)
-    blob_size = blob.HEADER.size + len(config.partitions) * blob.PART_SIZE
+    blob_size = blob.size_of(config)
     cursor = _align(blob_offset + blob_size)
     chunks: list[tuple[int, bytes]] = []
     payloads: dict[str, blob.Payload] = {}
@@ -139,11 +144,20 @@ def pack(
                 (layout.initrd_ipa, layout.initrd_ipa + len(given.initramfs)) if given.initramfs else None
             )
             random = seed(dtgen.RANDOM_SEED_BYTES)
-            dtb = dtgen.generate(board_dtb, config.board, part, bootargs=bootargs, initrd=initrd, seed=random)
+            device = dtgen.vbus_device_node(config, part)
+            dtb = dtgen.generate(
+                board_dtb,
+                config.board,
+                part,
+                bootargs=bootargs,
+                initrd=initrd,
+                seed=random,
+                extra_nodes=None if device is None else dtgen.append_nodes(device),
+            )
             seeds = seed_ranges(dtb, random[: dtgen.KASLR_SEED_BYTES], random[dtgen.KASLR_SEED_BYTES :])
         else:
             ring = config.console_ring(part)
-            dtb = rtos_dtb(part, bootargs, ring)
+            dtb = rtos_dtb(part, bootargs, ring, dtgen.vbus_region_node(config, part))
             if ring is not None and layout.dtb_ipa + len(dtb) > ring.base:
                 raise SetupError(f"partition {part.name!r}: its DTB reaches into its console ring")
             seeds = ()

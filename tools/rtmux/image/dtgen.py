@@ -19,8 +19,9 @@ PCIe:    an assigned PCIe host keeps its node without `msi-map`/`msi-parent` (no
          partition programs device addresses as it sees them, its IPAs), and `ranges` keeps only the
          windows the partition was given (not the 64-bit one, beyond stage 2's IPA space).
 
-`extra_nodes` is the hook for nodes the hypervisor emulates (the V-Bus virtio-mmio device):
-`virtio_mmio_node` builds one.
+`extra_nodes` is the hook for nodes the hypervisor emulates: `vbus_device_node` builds the V-Bus's
+virtio-mmio node for the Linux partition (`virtio_mmio_node` any such node). `vbus_region_node` builds
+the `/rtmux-vbus` node of an rtos partition's DTB (its contract: lib/include/lib/vbus.h).
 """
 
 from __future__ import annotations
@@ -33,8 +34,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from rtmux import paths, qemu
-from rtmux.board import SPI_BASE, Board, Region
-from rtmux.config import Partition
+from rtmux.board import SPI_BASE, VIRTIO_MMIO_SIZE, Board, Region
+from rtmux.config import VBUS_SGI_TO_HYP, VBUS_SGI_TO_RTOS, Partition, SystemConfig
 from rtmux.errors import SetupError
 from rtmux.formats import fdt
 from rtmux.formats.fdt import Node
@@ -76,7 +77,7 @@ def board_dtb(board: Board, *, qemu_bin: str = qemu.QEMU_BIN, cache_dir: Path = 
     except OSError:
         pass
     cache_dir.mkdir(parents=True, exist_ok=True)
-    tmp = dtb.with_name(dtb.name + ".tmp")
+    tmp = dtb.with_name(f"{dtb.name}.{os.getpid()}.tmp")  # parallel runs each dump their own
     cmd = board_dtb_command(board, tmp, path)
     try:
         proc = subprocess.run(
@@ -94,19 +95,78 @@ def board_dtb(board: Board, *, qemu_bin: str = qemu.QEMU_BIN, cache_dir: Path = 
     return dtb.read_bytes()
 
 
-def virtio_mmio_node(base: int, size: int, intid: int) -> Node:
-    """A virtio-mmio transport node (edge-triggered SPI), as QEMU writes them: for emulated devices."""
+def virtio_mmio_node(base: int, size: int, intid: int, *, level: bool = False) -> Node:
+    """A virtio-mmio transport node, as QEMU writes them (edge-triggered SPI unless `level`): for
+    emulated devices."""
     if intid < SPI_BASE:
         raise ValueError(f"INTID {intid} is not an SPI")
     return Node(
         f"virtio_mmio@{base:x}",
         {
             "dma-coherent": b"",
-            "interrupts": fdt.cells(GIC_SPI, intid - SPI_BASE, IRQ_TYPE_EDGE_RISING),
+            "interrupts": fdt.cells(
+                GIC_SPI, intid - SPI_BASE, IRQ_TYPE_LEVEL_HIGH if level else IRQ_TYPE_EDGE_RISING
+            ),
             "reg": fdt.u64_cells(base, size),
             "compatible": fdt.string("virtio,mmio"),
         },
     )
+
+
+def append_nodes(*nodes: Node) -> Callable[[Node], None]:
+    """An `extra_nodes` hook for `generate` that appends `nodes` to the root."""
+
+    def hook(root: Node) -> None:
+        root.children.extend(nodes)
+
+    return hook
+
+
+def vbus_device_node(config: SystemConfig, part: Partition) -> Node | None:
+    """The V-Bus's virtio-mmio console in the Linux partition that has it, else None. Its interrupt is
+    level-sensitive (platform/qemu-virt/board.h: asserted while InterruptStatus is non-zero); its reg
+    covers the registers (VIRTIO_MMIO_SIZE), the hypervisor traps the whole page."""
+    dev = config.vbus
+    if dev is None or dev.partition != part.name:
+        return None
+    return virtio_mmio_node(dev.mmio.base, VIRTIO_MMIO_SIZE, dev.intid, level=True)
+
+
+def vbus_region_node(config: SystemConfig, part: Partition) -> Node | None:
+    """/rtmux-vbus of an rtos partition that serves channels, else None (lib/vbus.h: the contract):
+    compatible "rtmux,vbus"; reg = the region (IPAs, 2 address and 2 size cells); rtmux,doorbell =
+    <sgi-to-rtos sgi-to-hyp mpidr-hi mpidr-lo>, the MPIDR affinity of the Linux partition's boot CPU,
+    where the rtos sends its SGI; one child channel@N per channel (N its index in the region) with
+    reg = <N>, label = its name and rtmux,layout = <chan-off to-linux-off to-linux-size to-rtos-off
+    to-rtos-size> (bytes from the region's start)."""
+    if part.vbus is None or config.vbus is None:
+        return None
+    linux = config.partition(config.vbus.partition)
+    mpidr = config.board.mpidr(linux.boot_cpu)
+    node = Node(
+        "rtmux-vbus",
+        {
+            "compatible": fdt.string("rtmux,vbus"),
+            "reg": fdt.u64_cells(part.vbus.base, part.vbus.size),
+            "rtmux,doorbell": fdt.cells(VBUS_SGI_TO_RTOS, VBUS_SGI_TO_HYP, mpidr >> 32, mpidr & 0xFFFF_FFFF),
+            "#address-cells": fdt.cells(1),
+            "#size-cells": fdt.cells(0),
+        },
+    )
+    for ch in config.channels_of(part):
+        node.children.append(
+            Node(
+                f"channel@{ch.index:x}",
+                {
+                    "reg": fdt.cells(ch.index),
+                    "label": fdt.string(ch.name),
+                    "rtmux,layout": fdt.cells(
+                        ch.chan_off, ch.to_linux_off, ch.to_linux, ch.to_rtos_off, ch.to_rtos
+                    ),
+                },
+            )
+        )
+    return node
 
 
 def _reg_regions(node: Node, address_cells: int, size_cells: int) -> list[Region]:

@@ -8,8 +8,11 @@ Contents (`plan`):
 - the kernel modules of MODULES and everything modules.dep says they need, under
   lib/modules/<release>/ with the package's layout, plus modules.dep and modules.alias for exactly those
   modules (busybox modprobe reads them); modules built into the kernel are left out;
-- /init and the udhcpc script from guest/initramfs/, /etc/rtmux/modules (what /init loads), a minimal
-  /etc (passwd, group, hostname) and /dev/console.
+- /init, /sbin/rtmux-vports (the /dev/virtio-ports/NAME links of V-Bus channels) and the udhcpc
+  script from guest/initramfs/, /etc/rtmux/modules (what /init loads), a minimal /etc (passwd, group,
+  hostname) and /dev/console;
+- rtmux's own Linux programs (guest/NAME/, built static for arm64 into build/guest/ by `make
+  linux-programs`) in /usr/bin.
 
 The archive is the kernel's "newc" cpio format, written here (no cpio tool needed) with every owner
 root and every time 0, and gzip-compressed with a zero timestamp: the same inputs give the same bytes.
@@ -24,8 +27,9 @@ import hashlib
 import io
 import os
 import stat
+import subprocess
 import sys
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
@@ -37,8 +41,16 @@ from rtmux.image import debian, modules_dep
 # Bump when the archive layout or the format writer changes, so existing archives are rebuilt.
 FORMAT_VERSION = 1
 
-# Modules the guest loads at boot, in this order (virtio_mmio first: it finds the devices).
+# Modules the guest loads at boot, in this order (virtio_mmio first: it finds the devices, the V-Bus
+# among them; virtio_console drives the V-Bus's ports).
 MODULES = ("virtio_mmio", "virtio_pci", "virtio_console", "virtio_net", "virtio_blk")
+# guest/initramfs/ file -> its place in the archive (all executable).
+GUEST_FILES = (
+    ("init", "init"),
+    ("vports", "sbin/rtmux-vports"),
+    ("udhcpc.script", "etc/udhcpc/default.script"),
+)
+LINUX_PROGRAMS_COMMAND = "make linux-programs"
 PROGRAMS = ("usr/bin/cyclictest", "usr/bin/hackbench")
 BUSYBOX = "bin/busybox"
 # Where the dynamic loader looks without an ld.so.cache (Debian's multiarch paths first).
@@ -357,6 +369,33 @@ def add_modules(plan: Plan, modules_dir: Path, release: str, wanted: Sequence[st
     return loadable
 
 
+def add_guest_programs(plan: Plan, programs: Mapping[str, Path]) -> None:
+    """rtmux's Linux programs (name -> built file) as /usr/bin/NAME: static arm64 executables, since
+    they must run whatever libraries the initramfs holds."""
+    for name, source in sorted(programs.items()):
+        if not source.is_file():
+            raise SetupError(
+                f"initramfs: {paths.display(source)} missing: `{LINUX_PROGRAMS_COMMAND}` builds it"
+            )
+        data = source.read_bytes()
+        try:
+            arch = elf.machine(data, str(source))
+            info = elf.dynamic_info_bytes(data, str(source))
+        except elf.ElfError as exc:
+            raise SetupError(f"initramfs: {exc}") from exc
+        if arch != elf.EM_AARCH64 or info.interpreter is not None or info.needed:
+            raise SetupError(
+                f"initramfs: {paths.display(source)} is not a static arm64 executable "
+                f"(`{LINUX_PROGRAMS_COMMAND}` builds it so)"
+            )
+        plan.add_file(f"usr/bin/{name}", source, executable=True)
+
+
+def built_programs() -> dict[str, Path]:
+    """The programs of guest/ as `make linux-programs` builds them for the initramfs."""
+    return {name: paths.linux_program(name) for name in paths.LINUX_PROGRAMS}
+
+
 ETC_PASSWD = "root:x:0:0:root:/root:/bin/sh\n"
 ETC_GROUP = "root:x:0:\n"
 
@@ -369,9 +408,11 @@ def plan_initramfs(
     guest_dir: Path | None = None,
     modules: Sequence[str] = MODULES,
     programs: Sequence[str] = PROGRAMS,
+    guest_programs: Mapping[str, Path] | None = None,
     extra: dict[str, bytes] | None = None,
 ) -> Plan:
-    """Everything the archive holds, from an unpacked kernel's modules folder and userland trees."""
+    """Everything the archive holds, from an unpacked kernel's modules folder and userland trees;
+    `guest_programs` (name -> file) defaults to built_programs()."""
     guest_dir = guest_dir if guest_dir is not None else paths.GUEST_DIR / "initramfs"
     plan = Plan()
     for d in DIRECTORIES:
@@ -381,9 +422,10 @@ def plan_initramfs(
     add_busybox(plan, trees)
     for program in programs:
         add_program(plan, trees, program)
+    add_guest_programs(plan, built_programs() if guest_programs is None else guest_programs)
     loadable = add_modules(plan, kernel_modules_dir, release, modules)
     plan.add_text("etc/rtmux/modules", "".join(f"{m}\n" for m in loadable))
-    for name, target in (("init", "init"), ("udhcpc.script", "etc/udhcpc/default.script")):
+    for name, target in GUEST_FILES:
         source = guest_dir / name
         if not source.is_file():
             raise SetupError(f"initramfs: {source} missing")
@@ -399,7 +441,7 @@ def plan_initramfs(
 def write_archive(plan: Plan, output: Path) -> None:
     """Write the plan as a gzip-compressed newc archive (atomically: a temporary file, then rename)."""
     output.parent.mkdir(parents=True, exist_ok=True)
-    tmp = output.with_name(output.name + ".tmp")
+    tmp = output.with_name(f"{output.name}.{os.getpid()}.tmp")  # parallel builds each write their own
     raw = io.BytesIO()
     write_cpio(plan.sorted_entries(), raw)
     with open(tmp, "wb") as f, gzip.GzipFile(filename="", mode="wb", fileobj=f, mtime=0) as gz:
@@ -447,6 +489,18 @@ def build_plan(plan: Plan, output: Path, log: Log = _log_stderr) -> bool:
     return True
 
 
+def make_linux_programs() -> None:
+    proc = subprocess.run(
+        ["make", "-s", "linux-programs"],
+        cwd=paths.REPO_ROOT,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+    )
+    if proc.returncode != 0:
+        raise SetupError(f"`{LINUX_PROGRAMS_COMMAND}` failed:\n{proc.stdout}{proc.stderr}")
+
+
 @dataclass(frozen=True)
 class Guest:
     """What a bare Linux boot needs: the kernel (Image inside) and the initramfs built for it."""
@@ -456,7 +510,9 @@ class Guest:
 
 
 def build(flavour: str, *, refresh: bool = False, log: Log | None = None) -> Guest:
-    """Fetch what is missing, then build build/linux/initramfs-<flavour>.cpio.gz if its inputs changed."""
+    """Fetch what is missing, then build build/linux/initramfs-<flavour>.cpio.gz if its inputs changed
+    (rtmux's Linux programs included: `make linux-programs` runs first, a no-op when they are built)."""
+    make_linux_programs()
     kernel = debian.kernel(flavour, refresh=refresh)
     userland = debian.userland(refresh=refresh)
     plan = plan_initramfs(kernel.modules_dir, kernel.release, [u.root for u in userland])

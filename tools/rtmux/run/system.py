@@ -3,14 +3,18 @@
 The images come from the configuration: an rtos partition's `image` (built by `make rtos`), a Linux
 partition's Debian kernel and initramfs (fetched and built by rtmux.image.debian and
 rtmux.image.initramfs). rtmux.image.bundle packs them with the configuration blob behind
-build/hyp/rtmux.img into build/system/NAME.img.
+build/hyp/rtmux.img into build/system/NAME-HASH.img, named after its content so that runs of the same
+configuration in parallel (pytest -n, the benchmark) never boot each other's image.
 """
 
 from __future__ import annotations
 
+import hashlib
+import os
 import secrets
 import subprocess
 import sys
+import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TextIO
@@ -24,6 +28,10 @@ from rtmux.run import linux
 DEFAULT_CONFIG = cfg.DEFAULT_CONFIG
 SYSTEM_DIR = paths.BUILD_DIR / "system"
 HYP_IMAGE = paths.BUILD_DIR / "hyp" / "rtmux.img"
+# Older images of a configuration are removed when a new one is written; QEMU reads its -kernel file
+# whole when it starts, so an image is needed for seconds only, and this age leaves any run in flight
+# its file.
+STALE_IMAGE_S = 600
 
 
 @dataclass(frozen=True)
@@ -38,6 +46,25 @@ def make(targets: list[str]) -> None:
     proc = subprocess.run(["make", "-s", *targets], cwd=paths.REPO_ROOT, capture_output=True, text=True)
     if proc.returncode != 0:
         raise SetupError(f"`make -s {' '.join(targets)}` failed:\n{proc.stdout}{proc.stderr}")
+
+
+def write_image(stem: str, data: bytes) -> Path:
+    """SYSTEM_DIR/STEM-HASH.img holding `data` (written atomically, once per content), removing that
+    configuration's images older than STALE_IMAGE_S."""
+    SYSTEM_DIR.mkdir(parents=True, exist_ok=True)
+    image = SYSTEM_DIR / f"{stem}-{hashlib.sha256(data).hexdigest()[:12]}.img"
+    if not image.is_file():
+        tmp = image.with_name(f"{image.name}.{os.getpid()}.tmp")
+        tmp.write_bytes(data)
+        tmp.replace(image)
+    now = time.time()
+    for old in SYSTEM_DIR.glob(f"{stem}-*.img"):
+        try:
+            if old != image and now - old.stat().st_mtime > STALE_IMAGE_S:
+                old.unlink()
+        except FileNotFoundError:
+            pass  # another run removed it first
+    return image
 
 
 def _flavour(text: str) -> str | None:
@@ -98,8 +125,8 @@ def build(
     seed: int | None = None,
     interactive: bool = False,
 ) -> System:
-    """Build everything the configuration needs and pack build/system/<config>.img. `linux_script`: Linux
-    runs it at boot (partition_images); `seed`: the measurement mode: fixed seeds, kept by the hypervisor
+    """Build everything the configuration needs and pack it (write_image). `linux_script`: Linux runs
+    it at boot (partition_images); `seed`: the measurement mode: fixed seeds, kept by the hypervisor
     at every start, QEMU's seed_args, and the hypervisor's el2-entries report at its first console tick
     (a reference for counting entries without typing, which would make the run depend on the host);
     `interactive`: a person watches the console (decides the console view "auto")."""
@@ -119,9 +146,7 @@ def build(
         fixed_seeds=seed is not None,
         boot_report=seed is not None,
     )
-    SYSTEM_DIR.mkdir(parents=True, exist_ok=True)
-    image = SYSTEM_DIR / f"{Path(config_path).stem}.img"
-    image.write_bytes(data)
+    image = write_image(Path(config_path).stem, data)
     argv = [qemu.find_qemu(), *config.qemu_args(), "-nographic", "-nic", "none", "-kernel", str(image)]
     if icount:
         argv += ["-icount", qemu.ICOUNT]

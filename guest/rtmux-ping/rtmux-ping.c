@@ -1,0 +1,399 @@
+/*
+ * rtmux-ping: round trips and throughput through a V-Bus channel whose other side echoes every byte
+ * (the rtos's `echo` service), from Linux user space.
+ *
+ *   rtmux-ping PORT [-n COUNT] [-s SIZE] [-T SECONDS]    COUNT round trips of SIZE bytes
+ *   rtmux-ping PORT --bulk [-t SECONDS] [-T SECONDS]     4 KiB writes and reads at the same time
+ *
+ * PORT is a channel name (opened as /dev/virtio-ports/PORT) or a path (it contains '/'; a terminal is
+ * put into raw mode, so a pty or a serial line works too). Every byte sent is a function of its
+ * position in the stream (pattern()), so a byte lost, added, changed or moved is found where it comes
+ * back. Final line, for the tools to parse:
+ *   rtt_us min=A avg=B p99=C max=D n=N          (microseconds, CLOCK_MONOTONIC; p99 nearest-rank)
+ *   throughput_MBps tx=A rx=B                   (10^6 bytes per second)
+ * Exit status: 0; 1 when a byte came back wrong, the other side closed or was not connected, or
+ * nothing moved for the -T timeout (default 5 s); 2 for a usage error. Each failure prints one line
+ * saying what and where.
+ *
+ * One thread and poll(): the port is non-blocking, every read and write may be partial and may be
+ * interrupted (EINTR: retried), and writes and reads of one round trip overlap, so a round trip larger
+ * than the channel's rings cannot deadlock. A V-Bus port reads as end-of-file and polls POLLHUP while
+ * the rtos side has the channel closed: the program waits up to the timeout for it to connect first.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <termios.h>
+#include <time.h>
+#include <unistd.h>
+
+#define PORT_DIR     "/dev/virtio-ports/"
+#define BULK_CHUNK   4096u
+#define MAX_SIZE     (1u << 20)
+#define MAX_COUNT    10000000u
+#define CONNECT_POLL 10 /* ms between checks while the other side is not connected */
+
+static const char *port_name = "";
+
+static void __attribute__((format(printf, 1, 2), noreturn)) fail(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "rtmux-ping: %s: ", port_name);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    exit(1);
+}
+
+static void __attribute__((noreturn)) usage(const char *why)
+{
+    if (why != NULL) {
+        fprintf(stderr, "rtmux-ping: %s\n", why);
+    }
+    fprintf(stderr, "usage: rtmux-ping PORT [-n COUNT] [-s SIZE] [-T SECONDS]\n"
+                    "       rtmux-ping PORT --bulk [-t SECONDS] [-T SECONDS]\n");
+    exit(2);
+}
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* The byte at stream position k: its low byte mixed with the higher ones, so that a shift by any
+ * multiple of 256 bytes changes the data too. */
+static uint8_t pattern(uint64_t k)
+{
+    return (uint8_t)(k ^ (k >> 8) ^ (k >> 16) ^ (k >> 24) ^ (k >> 32));
+}
+
+static void fill(uint8_t *buf, size_t n, uint64_t at)
+{
+    for (size_t i = 0; i < n; i++) {
+        buf[i] = pattern(at + i);
+    }
+}
+
+/* Checks what came back from stream position `at`; fails naming the first wrong byte. */
+static void check(const uint8_t *buf, size_t n, uint64_t at)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (buf[i] != pattern(at + i)) {
+            fail("byte %" PRIu64 " of the stream came back as 0x%02x, sent 0x%02x", at + i, buf[i],
+                 pattern(at + i));
+        }
+    }
+}
+
+static unsigned long parse_number(const char *text, const char *what, unsigned long low, unsigned long high)
+{
+    char *end = NULL;
+    errno = 0;
+    unsigned long v = strtoul(text, &end, 0);
+    unsigned long mult = 1;
+    if (end != NULL && (*end == 'k' || *end == 'K')) {
+        mult = 1024;
+        end++;
+    }
+    if (errno != 0 || end == text || *end != '\0' || text[0] == '-' || v > high / mult || v * mult < low) {
+        char msg[128];
+        snprintf(msg, sizeof(msg), "%s '%s': expected %lu..%lu", what, text, low, high);
+        usage(msg);
+    }
+    return v * mult;
+}
+
+static int open_port(const char *arg)
+{
+    static char path[PATH_MAX];
+    if (strchr(arg, '/') != NULL) {
+        snprintf(path, sizeof(path), "%s", arg);
+    } else {
+        snprintf(path, sizeof(path), "%s%s", PORT_DIR, arg);
+    }
+    int fd = open(path, O_RDWR | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0) {
+        fail("cannot open %s: %s", path, strerror(errno));
+    }
+    if (isatty(fd)) {
+        struct termios t;
+        if (tcgetattr(fd, &t) == 0) {
+            cfmakeraw(&t);
+            (void)tcsetattr(fd, TCSANOW, &t);
+        }
+    }
+    return fd;
+}
+
+/* poll() on the port until `deadline` (ns); 0 when the deadline passed. EINTR is retried. */
+static short wait_for(int fd, short events, uint64_t deadline)
+{
+    for (;;) {
+        uint64_t t = now_ns();
+        if (t >= deadline) {
+            return 0;
+        }
+        uint64_t ms = (deadline - t + 999999u) / 1000000u;
+        struct pollfd p = {.fd = fd, .events = events};
+        int rc = poll(&p, 1, ms > INT_MAX ? INT_MAX : (int)ms);
+        if (rc < 0 && errno == EINTR) {
+            continue;
+        }
+        if (rc < 0) {
+            fail("poll: %s", strerror(errno));
+        }
+        if (rc > 0) {
+            return p.revents;
+        }
+    }
+}
+
+/* Waits until the other side has the channel open (no POLLHUP), at most timeout_ns. */
+static void wait_connected(int fd, uint64_t timeout_ns)
+{
+    uint64_t deadline = now_ns() + timeout_ns;
+    for (;;) {
+        short ev = wait_for(fd, POLLOUT, deadline);
+        if (ev == 0) {
+            fail("the other side is not connected (still after %" PRIu64 " s)", timeout_ns / 1000000000u);
+        }
+        if (ev & (POLLERR | POLLNVAL)) {
+            fail("poll reports an error on the port");
+        }
+        if (!(ev & POLLHUP)) {
+            return;
+        }
+        struct timespec pause = {0, CONNECT_POLL * 1000000L};
+        while (nanosleep(&pause, &pause) != 0 && errno == EINTR) {
+        }
+    }
+}
+
+/* One non-blocking transfer: bytes moved, 0 when it would block; fails on end-of-file or an error. */
+static size_t xfer(int fd, bool out, void *buf, size_t n)
+{
+    for (;;) {
+        ssize_t rc = out ? write(fd, buf, n) : read(fd, buf, n);
+        if (rc > 0) {
+            return (size_t)rc;
+        }
+        if (rc == 0 && !out) {
+            fail("the other side closed the channel (end of file)");
+        }
+        if (rc < 0 && errno == EINTR) {
+            continue;
+        }
+        if (rc < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            return 0;
+        }
+        if (rc < 0) {
+            fail("%s: %s", out ? "write" : "read", strerror(errno));
+        }
+        return 0; /* a zero-byte write: try again after poll */
+    }
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* COUNT round trips of SIZE bytes; each one's time from its first write to its last byte read. */
+static void ping(int fd, unsigned long count, size_t size, uint64_t timeout_ns)
+{
+    uint8_t *tx = malloc(size), *rx = malloc(size);
+    uint64_t *rtt = malloc(count * sizeof(*rtt));
+    if (tx == NULL || rx == NULL || rtt == NULL) {
+        fail("out of memory");
+    }
+    uint64_t at = 0;
+    for (unsigned long r = 0; r < count; r++) {
+        fill(tx, size, at);
+        size_t sent = 0, got = 0;
+        uint64_t start = now_ns();
+        uint64_t deadline = start + timeout_ns;
+        while (got < size) {
+            short ev = wait_for(fd, (short)(POLLIN | (sent < size ? POLLOUT : 0)), deadline);
+            if (ev == 0) {
+                fail("round trip %lu: nothing moved for %" PRIu64
+                     " ms (sent %zu of %zu bytes, %zu came back)",
+                     r, timeout_ns / 1000000u, sent, size, got);
+            }
+            if (ev & (POLLERR | POLLNVAL)) {
+                fail("round trip %lu: poll reports an error on the port", r);
+            }
+            size_t moved = 0;
+            if (ev & (POLLIN | POLLHUP)) {
+                size_t n = xfer(fd, false, rx + got, size - got);
+                if (got + n > sent) {
+                    fail("round trip %lu: %zu bytes came back, only %zu were sent", r, got + n, sent);
+                }
+                got += n;
+                moved += n;
+            }
+            if (sent < size && (ev & POLLOUT)) {
+                size_t n = xfer(fd, true, tx + sent, size - sent);
+                sent += n;
+                moved += n;
+            }
+            if (moved != 0) {
+                deadline = now_ns() + timeout_ns; /* the timeout bounds a stall, not a slow transfer */
+            }
+        }
+        rtt[r] = now_ns() - start;
+        check(rx, size, at);
+        at += size;
+    }
+    uint64_t sum = 0;
+    for (unsigned long r = 0; r < count; r++) {
+        sum += rtt[r];
+    }
+    qsort(rtt, count, sizeof(*rtt), cmp_u64);
+    unsigned long p99 = (count * 99u + 99u) / 100u; /* nearest rank: ceil(0.99 n), 1-based */
+    printf("rtt_us min=%.1f avg=%.1f p99=%.1f max=%.1f n=%lu\n", (double)rtt[0] / 1e3,
+           (double)sum / (double)count / 1e3, (double)rtt[p99 - 1] / 1e3, (double)rtt[count - 1] / 1e3,
+           count);
+    free(tx);
+    free(rx);
+    free(rtt);
+}
+
+/* Writes 4 KiB chunks for `seconds` while reading what comes back, then reads the rest. */
+static void bulk(int fd, unsigned long seconds, uint64_t timeout_ns)
+{
+    static uint8_t tx[BULK_CHUNK], rx[BULK_CHUNK];
+    uint64_t sent = 0, got = 0;
+    size_t txpos = 0; /* bytes of the current chunk already written */
+    uint64_t start = now_ns();
+    uint64_t stop = start + (uint64_t)seconds * 1000000000u;
+    uint64_t tx_end = start, rx_end = start;
+    uint64_t deadline = start + timeout_ns;
+    bool writing = true;
+    fill(tx, BULK_CHUNK, 0);
+    while (writing || got < sent) {
+        uint64_t until = deadline;
+        if (writing && txpos == 0) {
+            if (now_ns() >= stop) {
+                writing = false; /* only whole chunks: every write the program starts is 4 KiB */
+                tx_end = now_ns();
+                continue;
+            }
+            until = stop < deadline ? stop : deadline;
+        }
+        short ev = wait_for(fd, (short)(POLLIN | (writing ? POLLOUT : 0)), until);
+        if (ev == 0) {
+            if (now_ns() >= deadline) {
+                fail("nothing moved for %" PRIu64 " ms (sent %" PRIu64 " bytes, %" PRIu64 " came back)",
+                     timeout_ns / 1000000u, sent, got);
+            }
+            continue; /* the writing time is over */
+        }
+        if (ev & (POLLERR | POLLNVAL)) {
+            fail("poll reports an error on the port");
+        }
+        size_t moved = 0;
+        if (ev & (POLLIN | POLLHUP)) {
+            /* At most what is still due: one byte more than that is an error, found by the check. */
+            size_t want = got + sizeof(rx) > sent ? (size_t)(sent - got) : sizeof(rx);
+            size_t n = xfer(fd, false, rx, want != 0 ? want : 1);
+            if (got + n > sent) {
+                fail("%" PRIu64 " bytes came back, only %" PRIu64 " were sent", got + n, sent);
+            }
+            check(rx, n, got);
+            got += n;
+            moved += n;
+            if (n != 0) {
+                rx_end = now_ns();
+            }
+        }
+        if (writing && (ev & POLLOUT)) {
+            size_t n = xfer(fd, true, tx + txpos, BULK_CHUNK - txpos);
+            txpos += n;
+            sent += n;
+            moved += n;
+            if (txpos == BULK_CHUNK) {
+                txpos = 0;
+                fill(tx, BULK_CHUNK, sent);
+            }
+        }
+        if (moved != 0) {
+            deadline = now_ns() + timeout_ns;
+        }
+    }
+    double tx_s = (double)(tx_end - start) / 1e9, rx_s = (double)(rx_end - start) / 1e9;
+    printf("rtmux-ping: %" PRIu64 " bytes each way, sent in %.3f s, back in %.3f s\n", sent, tx_s, rx_s);
+    printf("throughput_MBps tx=%.2f rx=%.2f\n", tx_s > 0 ? (double)sent / 1e6 / tx_s : 0.0,
+           rx_s > 0 ? (double)got / 1e6 / rx_s : 0.0);
+}
+
+int main(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"bulk", no_argument, NULL, 'b'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    unsigned long count = 1000, size = 64, seconds = 5, timeout_s = 5;
+    bool is_bulk = false, size_given = false, count_given = false, time_given = false;
+    int opt;
+    while ((opt = getopt_long(argc, argv, "n:s:t:T:h", longopts, NULL)) != -1) {
+        switch (opt) {
+        case 'n':
+            count = parse_number(optarg, "-n", 1, MAX_COUNT);
+            count_given = true;
+            break;
+        case 's':
+            size = parse_number(optarg, "-s", 1, MAX_SIZE);
+            size_given = true;
+            break;
+        case 't':
+            seconds = parse_number(optarg, "-t", 1, 3600);
+            time_given = true;
+            break;
+        case 'T':
+            timeout_s = parse_number(optarg, "-T", 1, 3600);
+            break;
+        case 'b':
+            is_bulk = true;
+            break;
+        case 'h':
+            usage(NULL);
+        default:
+            usage(NULL);
+        }
+    }
+    if (optind != argc - 1) {
+        usage(optind >= argc ? "PORT is missing" : "one PORT only");
+    }
+    if (is_bulk && (size_given || count_given)) {
+        usage("-n and -s are for round trips; --bulk writes 4 KiB chunks for -t seconds");
+    }
+    if (!is_bulk && time_given) {
+        usage("-t is for --bulk");
+    }
+    port_name = argv[optind];
+    int fd = open_port(port_name);
+    uint64_t timeout_ns = (uint64_t)timeout_s * 1000000000u;
+    wait_connected(fd, timeout_ns);
+    if (is_bulk) {
+        bulk(fd, seconds, timeout_ns);
+    } else {
+        ping(fd, count, size, timeout_ns);
+    }
+    close(fd);
+    return 0;
+}
