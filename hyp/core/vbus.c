@@ -118,8 +118,6 @@ static struct {
     uint64_t resets, breaks, ctrl_errors;
 } dev;
 
-struct vbus_config hyp_vbus;
-
 static unsigned rx_queue(unsigned port)
 {
     return port == 0 ? 0u : 2u * port + 2u;
@@ -1142,20 +1140,16 @@ void vbus_init(void)
         struct partition *rp = cc->rtos;
         struct region *r = region_of(rp);
         if (r == NULL) {
-            if (rp == NULL || rp->vbus_size == 0 || rp->vbus_ipa < rp->ram_ipa ||
-                rp->vbus_ipa - rp->ram_ipa > rp->ram_size ||
-                rp->vbus_size > rp->ram_size - (rp->vbus_ipa - rp->ram_ipa) ||
-                rp->vbus_ipa % VBUS_ALIGN != 0) {
-                hyp_panic("vbus: channel %s: its rtos partition has no V-Bus region inside its RAM",
-                          cc->name);
+            if (rp == NULL || rp->vbus == NULL) {
+                hyp_panic("vbus: channel %s: its rtos partition has no V-Bus region", cc->name);
             }
             r = &dev.region[dev.nregions++];
             r->part = rp;
-            r->hdr = (struct vbus_region *)(uintptr_t)(rp->ram_pa + (rp->vbus_ipa - rp->ram_ipa));
+            r->hdr = rp->vbus; /* config_parse checked it lies in the partition's RAM */
             r->rtos_aff = part_first_affinity(rp);
             r->state = REGION_WAIT; /* part_setup wiped the RAM */
         }
-        if (cc->name[0] == '\0' || cc->name[VBUS_NAME_SIZE - 1u] != '\0' ||
+        if (cc->name[0] == '\0' || cc->name[VBUS_NAME_SIZE - 1u] != '\0' || cc->index != r->nchan ||
             (uint64_t)cc->chan_off + sizeof(struct vbus_chan) > rp->vbus_size ||
             cc->chan_off % VBUS_ALIGN != 0 ||
             !ring_fits(rp->vbus_size, cc->to_linux_off, cc->to_linux_size) ||

@@ -85,8 +85,6 @@ struct partition {
     uint32_t vbus_size;
     volatile bool conring_on;
     uint32_t conring_tail, conring_dropped;
-    /* The V-Bus region in an rtos partition's RAM (lib/vbus.h; size 0: none), from the blob. */
-    uint64_t vbus_ipa, vbus_size;
     uint64_t faults; /* faults so far, whatever the policy did */
     /* Counter values of the last fault restarts: a ring of fault.max_restarts entries, the oldest at
      * restarts % max_restarts once it is full. */

@@ -29,6 +29,7 @@
 struct vcpu hyp_vcpu[HYP_MAX_CPUS];
 struct partition hyp_part[HYP_MAX_PARTITIONS];
 unsigned hyp_nparts;
+struct vbus_config hyp_vbus; /* core/config.c's, in the hypervisor */
 
 #define SIM_PAGE 4096u
 #ifndef SIM_BUF
@@ -186,6 +187,7 @@ static void sim_setup(unsigned nchan, const uint32_t *sizes)
                                .ram_ipa = SIM_RTOS_IPA,
                                .ram_pa = (uint64_t)(uintptr_t)sim.region,
                                .ram_size = SIM_REGION_SIZE,
+                               .vbus = (struct vbus_region *)(void *)sim.region,
                                .vbus_ipa = SIM_RTOS_IPA,
                                .vbus_size = SIM_REGION_SIZE,
                                .state = PART_RUNNING};
@@ -213,6 +215,7 @@ static void sim_setup(unsigned nchan, const uint32_t *sizes)
         static const char *const names[] = {"echo", "telemetry", "setpoint", "bulk"};
         snprintf(c->name, sizeof(c->name), "%s", names[i]);
         c->rtos = rtos;
+        c->index = i;
         c->chan_off = VBUS_ALIGN + i * (uint32_t)sizeof(struct vbus_chan);
         c->to_linux_off = off;
         c->to_linux_size = sizes[i];
