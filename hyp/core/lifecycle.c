@@ -10,6 +10,7 @@
 #include "hyp/conmux.h"
 #include "hyp/partition.h"
 #include "hyp/printf.h"
+#include "hyp/vbus.h"
 #include "hyp/vcpu.h"
 
 /* Serialises partition state changes, so exactly one CPU sees the last partition stop. */
@@ -38,11 +39,13 @@ void part_stop(struct vcpu *v, const char *why)
     struct partition *p = v->part;
     arch_guest_quiesce(v);
     con_ring_close(p);
+    vbus_part_down(p);
     spin_lock(&part_lock);
     p->state = PART_OFF;
     hyp_printf("rtmux: partition %s stopped: %s\n", p->name, why);
     report_stats(p);
     vcpu_report_entries();
+    vbus_report();
     bool last = !part_any_running();
     spin_unlock(&part_lock);
     if (last) {
@@ -62,8 +65,10 @@ static void __attribute__((noreturn)) restart(struct vcpu *v)
     report_stats(p);
     arch_guest_quiesce(v);
     con_ring_close(p);
+    vbus_part_down(p); /* its channels close before the wipe */
     vuart_reset(&p->uart);
     part_load(p);
+    vbus_part_up(p);
     part_enter(v);
 }
 

@@ -43,6 +43,9 @@ static void cpu_init(unsigned cpu)
     if (v->part != NULL && v->part->kind == PART_LINUX) {
         vgic_cpu_init(v);
         vgic_add_level(v, BOARD_UART_INTID, vuart_irq_line, &v->part->uart);
+        if (hyp_vbus.nchan != 0 && v->part == hyp_vbus.linux) {
+            vgic_add_level(v, hyp_vbus.intid, vbus_irq_line, NULL);
+        }
         if ((int)cpu == con_drain_cpu) {
             arch_hyp_timer_arm(CONMUX_TICK_HZ);
         }
@@ -110,8 +113,10 @@ void hyp_main(unsigned cpu, uint64_t dtb, uint64_t secondary_entry)
         arch_part_irqs_init(&hyp_part[i]);
         register_mmio(&hyp_part[i]);
     }
+    vbus_init();   /* its registers in the Linux partition's MMIO table, its rtos regions found */
     iommu_setup(); /* DMA is confined before any partition runs */
     vgic_set_hyp_irq(BOARD_INTID_HYP_TIMER, hyp_tick);
+    vgic_set_hyp_irq(VBUS_SGI_TO_HYP, vbus_doorbell);
     vgic_set_hyp_irq(BOARD_UART_INTID, conmux_rx_irq);
     /* Console input is taken on a Linux CPU (interrupts trap to EL2 there), never on the rtos's. */
     conmux_init(config.console_focus, config.console_escape, config.console_focus_view);

@@ -5,6 +5,7 @@
 #include "drivers/gicv3.h"
 
 #include "arm64/gicv3.h"
+#include "arm64/sysreg.h"
 #include "board.h"
 #include "hyp/limits.h"
 
@@ -111,4 +112,15 @@ bool gicv3_irq_is_pending(unsigned cpu, unsigned intid)
     uint32_t pend =
         intid < GIC_SPI_BASE ? *gicr_sgi32(cpu, GICR_ISPENDR0) : *gicd32(GICD_ISPENDR + (intid / 32u) * 4u);
     return ((pend >> (intid % 32u)) & 1u) != 0;
+}
+
+void gicv3_send_sgi(uint64_t aff, unsigned sgi)
+{
+    uint64_t v = (1ull << (MPIDR_AFF0(aff) % ICC_SGI1R_TARGET_AFF0_MAX)) |
+                 (MPIDR_AFF1(aff) << ICC_SGI1R_AFF1_SHIFT) |
+                 ((uint64_t)(sgi % GIC_SGI_COUNT) << ICC_SGI1R_INTID_SHIFT) |
+                 (MPIDR_AFF2(aff) << ICC_SGI1R_AFF2_SHIFT) | (MPIDR_AFF3(aff) << ICC_SGI1R_AFF3_SHIFT);
+    __asm__ volatile("dsb ishst" : : : "memory");
+    ARCH_WRITE_SYSREG(ICC_SGI1R_EL1, v);
+    __asm__ volatile("isb" : : : "memory");
 }

@@ -31,5 +31,8 @@ bool gicv3_irq_is_level(unsigned cpu, unsigned intid);
  * that is its line's level, active or not (GICv3: an active level interrupt whose line is still
  * asserted is active and pending). */
 bool gicv3_irq_is_pending(unsigned cpu, unsigned intid);
+/* Sends Group 1 SGI `sgi` to the CPU with affinity `aff` (packed as arch_mpidr_affinity returns it),
+ * after this CPU's earlier memory writes (they are visible to the target when it takes the SGI). */
+void gicv3_send_sgi(uint64_t aff, unsigned sgi);
 
 #endif /* HYP_DRIVERS_GICV3_H */

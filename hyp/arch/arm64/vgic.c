@@ -65,6 +65,7 @@ void vgic_cpu_init(struct vcpu *v)
     v->vgic.gicr_waker = GICR_WAKER_PS; /* the guest finds its redistributor asleep, as after reset */
     gicv3_ppi_enable(v->cpu, BOARD_INTID_GIC_MAINT, HYP_PPI_PRIO);
     gicv3_ppi_enable(v->cpu, BOARD_INTID_HYP_TIMER, HYP_PPI_PRIO);
+    gicv3_ppi_enable(v->cpu, VBUS_SGI_TO_HYP, HYP_PPI_PRIO); /* handled if a V-Bus device registers it */
     ARCH_WRITE_SYSREG(cnthp_ctl_el2, 0);
 }
 

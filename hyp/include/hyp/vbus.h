@@ -15,6 +15,7 @@
 #include "lib/vbus.h"
 
 struct partition;
+struct vcpu;
 
 /* One channel, as configured: offsets are from the start of its rtos partition's V-Bus region. */
 struct vbus_chan_config {
@@ -40,5 +41,42 @@ struct vbus_config {
 };
 
 extern struct vbus_config hyp_vbus;
+
+/*
+ * The device model (core/vbus.c). Everything runs on the Linux partition's CPU (its register traps, its
+ * doorbell interrupt), except vbus_part_down/vbus_part_up, which an rtos partition's CPU calls when it
+ * stops or restarts; one lock orders the two (held for one bounded pass at a time).
+ *
+ * Channel numbers: channel i of hyp_vbus is Linux's port i; in its rtos region it is channel N, N being
+ * how many earlier channels of hyp_vbus that partition serves (the order the tools write both lists in).
+ */
+
+/* What moved through a channel, and what went wrong (reported at every partition stop). */
+struct vbus_chan_stats {
+    uint64_t to_rtos_bytes, to_rtos_msgs;   /* Linux's write buffers, copied into to_rtos */
+    uint64_t to_linux_bytes, to_linux_msgs; /* Linux's receive buffers, filled from to_linux */
+    uint64_t full;                          /* to_rtos was full with Linux's bytes waiting */
+    uint64_t discarded;                     /* bytes dropped by the connection rules (lib/vbus.h) */
+    uint64_t errors;                        /* virtqueue violations on its queues, bad rtos indices */
+};
+
+/* Sets the device up from hyp_vbus once every partition is set up and before any runs: its registers in
+ * the Linux partition's MMIO table at mmio_ipa, every rtos region checked. Nothing when nchan is 0. */
+void vbus_init(void);
+/* The device's registers (mmio_handler_t; ctx unused). */
+bool vbus_mmio(struct vcpu *v, void *ctx, uint64_t off, bool write, uint64_t *val, unsigned size);
+/* The device's interrupt line: InterruptStatus is not 0 (vgic level source; ctx unused). */
+bool vbus_irq_line(const void *ctx);
+/* VBUS_SGI_TO_HYP taken on the Linux CPU (vgic_hyp_irq_t): what the rtos rang for. */
+void vbus_doorbell(struct vcpu *v);
+/* On p's own CPU, when p stops or before its RAM is wiped for a restart: an rtos partition's channels
+ * go offline (Linux sees its ports closed), the Linux partition's device is reset. */
+void vbus_part_down(struct partition *p);
+/* On p's own CPU, after its images were loaded again: an rtos region is awaited (its magic). */
+void vbus_part_up(struct partition *p);
+/* One line per channel with its counters, and one for the device (its resets and violations). */
+void vbus_report(void);
+/* Channel i's counters (tests). */
+struct vbus_chan_stats vbus_stats(unsigned chan);
 
 #endif /* HYP_VBUS_H */

@@ -51,14 +51,28 @@
  * where the hypervisor takes it at EL2: the rtos's ICC_SGI1R_EL1 write does not trap); the hypervisor
  * sends VBUS_SGI_TO_RTOS to the rtos's CPU, which takes it directly.
  *
- * Connection. rtos_open is the rtos's (1 while a thread has the channel open); linux_open and
- * linux_epoch are the hypervisor's: linux_open is 1 while a Linux program has the port open (virtio
- * console PORT_OPEN), linux_epoch counts Linux's opens and closes and device resets. At every change
- * of epoch the hypervisor first discards to_linux's contents (tail = head), then sets to_rtos_start to
- * to_rtos's head at that moment and publishes the epoch (release); the rtos, when it sees a new epoch,
- * discards to_rtos bytes before to_rtos_start. So no byte crosses a reconnection in either direction.
- * The rtos sends only while linux_open is 1 (otherwise "not connected"); Linux sees the port as
- * connected (PORT_OPEN 1 from the device) only while rtos_open is 1.
+ * Connection. rtos_open is the rtos's: 1 while a thread has the channel open; rtos_session counts its
+ * opens (incremented before rtos_open is set). linux_open is the hypervisor's: 1 while a Linux program has
+ * the port open (virtio console PORT_OPEN). linux_epoch (the hypervisor's) changes at every change the
+ * rtos must act on: Linux's opens and closes, a device reset or NEEDS_RESET while the port was open, the
+ * region found initialised, and a new rtos session (rtos_open 1 with rtos_session != rtos_session_seen).
+ * At each change the hypervisor writes to_rtos_start (to_rtos's head at that moment), rtos_session_seen
+ * and linux_open, then linux_epoch (release), and rings the rtos.
+ * The rtos, when it sees a new epoch (acquire), reads those three; if linux_open is 1 (a connection it
+ * enters) or rtos_session_seen acknowledges its open for the first time, it discards the to_rtos bytes
+ * before to_rtos_start (an earlier connection's), while bytes of a connection that just closed stay
+ * readable. It then writes to_linux_start (to_linux's head at that moment), then rtos_epoch_seen = the
+ * epoch (release), and rings the hypervisor. The hypervisor moves to_linux bytes to Linux only while
+ * linux_open is 1 and rtos_epoch_seen == linux_epoch, after discarding the bytes before to_linux_start
+ * (what the rtos wrote before it knew of the change). The rtos receives only once rtos_session_seen ==
+ * rtos_session (its open acknowledged), and sends only while it is connected: in the last epoch it acted
+ * on, linux_open was 1 and its open was acknowledged. The hypervisor copies Linux's bytes into to_rtos
+ * only while rtos_open is 1 with the session it acknowledged and once the rtos acted on the current
+ * epoch (so every byte after to_rtos_start is still unread when the rtos discards up to it); it drops
+ * Linux's bytes written for an earlier connection (counted), and tells Linux the port is open
+ * (PORT_OPEN 1) only while the rtos has it open. So no byte
+ * crosses a reconnection in either direction, and bytes written just before a close still arrive.
+ * Every index and start the other side wrote is checked against the ring invariant before use.
  */
 #ifndef LIB_VBUS_H
 #define LIB_VBUS_H
@@ -76,8 +90,10 @@
 #define VBUS_SGI_TO_RTOS 14u
 #define VBUS_SGI_TO_HYP  15u
 
-/* The region's first cache line. The tools write nothing into RAM: the rtos fills magic and nchan at
- * its start-up (vbus_init) and the hypervisor only moves bytes once magic is there. */
+/* The region's first cache line. The tools write nothing into RAM: the rtos fills nchan (its channels in
+ * this region), then magic (release) at its start-up and rings the hypervisor with every channel's bit
+ * set; the hypervisor only moves bytes once magic is there (and forgets the region whenever the rtos
+ * partition stops or restarts: its RAM is wiped, so the magic must be written again). */
 struct vbus_region {
     uint32_t magic;        /* VBUS_MAGIC once the rtos has initialised the region */
     uint32_t nchan;        /* channels, as configured */
@@ -90,13 +106,16 @@ struct vbus_region {
 struct vbus_chan {
     /* written by the rtos */
     uint32_t rtos_open;
-    uint32_t rtos_epoch_seen; /* the last linux_epoch the rtos acted on (for the hypervisor's report) */
-    uint32_t rtos_reserved[14];
+    uint32_t rtos_epoch_seen; /* the last linux_epoch the rtos acted on */
+    uint32_t rtos_session;    /* the rtos's opens of the channel so far */
+    uint32_t to_linux_start;  /* to_linux's head when the rtos acted on rtos_epoch_seen */
+    uint32_t rtos_reserved[12];
     /* written by the hypervisor */
     uint32_t linux_open;
     uint32_t linux_epoch;
-    uint32_t to_rtos_start; /* to_rtos's head when linux_epoch last changed */
-    uint32_t hyp_reserved[13];
+    uint32_t to_rtos_start;     /* to_rtos's head when linux_epoch last changed */
+    uint32_t rtos_session_seen; /* the rtos_session acknowledged when linux_epoch last changed */
+    uint32_t hyp_reserved[12];
 };
 
 /* A ring's indices, each on its own cache line (no false sharing between producer and consumer). */

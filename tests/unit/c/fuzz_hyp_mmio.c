@@ -45,6 +45,7 @@
 #include "hyp/vcpu.h"
 #include "hyp/vuart.h"
 #include "hyp_stubs.h"
+#include "lib/vbus.h"
 
 struct vcpu hyp_vcpu[HYP_MAX_CPUS];
 struct partition hyp_part[HYP_MAX_PARTITIONS];
@@ -53,8 +54,10 @@ unsigned hyp_nparts;
 #define PAGE        4096u
 #define GICR_REGION ((uint64_t)HYP_MAX_CPUS * BOARD_GICR_STRIDE)
 #define SGI         GICR_SGI_OFFSET
-/* The hypervisor's PPIs (vgicd.c keeps them from the guest): maintenance and EL2 timer. */
-#define RESERVED_PPIS ((1u << BOARD_INTID_GIC_MAINT) | (1u << BOARD_INTID_HYP_TIMER))
+/* The hypervisor's private interrupts (vgicd.c keeps them from the guest): maintenance, EL2 timer and the
+ * V-Bus doorbell SGI. */
+#define RESERVED_PPIS \
+    ((1u << BOARD_INTID_GIC_MAINT) | (1u << BOARD_INTID_HYP_TIMER) | (1u << VBUS_SGI_TO_HYP))
 
 /* ------------------------------------------------------------------------------------------------ */
 /* Random numbers, seed, and the report of the access under test. */

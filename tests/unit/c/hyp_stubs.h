@@ -9,6 +9,10 @@
 #include <stdbool.h>
 
 extern char hyp_panic_msg[512];
+/* What hyp_printf wrote lately (cleared by the tests that look at it), and whether it also goes to
+ * stdout. */
+extern char hyp_log[8192];
+extern bool hyp_log_quiet;
 extern jmp_buf *hyp_panic_jmp;
 
 /* Runs stmt; true if it called hyp_panic (message in hyp_panic_msg). */

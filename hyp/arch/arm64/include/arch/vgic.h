@@ -9,16 +9,20 @@
 #include <stdint.h>
 
 #include "board.h"
+#include "lib/vbus.h"
 
 struct vcpu;
 
 /* A hypervisor-owned interrupt: fn runs after the priority drop, then the interrupt is deactivated. */
 typedef void (*vgic_hyp_irq_t)(struct vcpu *v);
 
+/* The hypervisor's own private interrupts on a CPU whose interrupts go through EL2 (vGIC maintenance,
+ * EL2 timer, and the V-Bus doorbell the rtos sends, lib/vbus.h): never a guest's to configure, kept
+ * enabled when a partition's interrupts are quiesced. */
+#define VGIC_HYP_PPIS \
+    ((1u << BOARD_INTID_GIC_MAINT) | (1u << BOARD_INTID_HYP_TIMER) | (1u << VBUS_SGI_TO_HYP))
+
 /* Physical and virtual CPU interface of this CPU, for a partition whose interrupts trap to EL2. */
-/* The hypervisor's own PPIs on a CPU whose interrupts go through EL2 (vGIC maintenance, EL2 timer):
- * never a guest's to configure, kept enabled when a partition's interrupts are quiesced. */
-#define VGIC_HYP_PPIS ((1u << BOARD_INTID_GIC_MAINT) | (1u << BOARD_INTID_HYP_TIMER))
 
 void vgic_cpu_init(struct vcpu *v);
 /* Forgets every virtual interrupt state of this CPU's partition (list registers, active priorities,

@@ -1,0 +1,1173 @@
+/*
+ * The V-Bus device: a virtio-mmio console device (modern interface, version 2) with
+ * VIRTIO_CONSOLE_F_MULTIPORT in the Linux partition, one named port per channel, whose bytes move between
+ * Linux's virtqueues and the rtos partitions' rings (lib/vbus.h) here, on Linux's CPU: in the trap of
+ * Linux's register accesses (a queue notification), and in the hypervisor interrupt the rtos rings
+ * (VBUS_SGI_TO_HYP). The rtos never waits for Linux and never reads Linux's memory.
+ *
+ * Facts of Linux's drivers (drivers/char/virtio_console.c, drivers/virtio/virtio_mmio.c) this relies on:
+ *  - queues: port 0's receiveq and transmitq are 0 and 1, the control receiveq and transmitq 2 and 3,
+ *    port n's (n >= 1) are 2n + 2 and 2n + 3; (max_nr_ports + 1) * 2 queues, max_nr_ports read from the
+ *    configuration space with a 4-byte access;
+ *  - start: the driver sends DEVICE_READY once its control receiveq is full; the device answers with
+ *    PORT_ADD per port; the driver answers each with PORT_READY, the device with PORT_NAME (the name
+ *    follows the 8-byte message) and PORT_OPEN 1 when the other side is open. No port is made a console
+ *    (CONSOLE_PORT), so every port is a file /dev/vportNpM that one program at a time may open;
+ *  - the driver busy-waits until the device returns each control transmitq buffer (and each console
+ *    write), so both are served here, in the notification's trap; an ordinary port write does not wait:
+ *    the driver queues the buffer and returns;
+ *  - while the device has not sent PORT_OPEN 1 a read returns 0 (EOF), poll reports POLLHUP, and a write
+ *    blocks (EAGAIN when non-blocking); data arriving while the port is closed is dropped by the driver;
+ *  - receive buffers are PAGE_SIZE (one descriptor), writes are cut at 32 KiB per call (one descriptor,
+ *    or one per page when spliced); the control messages are 8 bytes.
+ *
+ * Everything Linux provides goes through core/virtq.c's checks or the register rules below; a violation
+ * sets DEVICE_NEEDS_RESET, raises the configuration-change interrupt, logs one line with the reason and
+ * stops the device (every port closed for the rtos) until Linux writes status 0.
+ */
+#include "hyp/vbus.h"
+
+#include "arch/spinlock.h"
+#include "arch/vgic.h"
+#include "drivers/gicv3.h"
+#include "hyp/mmio.h"
+#include "hyp/partition.h"
+#include "hyp/printf.h"
+#include "hyp/vcpu.h"
+#include "hyp/virtq.h"
+#include "lib/string.h"
+#include "lib/virtio.h"
+
+/* The largest queue Linux may make: 64 receive buffers of a page per port (256 KiB of Linux's memory),
+ * 64 writes of up to 32 KiB in flight. */
+#define VBUS_QUEUE_MAX 64u
+#define VBUS_QUEUES    (2u * (VBUS_MAX_CHANNELS + 1u))
+#define VBUS_VENDOR    0x584d5452u /* "RTMX" read as a little-endian word */
+#define VBUS_FEATURES  ((1ull << VIRTIO_F_VERSION_1) | (1ull << VIRTIO_CONSOLE_F_MULTIPORT))
+#define STATUS_BITS                                                               \
+    (VIRTIO_STATUS_ACKNOWLEDGE | VIRTIO_STATUS_DRIVER | VIRTIO_STATUS_DRIVER_OK | \
+     VIRTIO_STATUS_FEATURES_OK | VIRTIO_STATUS_DEVICE_NEEDS_RESET | VIRTIO_STATUS_FAILED)
+/* Violations logged one by one; after these, one line per 1000 (a guest resetting and breaking the device
+ * in a loop must not flood the shared console). */
+#define LOG_BREAKS 10u
+#define NO_QUEUE   (~0u)
+
+/* Control messages waiting for a control receive buffer, per port, sent in this order. */
+#define PEND_ADD  0x1u
+#define PEND_NAME 0x2u
+#define PEND_OPEN 0x4u
+
+/* An rtos partition's region. state is written by the rtos partition's CPU (under the lock) and read by
+ * the Linux CPU; online is the Linux CPU's own view. */
+enum region_state { REGION_OFF, REGION_WAIT };
+
+struct region {
+    struct partition *part;
+    struct vbus_region *hdr;
+    uint64_t rtos_aff; /* where VBUS_SGI_TO_RTOS goes */
+    volatile int state;
+    volatile uint32_t gen; /* counts the times the region was lost (stop, restart) */
+    uint32_t gen_seen;
+    bool online; /* magic seen since the region was last lost */
+    bool bad_logged;
+    unsigned nchan;
+    uint8_t chan[VBUS_MAX_CHANNELS]; /* hyp_vbus index of region channel N */
+    uint32_t kick;                   /* channels to ring the rtos about at the end of this pass */
+};
+
+struct port {
+    const struct vbus_chan_config *cfg;
+    struct region *r;
+    unsigned local; /* the channel's number in its region */
+    struct vbus_chan *c;
+    struct vbus_ring *to_linux, *to_rtos;
+    /* Linux's side */
+    bool ready;      /* PORT_READY 1 came */
+    bool linux_open; /* a Linux program has the port open */
+    bool told_open;  /* the PORT_OPEN value Linux was last sent */
+    uint8_t pend;
+    /* A write Linux queued that to_rtos had no room for: its head, bytes copied so far and in all. */
+    bool held;
+    uint16_t held_head;
+    uint32_t held_done, held_total;
+    /* the rtos's side, while its region is online */
+    bool rtos_open;        /* open, with the session below acknowledged */
+    uint32_t session;      /* the rtos_session acknowledged */
+    uint32_t epoch;        /* the linux_epoch last published */
+    bool acked;            /* the rtos acted on epoch and its to_linux_start was applied */
+    uint32_t to_rtos_head; /* the hypervisor's own indices (lib/vbus.h: never read back) */
+    uint32_t to_linux_tail;
+    bool bad_logged;
+    struct vbus_chan_stats stats;
+};
+
+static struct {
+    spinlock_t lock;
+    bool present;
+    unsigned nports, nqueues;
+    struct virtq_ram ram; /* Linux's */
+    /* registers */
+    uint32_t status, isr, dev_sel, drv_sel, queue_sel, shm_sel;
+    uint64_t drv_features;
+    bool drv_features_beyond; /* a feature word beyond the second was written non-zero */
+    bool broken;              /* NEEDS_RESET: nothing is processed until status 0 */
+    struct virtq q[VBUS_QUEUES];
+    struct port port[VBUS_MAX_CHANNELS];
+    struct region region[HYP_MAX_PARTITIONS];
+    unsigned nregions;
+    uint64_t resets, breaks, ctrl_errors;
+} dev;
+
+static unsigned rx_queue(unsigned port)
+{
+    return port == 0 ? 0u : 2u * port + 2u;
+}
+
+static bool can_run(void)
+{
+    return (dev.status & (VIRTIO_STATUS_DRIVER_OK | VIRTIO_STATUS_FAILED)) == VIRTIO_STATUS_DRIVER_OK &&
+           !dev.broken;
+}
+
+static void kick(struct port *p)
+{
+    p->r->kick |= 1u << p->local;
+}
+
+/* ------------------------------------------------------------------------------------------------ */
+/* Violations */
+
+static void epoch_change(struct port *p);
+static void drop_held(struct port *p);
+static void tx_flush(struct port *p);
+
+/* What Linux gave is wrong: NEEDS_RESET, the configuration-change interrupt, one log line, and every port
+ * closed for the rtos (the device does nothing more until Linux resets it). */
+static void violation(unsigned queue, const char *why)
+{
+    if (dev.broken) {
+        return;
+    }
+    dev.broken = true;
+    dev.status |= VIRTIO_STATUS_DEVICE_NEEDS_RESET;
+    dev.isr |= VIRTIO_MMIO_INT_CONFIG;
+    dev.breaks++;
+    if (queue != NO_QUEUE && queue >= 4u) {
+        dev.port[queue / 2u - 1u].stats.errors++;
+    } else if (queue <= 1u) {
+        dev.port[0].stats.errors++;
+    } else {
+        dev.ctrl_errors++;
+    }
+    if (dev.breaks <= LOG_BREAKS || dev.breaks % 1000u == 0) {
+        char where[24] = "registers";
+        if (queue != NO_QUEUE) {
+            (void)hyp_snprintf(where, sizeof(where), "queue %u", queue);
+        }
+        hyp_printf("rtmux: vbus: %s: %s: %s; device needs reset (%lu so far)\n", hyp_vbus.linux->name, where,
+                   why, (unsigned long)dev.breaks);
+    }
+    for (unsigned i = 0; i < dev.nports; i++) {
+        struct port *p = &dev.port[i];
+        p->held = false; /* Linux gets its buffers back only by resetting the device */
+        if (p->linux_open) {
+            p->linux_open = false;
+            epoch_change(p);
+        }
+    }
+}
+
+/* The rtos wrote an index or start outside its ring: logged once per region start, counted, clamped. */
+static void bad_rtos(struct port *p, const char *what)
+{
+    p->stats.errors++;
+    if (!p->bad_logged) {
+        p->bad_logged = true;
+        hyp_printf("rtmux: vbus: channel %s: the rtos's %s is outside its ring; not followed\n", p->cfg->name,
+                   what);
+    }
+}
+
+/* ------------------------------------------------------------------------------------------------ */
+/* The rtos's side */
+
+/* Publishes a change of the connection for the rtos (lib/vbus.h, "Connection"). */
+static void epoch_change(struct port *p)
+{
+    p->acked = false;
+    if (!p->r->online) {
+        return; /* the region's start publishes the state then */
+    }
+    p->epoch++;
+    p->c->to_rtos_start = p->to_rtos_head;
+    p->c->rtos_session_seen = p->session;
+    p->c->linux_open = p->linux_open ? 1u : 0u;
+    __atomic_store_n(&p->c->linux_epoch, p->epoch, __ATOMIC_RELEASE);
+    kick(p);
+}
+
+/* Whether Linux should see the port open, and the PORT_OPEN that tells it when not. */
+static void linux_view(struct port *p)
+{
+    bool want = p->rtos_open && p->r->online;
+    if (p->ready && want != p->told_open) {
+        p->pend |= PEND_OPEN;
+    }
+}
+
+/* The rtos's channel state (open, session, its acknowledgement of the last epoch), read once per pass. */
+static void chan_poll(struct port *p)
+{
+    if (!p->r->online) {
+        return;
+    }
+    struct vbus_chan *c = p->c;
+    uint32_t open = __atomic_load_n(&c->rtos_open, __ATOMIC_ACQUIRE);
+    uint32_t session = __atomic_load_n(&c->rtos_session, __ATOMIC_RELAXED);
+    if (open != 0 && session != p->session) {
+        /* A new open: what Linux wrote for an earlier one is dropped, and the open acknowledged. */
+        p->rtos_open = false;
+        drop_held(p);
+        tx_flush(p);
+        p->session = session;
+        p->rtos_open = true;
+        epoch_change(p);
+    } else if (open != 0) {
+        p->rtos_open = true;
+    } else if (p->rtos_open) {
+        p->rtos_open = false;
+        drop_held(p);
+    }
+    linux_view(p);
+    if (!p->acked && __atomic_load_n(&c->rtos_epoch_seen, __ATOMIC_ACQUIRE) == p->epoch) {
+        struct vbus_ring *ring = p->to_linux;
+        uint32_t start = __atomic_load_n(&c->to_linux_start, __ATOMIC_RELAXED);
+        uint32_t head = __atomic_load_n(&ring->head, __ATOMIC_ACQUIRE);
+        uint32_t tail = p->to_linux_tail;
+        if (head - tail > p->cfg->to_linux_size) {
+            bad_rtos(p, "to_linux head");
+            return;
+        }
+        if (start - tail > head - tail) {
+            bad_rtos(p, "to_linux_start");
+            start = head;
+        }
+        /* What the rtos wrote before it knew of the change: not for this connection. */
+        p->stats.discarded += start - tail;
+        p->to_linux_tail = start;
+        __atomic_store_n(&ring->tail, start, __ATOMIC_RELEASE);
+        p->acked = true;
+        if (start != tail) {
+            kick(p);
+        }
+    }
+}
+
+/* The region is gone (its partition stopped or restarts): every channel closed for Linux, the
+ * hypervisor's indices back to an empty ring. */
+static void port_lost(struct port *p)
+{
+    drop_held(p);
+    p->rtos_open = false;
+    tx_flush(p); /* what Linux queued for the rtos that went away: dropped, counted */
+    p->session = 0;
+    p->acked = false;
+    p->to_rtos_head = 0;
+    p->to_linux_tail = 0;
+    p->bad_logged = false;
+    linux_view(p);
+}
+
+static void region_poll(struct region *r)
+{
+    uint32_t gen = __atomic_load_n(&r->gen, __ATOMIC_ACQUIRE);
+    if (gen != r->gen_seen) {
+        r->gen_seen = gen;
+        r->online = false;
+        r->bad_logged = false;
+        r->kick = 0;
+        for (unsigned n = 0; n < r->nchan; n++) {
+            port_lost(&dev.port[r->chan[n]]);
+        }
+    }
+    if (r->online || __atomic_load_n(&r->state, __ATOMIC_ACQUIRE) != REGION_WAIT ||
+        __atomic_load_n(&r->hdr->magic, __ATOMIC_ACQUIRE) != VBUS_MAGIC) {
+        return;
+    }
+    if (r->hdr->nchan != r->nchan) {
+        if (!r->bad_logged) {
+            r->bad_logged = true;
+            hyp_printf(
+                "rtmux: vbus: partition %s initialised its region with %u channels, not %u: not used\n",
+                r->part->name, r->hdr->nchan, r->nchan);
+        }
+        return;
+    }
+    r->online = true;
+    for (unsigned n = 0; n < r->nchan; n++) {
+        struct port *p = &dev.port[r->chan[n]];
+        epoch_change(p); /* the wiped region's hypervisor fields, and the epoch it starts from */
+        chan_poll(p);
+    }
+}
+
+/* Rings the rtos for what this pass changed (lib/vbus.h, "Doorbells"). */
+static void ring_rtos(void)
+{
+    for (unsigned i = 0; i < dev.nregions; i++) {
+        struct region *r = &dev.region[i];
+        if (r->online && r->kick != 0) {
+            uint32_t was = __atomic_fetch_or(&r->hdr->rtos_pending, r->kick, __ATOMIC_ACQ_REL);
+            if (was == 0) {
+                gicv3_send_sgi(r->rtos_aff, VBUS_SGI_TO_RTOS);
+            }
+        }
+        r->kick = 0;
+    }
+}
+
+/* ------------------------------------------------------------------------------------------------ */
+/* Moving bytes */
+
+static uint32_t min32(uint32_t a, uint32_t b)
+{
+    return a < b ? a : b;
+}
+
+/* Copies n bytes between the chain at head (from byte off) and a byte ring (from index idx, wrapping). */
+static int ring_copy(unsigned qi, uint16_t head, uint32_t off, struct vbus_ring *ring, uint32_t size,
+                     uint32_t idx, uint32_t n, bool to_chain)
+{
+    const char *why = NULL;
+    uint32_t at = idx & (size - 1u);
+    uint32_t first = min32(n, size - at);
+    if (virtq_copy(&dev.q[qi], &dev.ram, head, off, ring->data + at, first, to_chain, &why) != 0 ||
+        virtq_copy(&dev.q[qi], &dev.ram, head, off + first, ring->data, n - first, to_chain, &why) != 0) {
+        violation(qi, why);
+        return -1;
+    }
+    return 0;
+}
+
+/* Gives Linux back the write that waits for room, its rest dropped (the rtos closed or went away). */
+static void drop_held(struct port *p)
+{
+    if (!p->held) {
+        return;
+    }
+    p->held = false;
+    p->stats.discarded += p->held_total - p->held_done;
+    struct virtq *q = &dev.q[rx_queue((unsigned)(p - dev.port)) + 1u];
+    if (can_run() && q->ready && virtq_push(q, p->held_head, 0)) {
+        dev.isr |= VIRTIO_MMIO_INT_VRING;
+    }
+}
+
+/*
+ * Linux -> rtos: Linux's writes on port p's transmitq, copied into to_rtos. When to_rtos is full the
+ * write is kept (held) and finished when the rtos frees room (its doorbell). Meanwhile Linux's write()
+ * has already returned (the driver does not wait for a port's buffers), further writes queue behind it
+ * until the transmitq has no free entry; then a write blocks in wait_port_writable (EAGAIN when
+ * non-blocking, poll without POLLOUT) until the used interrupt of a finished one wakes it.
+ * While the rtos has the channel closed (or its region is not initialised), writes are dropped and
+ * counted: the driver writes only while the port is open for it, so these were queued before it learnt
+ * of the close.
+ */
+static void tx_flush(struct port *p)
+{
+    unsigned qi = rx_queue((unsigned)(p - dev.port)) + 1u;
+    struct virtq *q = &dev.q[qi];
+    if (!can_run() || !q->ready) {
+        return;
+    }
+    bool deliver = p->r->online && p->rtos_open;
+    if (deliver && !p->acked) {
+        return; /* the rtos has not acted on the last change yet: these bytes are after its start */
+    }
+    struct vbus_ring *ring = p->to_rtos;
+    uint32_t size = p->cfg->to_rtos_size;
+    bool irq = false;
+    for (unsigned turns = 0; turns <= q->num; turns++) {
+        const char *why = NULL;
+        uint16_t head;
+        uint32_t total, done = 0;
+        if (p->held) {
+            head = p->held_head;
+            done = p->held_done;
+        } else {
+            int rc = virtq_pop(q, &head, &why);
+            if (rc < 0) {
+                violation(qi, why);
+                return;
+            }
+            if (rc == 0) {
+                break;
+            }
+        }
+        if (virtq_chain_check(q, &dev.ram, head, &total, &why) != 0 || total < done) {
+            violation(qi, why != NULL ? why : "write buffer shorter than it was");
+            return;
+        }
+        if (!p->held) {
+            p->stats.to_rtos_msgs++;
+        }
+        uint32_t n = 0;
+        if (deliver) {
+            uint32_t tail = __atomic_load_n(&ring->tail, __ATOMIC_ACQUIRE);
+            uint32_t used = p->to_rtos_head - tail;
+            if (used > size) {
+                bad_rtos(p, "to_rtos tail");
+                used = size; /* taken as full: nothing is written over */
+            }
+            n = min32(size - used, total - done);
+            if (n > 0) {
+                if (ring_copy(qi, head, done, ring, size, p->to_rtos_head, n, false) != 0) {
+                    return;
+                }
+                p->to_rtos_head += n;
+                __atomic_store_n(&ring->head, p->to_rtos_head, __ATOMIC_RELEASE);
+                p->stats.to_rtos_bytes += n;
+                kick(p);
+            }
+        } else {
+            p->stats.discarded += total - done;
+            n = total - done;
+        }
+        done += n;
+        if (done < total) {
+            if (!p->held || n > 0) {
+                p->stats.full++;
+            }
+            p->held = true;
+            p->held_head = head;
+            p->held_done = done;
+            p->held_total = total;
+            break;
+        }
+        p->held = false;
+        irq |= virtq_push(q, head, 0);
+    }
+    if (irq) {
+        dev.isr |= VIRTIO_MMIO_INT_VRING;
+    }
+}
+
+/* Drops every write Linux queued on p before a new connection (its earlier program's). */
+static void tx_discard_all(struct port *p)
+{
+    bool was_open = p->rtos_open;
+    p->rtos_open = false;
+    drop_held(p);
+    tx_flush(p);
+    p->rtos_open = was_open;
+}
+
+/* rtos -> Linux: to_linux's bytes into Linux's receive buffers on port p, each buffer returned at once
+ * with what it got (a reader waits for no more than what is there). */
+static void rx_flush(struct port *p)
+{
+    unsigned qi = rx_queue((unsigned)(p - dev.port));
+    struct virtq *q = &dev.q[qi];
+    if (!can_run() || !q->ready || !p->r->online || !p->linux_open || !p->acked) {
+        return;
+    }
+    struct vbus_ring *ring = p->to_linux;
+    uint32_t size = p->cfg->to_linux_size;
+    uint32_t head = __atomic_load_n(&ring->head, __ATOMIC_ACQUIRE);
+    uint32_t left = head - p->to_linux_tail;
+    if (left > size) {
+        bad_rtos(p, "to_linux head");
+        return;
+    }
+    uint32_t start = p->to_linux_tail;
+    bool irq = false;
+    while (left > 0) {
+        const char *why = NULL;
+        uint16_t h;
+        uint32_t total;
+        int rc = virtq_pop(q, &h, &why);
+        if (rc < 0) {
+            violation(qi, why);
+            return;
+        }
+        if (rc == 0) {
+            break; /* Linux posts more when a reader took what it has (a notification) */
+        }
+        if (virtq_chain_check(q, &dev.ram, h, &total, &why) != 0 || total == 0) {
+            violation(qi, why != NULL ? why : "receive buffer of 0 bytes");
+            return;
+        }
+        uint32_t n = min32(left, total);
+        if (ring_copy(qi, h, 0, ring, size, p->to_linux_tail, n, true) != 0) {
+            return;
+        }
+        p->to_linux_tail += n;
+        left -= n;
+        p->stats.to_linux_bytes += n;
+        p->stats.to_linux_msgs++;
+        irq |= virtq_push(q, h, n);
+    }
+    if (p->to_linux_tail != start) {
+        __atomic_store_n(&ring->tail, p->to_linux_tail, __ATOMIC_RELEASE);
+        kick(p);
+    }
+    if (irq) {
+        dev.isr |= VIRTIO_MMIO_INT_VRING;
+    }
+}
+
+/* ------------------------------------------------------------------------------------------------ */
+/* Control queues */
+
+/* The control messages waiting for Linux's control receive buffers, as far as it has posted some. */
+static void ctrl_rx_flush(void)
+{
+    struct virtq *q = &dev.q[VIRTIO_CONSOLE_CTRL_RX];
+    if (!can_run() || !q->ready) {
+        return;
+    }
+    bool irq = false;
+    for (unsigned i = 0; i < dev.nports; i++) {
+        struct port *p = &dev.port[i];
+        while (p->pend != 0) {
+            bool open = p->rtos_open && p->r->online;
+            uint8_t bit = (p->pend & PEND_ADD) ? PEND_ADD : (p->pend & PEND_NAME) ? PEND_NAME : PEND_OPEN;
+            if (bit == PEND_OPEN && open == p->told_open) {
+                p->pend &= (uint8_t)~PEND_OPEN; /* changed back before it was sent */
+                continue;
+            }
+            uint8_t msg[sizeof(struct virtio_console_control) + VBUS_NAME_SIZE];
+            struct virtio_console_control m = {.id = i};
+            uint32_t len = sizeof(m);
+            if (bit == PEND_ADD) {
+                m.event = VIRTIO_CONSOLE_DEVICE_ADD;
+                m.value = 1;
+            } else if (bit == PEND_NAME) {
+                m.event = VIRTIO_CONSOLE_PORT_NAME;
+                m.value = 1;
+                uint32_t n = 0;
+                while (n < VBUS_NAME_SIZE - 1u && p->cfg->name[n] != '\0') {
+                    n++;
+                }
+                memcpy(msg + sizeof(m), p->cfg->name, n);
+                len += n;
+            } else {
+                m.event = VIRTIO_CONSOLE_PORT_OPEN;
+                m.value = open ? 1u : 0u;
+            }
+            memcpy(msg, &m, sizeof(m));
+            const char *why = NULL;
+            uint16_t h;
+            uint32_t total;
+            int rc = virtq_pop(q, &h, &why);
+            if (rc < 0) {
+                violation(VIRTIO_CONSOLE_CTRL_RX, why);
+                return;
+            }
+            if (rc == 0) {
+                goto out; /* Linux gives buffers back as its control work handles them */
+            }
+            if (virtq_chain_check(q, &dev.ram, h, &total, &why) != 0 || total < len) {
+                violation(VIRTIO_CONSOLE_CTRL_RX, why != NULL ? why : "control receive buffer too small");
+                return;
+            }
+            if (virtq_copy(q, &dev.ram, h, 0, msg, len, true, &why) != 0) {
+                violation(VIRTIO_CONSOLE_CTRL_RX, why);
+                return;
+            }
+            irq |= virtq_push(q, h, len);
+            p->pend &= (uint8_t)~bit;
+            if (bit == PEND_OPEN) {
+                p->told_open = open;
+            }
+        }
+    }
+out:
+    if (irq) {
+        dev.isr |= VIRTIO_MMIO_INT_VRING;
+    }
+}
+
+static void ctrl_message(const struct virtio_console_control *m)
+{
+    if (m->event == VIRTIO_CONSOLE_DEVICE_READY) {
+        if (m->value == 0) {
+            hyp_printf("rtmux: vbus: %s's console driver failed to start\n", hyp_vbus.linux->name);
+            return;
+        }
+        for (unsigned i = 0; i < dev.nports; i++) {
+            dev.port[i].pend |= PEND_ADD;
+        }
+        return;
+    }
+    if (m->event != VIRTIO_CONSOLE_PORT_READY && m->event != VIRTIO_CONSOLE_PORT_OPEN) {
+        violation(VIRTIO_CONSOLE_CTRL_TX, "unknown control event from the driver");
+        return;
+    }
+    if (m->id >= dev.nports) {
+        violation(VIRTIO_CONSOLE_CTRL_TX, "control message for a port that does not exist");
+        return;
+    }
+    struct port *p = &dev.port[m->id];
+    if (m->event == VIRTIO_CONSOLE_PORT_READY) {
+        if (m->value == 0) {
+            hyp_printf("rtmux: vbus: %s could not set up port %u (%s)\n", hyp_vbus.linux->name, m->id,
+                       p->cfg->name);
+            return;
+        }
+        p->ready = true;
+        p->pend |= PEND_NAME;
+        p->told_open = false; /* the driver's port starts closed */
+        linux_view(p);
+        return;
+    }
+    bool open = m->value != 0;
+    if (open == p->linux_open) {
+        return;
+    }
+    if (open) {
+        tx_discard_all(p); /* what an earlier program queued is not the new one's */
+    }
+    p->linux_open = open;
+    epoch_change(p);
+}
+
+/* The driver's control messages, each returned at once (it spins until then). */
+static void ctrl_tx(void)
+{
+    struct virtq *q = &dev.q[VIRTIO_CONSOLE_CTRL_TX];
+    bool irq = false;
+    for (unsigned turns = 0; turns < q->num && can_run() && q->ready; turns++) {
+        const char *why = NULL;
+        uint16_t h;
+        uint32_t total;
+        struct virtio_console_control m;
+        int rc = virtq_pop(q, &h, &why);
+        if (rc == 0) {
+            break;
+        }
+        if (rc < 0 || virtq_chain_check(q, &dev.ram, h, &total, &why) != 0 || total < sizeof(m) ||
+            virtq_copy(q, &dev.ram, h, 0, (uint8_t *)&m, sizeof(m), false, &why) != 0) {
+            violation(VIRTIO_CONSOLE_CTRL_TX, why != NULL ? why : "control message shorter than 8 bytes");
+            return;
+        }
+        irq |= virtq_push(q, h, 0);
+        ctrl_message(&m);
+    }
+    if (irq) {
+        dev.isr |= VIRTIO_MMIO_INT_VRING;
+    }
+}
+
+/* ------------------------------------------------------------------------------------------------ */
+/* Processing passes */
+
+/* Everything one port can do now. */
+static void port_pass(struct port *p)
+{
+    chan_poll(p);
+    tx_flush(p);
+    rx_flush(p);
+}
+
+static void notify(unsigned qi)
+{
+    if (!can_run() || !dev.q[qi].ready) {
+        return; /* before DRIVER_OK: taken up when it is set */
+    }
+    if (qi == VIRTIO_CONSOLE_CTRL_TX) {
+        ctrl_tx();
+    } else if (qi != VIRTIO_CONSOLE_CTRL_RX) {
+        port_pass(&dev.port[qi <= 1u ? 0u : qi / 2u - 1u]);
+    }
+    ctrl_rx_flush();
+}
+
+static void all_pass(void)
+{
+    for (unsigned i = 0; i < dev.nregions; i++) {
+        region_poll(&dev.region[i]);
+    }
+    ctrl_tx();
+    for (unsigned i = 0; i < dev.nports; i++) {
+        port_pass(&dev.port[i]);
+    }
+    ctrl_rx_flush();
+}
+
+/* ------------------------------------------------------------------------------------------------ */
+/* Registers */
+
+static void device_reset(void)
+{
+    if (dev.status != 0) {
+        dev.resets++;
+    }
+    for (unsigned i = 0; i < dev.nqueues; i++) {
+        struct virtq *q = &dev.q[i];
+        virtq_disable(q);
+        q->num = 0;
+        q->desc_ipa = q->avail_ipa = q->used_ipa = 0;
+    }
+    dev.status = dev.isr = dev.dev_sel = dev.drv_sel = dev.queue_sel = dev.shm_sel = 0;
+    dev.drv_features = 0;
+    dev.drv_features_beyond = false;
+    dev.broken = false;
+    for (unsigned i = 0; i < dev.nports; i++) {
+        struct port *p = &dev.port[i];
+        p->held = false; /* Linux's buffers are gone with its rings */
+        p->ready = false;
+        p->told_open = false;
+        p->pend = 0;
+        if (p->linux_open) {
+            p->linux_open = false;
+            epoch_change(p);
+        }
+    }
+}
+
+static void status_write(uint32_t val)
+{
+    if (val == 0) {
+        device_reset();
+        return;
+    }
+    if (dev.broken) {
+        return; /* only a reset brings it back */
+    }
+    uint32_t cur = dev.status;
+    if ((val & ~STATUS_BITS) != 0) {
+        violation(NO_QUEUE, "unknown device status bits");
+        return;
+    }
+    /* NEEDS_RESET is the device's alone: not set here (the device is not broken), ignored if written. */
+    uint32_t next = val & ~VIRTIO_STATUS_DEVICE_NEEDS_RESET;
+    if ((next & cur) != cur) {
+        violation(NO_QUEUE, "device status bits cleared without a reset");
+        return;
+    }
+    bool ack = next & VIRTIO_STATUS_ACKNOWLEDGE, drv = next & VIRTIO_STATUS_DRIVER;
+    bool fok = next & VIRTIO_STATUS_FEATURES_OK, dok = next & VIRTIO_STATUS_DRIVER_OK;
+    if ((drv && !ack) || (fok && !drv) || (dok && !fok)) {
+        violation(NO_QUEUE, "device status bits set out of order");
+        return;
+    }
+    if (fok && !(cur & VIRTIO_STATUS_FEATURES_OK)) {
+        if ((dev.drv_features & ~VBUS_FEATURES) != 0 || dev.drv_features_beyond) {
+            violation(NO_QUEUE, "driver accepted features the device does not offer");
+            return;
+        }
+        if (!(dev.drv_features & (1ull << VIRTIO_F_VERSION_1))) {
+            violation(NO_QUEUE, "driver did not accept VIRTIO_F_VERSION_1");
+            return;
+        }
+    }
+    dev.status = next;
+    if (dok && !(cur & VIRTIO_STATUS_DRIVER_OK)) {
+        all_pass(); /* notifications that came before DRIVER_OK */
+    }
+}
+
+static uint32_t config_read(uint64_t off, unsigned size)
+{
+    uint8_t cfg[VIRTIO_CONSOLE_CFG_SIZE] = {0};
+    uint32_t ports = dev.nports;
+    memcpy(cfg + VIRTIO_CONSOLE_CFG_MAX_NR_PORTS, &ports, sizeof(ports));
+    if ((size != 1 && size != 2 && size != 4) || off % size != 0 || off + size > sizeof(cfg)) {
+        return 0;
+    }
+    uint32_t v = 0;
+    memcpy(&v, cfg + off, size);
+    return v;
+}
+
+static uint32_t reg_read(uint64_t off)
+{
+    bool qok = dev.queue_sel < dev.nqueues;
+    const struct virtq *q = qok ? &dev.q[dev.queue_sel] : NULL;
+    switch (off) {
+    case VIRTIO_MMIO_MAGIC_VALUE:
+        return VIRTIO_MMIO_MAGIC;
+    case VIRTIO_MMIO_VERSION:
+        return VIRTIO_MMIO_VERSION_MODERN;
+    case VIRTIO_MMIO_DEVICE_ID:
+        return VIRTIO_ID_CONSOLE;
+    case VIRTIO_MMIO_VENDOR_ID:
+        return VBUS_VENDOR;
+    case VIRTIO_MMIO_DEVICE_FEATURES:
+        return dev.dev_sel == 0   ? (uint32_t)VBUS_FEATURES
+               : dev.dev_sel == 1 ? (uint32_t)(VBUS_FEATURES >> 32)
+                                  : 0;
+    case VIRTIO_MMIO_QUEUE_NUM_MAX:
+        return qok ? VBUS_QUEUE_MAX : 0;
+    case VIRTIO_MMIO_QUEUE_NUM:
+        return qok ? q->num : 0;
+    case VIRTIO_MMIO_QUEUE_READY:
+        return qok && q->ready ? 1u : 0u;
+    case VIRTIO_MMIO_QUEUE_DESC_LOW:
+        return qok ? (uint32_t)q->desc_ipa : 0;
+    case VIRTIO_MMIO_QUEUE_DESC_HIGH:
+        return qok ? (uint32_t)(q->desc_ipa >> 32) : 0;
+    case VIRTIO_MMIO_QUEUE_DRIVER_LOW:
+        return qok ? (uint32_t)q->avail_ipa : 0;
+    case VIRTIO_MMIO_QUEUE_DRIVER_HIGH:
+        return qok ? (uint32_t)(q->avail_ipa >> 32) : 0;
+    case VIRTIO_MMIO_QUEUE_DEVICE_LOW:
+        return qok ? (uint32_t)q->used_ipa : 0;
+    case VIRTIO_MMIO_QUEUE_DEVICE_HIGH:
+        return qok ? (uint32_t)(q->used_ipa >> 32) : 0;
+    case VIRTIO_MMIO_INTERRUPT_STATUS:
+        return dev.isr;
+    case VIRTIO_MMIO_STATUS:
+        return dev.status;
+    case VIRTIO_MMIO_SHM_LEN_LOW:
+    case VIRTIO_MMIO_SHM_LEN_HIGH:
+        return 0xffffffffu; /* no shared memory region */
+    default:
+        return 0; /* write-only and reserved registers, CONFIG_GENERATION (the space never changes) */
+    }
+}
+
+/* The selected queue's configuration registers: only while it is not ready, once features are agreed. */
+static struct virtq *queue_for_setup(void)
+{
+    if (dev.queue_sel >= dev.nqueues) {
+        violation(NO_QUEUE, "queue register written for a queue that does not exist");
+        return NULL;
+    }
+    if (!(dev.status & VIRTIO_STATUS_FEATURES_OK)) {
+        violation(NO_QUEUE, "queue register written before FEATURES_OK");
+        return NULL;
+    }
+    struct virtq *q = &dev.q[dev.queue_sel];
+    if (q->ready) {
+        violation(dev.queue_sel, "queue register written while the queue is ready");
+        return NULL;
+    }
+    return q;
+}
+
+static void set_half(uint64_t *r, bool high, uint32_t v)
+{
+    *r = high ? (*r & 0xffffffffull) | ((uint64_t)v << 32) : (*r & ~0xffffffffull) | v;
+}
+
+static void reg_write(uint64_t off, uint32_t v)
+{
+    if (dev.broken && off != VIRTIO_MMIO_STATUS && off != VIRTIO_MMIO_INTERRUPT_ACK &&
+        off != VIRTIO_MMIO_QUEUE_SEL && off != VIRTIO_MMIO_DEVICE_FEATURES_SEL &&
+        off != VIRTIO_MMIO_DRIVER_FEATURES_SEL && off != VIRTIO_MMIO_SHM_SEL) {
+        return; /* stopped until a reset (the selectors change nothing but what reads show) */
+    }
+    struct virtq *q;
+    switch (off) {
+    case VIRTIO_MMIO_DEVICE_FEATURES_SEL:
+        dev.dev_sel = v;
+        return;
+    case VIRTIO_MMIO_DRIVER_FEATURES_SEL:
+        dev.drv_sel = v;
+        return;
+    case VIRTIO_MMIO_DRIVER_FEATURES:
+        if ((dev.status & (VIRTIO_STATUS_DRIVER | VIRTIO_STATUS_FEATURES_OK)) != VIRTIO_STATUS_DRIVER) {
+            violation(NO_QUEUE, "driver features written outside feature negotiation");
+        } else if (dev.drv_sel <= 1) {
+            set_half(&dev.drv_features, dev.drv_sel == 1, v);
+        } else if (v != 0) {
+            dev.drv_features_beyond = true;
+        }
+        return;
+    case VIRTIO_MMIO_QUEUE_SEL:
+        dev.queue_sel = v;
+        return;
+    case VIRTIO_MMIO_SHM_SEL:
+        dev.shm_sel = v;
+        return;
+    case VIRTIO_MMIO_QUEUE_NUM:
+        if ((q = queue_for_setup()) != NULL) {
+            q->num = v;
+        }
+        return;
+    case VIRTIO_MMIO_QUEUE_DESC_LOW:
+    case VIRTIO_MMIO_QUEUE_DESC_HIGH:
+        if ((q = queue_for_setup()) != NULL) {
+            set_half(&q->desc_ipa, off == VIRTIO_MMIO_QUEUE_DESC_HIGH, v);
+        }
+        return;
+    case VIRTIO_MMIO_QUEUE_DRIVER_LOW:
+    case VIRTIO_MMIO_QUEUE_DRIVER_HIGH:
+        if ((q = queue_for_setup()) != NULL) {
+            set_half(&q->avail_ipa, off == VIRTIO_MMIO_QUEUE_DRIVER_HIGH, v);
+        }
+        return;
+    case VIRTIO_MMIO_QUEUE_DEVICE_LOW:
+    case VIRTIO_MMIO_QUEUE_DEVICE_HIGH:
+        if ((q = queue_for_setup()) != NULL) {
+            set_half(&q->used_ipa, off == VIRTIO_MMIO_QUEUE_DEVICE_HIGH, v);
+        }
+        return;
+    case VIRTIO_MMIO_QUEUE_READY:
+        if (dev.queue_sel >= dev.nqueues || v > 1) {
+            violation(NO_QUEUE, "QueueReady written with a bad value or queue");
+            return;
+        }
+        q = &dev.q[dev.queue_sel];
+        if (v == 0) {
+            if (dev.queue_sel >= 4 && dev.queue_sel % 2u == 1u) {
+                dev.port[dev.queue_sel / 2u - 1u].held = false;
+            } else if (dev.queue_sel == 1) {
+                dev.port[0].held = false;
+            }
+            virtq_disable(q);
+            return;
+        }
+        if (!q->ready && queue_for_setup() != NULL) {
+            const char *why = virtq_enable(q, &dev.ram, VBUS_QUEUE_MAX);
+            if (why != NULL) {
+                violation(dev.queue_sel, why);
+            }
+        }
+        return;
+    case VIRTIO_MMIO_QUEUE_NOTIFY:
+        if (v >= dev.nqueues) {
+            violation(NO_QUEUE, "notification of a queue that does not exist");
+            return;
+        }
+        notify(v);
+        return;
+    case VIRTIO_MMIO_INTERRUPT_ACK:
+        dev.isr &= ~v;
+        return;
+    case VIRTIO_MMIO_STATUS:
+        status_write(v);
+        return;
+    default:
+        violation(NO_QUEUE, "write to a read-only or reserved register");
+        return;
+    }
+}
+
+static void reg_access(uint64_t off, bool write, uint64_t *val, unsigned size)
+{
+    if (off >= VIRTIO_MMIO_CONFIG) {
+        /* The configuration space: any aligned 1, 2 or 4 bytes read; nothing in it is writable. */
+        if (!write) {
+            *val = config_read(off - VIRTIO_MMIO_CONFIG, size);
+        }
+        return;
+    }
+    if (size != 4 || off % 4u != 0) {
+        violation(NO_QUEUE, "register access not 32-bit aligned");
+        *val = 0;
+        return;
+    }
+    if (write) {
+        reg_write(off, (uint32_t)*val);
+    } else {
+        *val = reg_read(off);
+    }
+}
+
+/* ------------------------------------------------------------------------------------------------ */
+/* Entry points */
+
+static bool linux_running(const struct vcpu *v)
+{
+    return v->part == hyp_vbus.linux && v->part->state == PART_RUNNING;
+}
+
+bool vbus_mmio(struct vcpu *v, void *ctx, uint64_t off, bool write, uint64_t *val, unsigned size)
+{
+    (void)ctx;
+    spin_lock(&dev.lock);
+    for (unsigned i = 0; i < dev.nregions; i++) {
+        region_poll(&dev.region[i]);
+    }
+    reg_access(off, write, val, size);
+    ctrl_rx_flush(); /* what the regions' changes queued for Linux */
+    ring_rtos();
+    spin_unlock(&dev.lock);
+    if (linux_running(v)) {
+        vgic_sync_levels(v);
+    }
+    return true;
+}
+
+bool vbus_irq_line(const void *ctx)
+{
+    (void)ctx;
+    return __atomic_load_n(&dev.isr, __ATOMIC_RELAXED) != 0;
+}
+
+void vbus_doorbell(struct vcpu *v)
+{
+    if (!dev.present) {
+        return;
+    }
+    spin_lock(&dev.lock);
+    for (unsigned i = 0; i < dev.nregions; i++) {
+        struct region *r = &dev.region[i];
+        region_poll(r);
+        if (!r->online) {
+            continue;
+        }
+        uint32_t rang = __atomic_exchange_n(&r->hdr->hyp_pending, 0u, __ATOMIC_ACQ_REL);
+        for (unsigned n = 0; n < r->nchan; n++) {
+            if ((rang >> n) & 1u) {
+                port_pass(&dev.port[r->chan[n]]);
+            }
+        }
+    }
+    ctrl_rx_flush();
+    ring_rtos();
+    spin_unlock(&dev.lock);
+    if (linux_running(v)) {
+        vgic_sync_levels(v);
+    }
+}
+
+static struct region *region_of(const struct partition *p)
+{
+    for (unsigned i = 0; i < dev.nregions; i++) {
+        if (dev.region[i].part == p) {
+            return &dev.region[i];
+        }
+    }
+    return NULL;
+}
+
+void vbus_part_down(struct partition *p)
+{
+    if (!dev.present) {
+        return;
+    }
+    spin_lock(&dev.lock);
+    struct region *r = region_of(p);
+    if (r != NULL) {
+        /* The Linux CPU stops using the region at its next pass (it holds the lock for whole passes, so
+         * none is under way now); the wipe that may follow cannot be seen as the rtos's writes. */
+        __atomic_store_n(&r->state, REGION_OFF, __ATOMIC_RELEASE);
+        __atomic_store_n(&r->gen, r->gen + 1u, __ATOMIC_RELEASE);
+    }
+    if (p == hyp_vbus.linux) {
+        for (unsigned i = 0; i < dev.nregions; i++) {
+            region_poll(&dev.region[i]);
+        }
+        device_reset(); /* before the wipe: nothing of Linux's old rings is used again */
+        ring_rtos();
+    }
+    spin_unlock(&dev.lock);
+    if (r != NULL) {
+        /* Tell Linux's CPU now: its ports close at once, not at Linux's next access. */
+        gicv3_send_sgi(part_first_affinity(hyp_vbus.linux), VBUS_SGI_TO_HYP);
+    }
+}
+
+void vbus_part_up(struct partition *p)
+{
+    if (!dev.present) {
+        return;
+    }
+    spin_lock(&dev.lock);
+    struct region *r = region_of(p);
+    if (r != NULL) {
+        __atomic_store_n(&r->state, REGION_WAIT, __ATOMIC_RELEASE); /* the RAM is wiped: magic is 0 */
+    }
+    spin_unlock(&dev.lock);
+}
+
+struct vbus_chan_stats vbus_stats(unsigned chan)
+{
+    spin_lock(&dev.lock);
+    struct vbus_chan_stats s = chan < dev.nports ? dev.port[chan].stats : (struct vbus_chan_stats){0};
+    spin_unlock(&dev.lock);
+    return s;
+}
+
+void vbus_report(void)
+{
+    if (!dev.present) {
+        return;
+    }
+    for (unsigned i = 0; i < dev.nports; i++) {
+        struct vbus_chan_stats s = vbus_stats(i);
+        hyp_printf("rtmux: vbus: channel %s: to-rtos %lu bytes in %lu writes (%lu times full), to-linux %lu "
+                   "bytes in %lu buffers, %lu discarded, %lu errors\n",
+                   dev.port[i].cfg->name, (unsigned long)s.to_rtos_bytes, (unsigned long)s.to_rtos_msgs,
+                   (unsigned long)s.full, (unsigned long)s.to_linux_bytes, (unsigned long)s.to_linux_msgs,
+                   (unsigned long)s.discarded, (unsigned long)s.errors);
+    }
+    hyp_printf("rtmux: vbus: device in %s: %lu resets, %lu violations (NEEDS_RESET), %lu on control queues\n",
+               hyp_vbus.linux->name, (unsigned long)dev.resets, (unsigned long)dev.breaks,
+               (unsigned long)dev.ctrl_errors);
+}
+
+/* ------------------------------------------------------------------------------------------------ */
+/* Set-up */
+
+static bool ring_fits(uint64_t region, uint32_t off, uint32_t size)
+{
+    return (size & (size - 1u)) == 0 && size >= VBUS_RING_MIN && size <= VBUS_RING_MAX &&
+           off % VBUS_ALIGN == 0 && (uint64_t)off + VBUS_RING_HEADER_SIZE + size <= region;
+}
+
+void vbus_init(void)
+{
+    const struct vbus_config *cfg = &hyp_vbus;
+    if (cfg->nchan == 0) {
+        return;
+    }
+    struct partition *lp = cfg->linux;
+    if (lp == NULL || cfg->nchan > VBUS_MAX_CHANNELS) {
+        hyp_panic("vbus: %u channels without a Linux partition, or more than %u", cfg->nchan,
+                  VBUS_MAX_CHANNELS);
+    }
+    for (unsigned d = 0; d < lp->ndev; d++) {
+        if (cfg->mmio_ipa < lp->dev[d].ipa + lp->dev[d].size &&
+            lp->dev[d].ipa < cfg->mmio_ipa + VIRTIO_MMIO_SIZE) {
+            hyp_panic("vbus: the device at IPA 0x%lx lies in a range passed through to %s",
+                      (unsigned long)cfg->mmio_ipa, lp->name);
+        }
+    }
+    dev.ram = (struct virtq_ram){.ipa = lp->ram_ipa, .size = lp->ram_size, .host = (uintptr_t)lp->ram_pa};
+    dev.nports = cfg->nchan;
+    dev.nqueues = 2u * (cfg->nchan + 1u);
+    for (unsigned i = 0; i < dev.nqueues; i++) {
+        /* Receive queues (device -> driver): each port's first, and the control receiveq. */
+        dev.q[i].device_writes = i % 2u == 0;
+    }
+    for (unsigned i = 0; i < cfg->nchan; i++) {
+        const struct vbus_chan_config *cc = &cfg->chan[i];
+        struct partition *rp = cc->rtos;
+        struct region *r = region_of(rp);
+        if (r == NULL) {
+            if (rp == NULL || rp->vbus == NULL) {
+                hyp_panic("vbus: channel %s: its rtos partition has no V-Bus region", cc->name);
+            }
+            r = &dev.region[dev.nregions++];
+            r->part = rp;
+            r->hdr = rp->vbus; /* config_parse checked it lies in the partition's RAM */
+            r->rtos_aff = part_first_affinity(rp);
+            r->state = REGION_WAIT; /* part_setup wiped the RAM */
+        }
+        if (cc->name[0] == '\0' || cc->name[VBUS_NAME_SIZE - 1u] != '\0' || cc->index != r->nchan ||
+            (uint64_t)cc->chan_off + sizeof(struct vbus_chan) > rp->vbus_size ||
+            cc->chan_off % VBUS_ALIGN != 0 ||
+            !ring_fits(rp->vbus_size, cc->to_linux_off, cc->to_linux_size) ||
+            !ring_fits(rp->vbus_size, cc->to_rtos_off, cc->to_rtos_size)) {
+            hyp_panic("vbus: channel %u: its name, control block or rings do not fit its region", i);
+        }
+        struct port *p = &dev.port[i];
+        p->cfg = cc;
+        p->r = r;
+        p->local = r->nchan;
+        r->chan[r->nchan++] = (uint8_t)i;
+        uintptr_t base = (uintptr_t)r->hdr;
+        p->c = (struct vbus_chan *)(base + cc->chan_off);
+        p->to_linux = (struct vbus_ring *)(base + cc->to_linux_off);
+        p->to_rtos = (struct vbus_ring *)(base + cc->to_rtos_off);
+    }
+    dev.present = true;
+    mmio_register(lp, cfg->mmio_ipa, VIRTIO_MMIO_SIZE, vbus_mmio, NULL);
+    hyp_printf("rtmux: vbus: %u channels, virtio console at IPA 0x%lx (interrupt %u) in %s\n", cfg->nchan,
+               (unsigned long)cfg->mmio_ipa, cfg->intid, lp->name);
+}
