@@ -1167,7 +1167,7 @@ void vbus_init(void)
         p->to_rtos = (struct vbus_ring *)(base + cc->to_rtos_off);
     }
     dev.present = true;
-    mmio_register(lp, cfg->mmio_ipa, VIRTIO_MMIO_SIZE, vbus_mmio, NULL);
+    mmio_register(lp, "vbus", cfg->mmio_ipa, VIRTIO_MMIO_SIZE, vbus_mmio, NULL);
     hyp_printf("rtmux: vbus: %u channels, virtio console at IPA 0x%lx (interrupt %u) in %s\n", cfg->nchan,
                (unsigned long)cfg->mmio_ipa, cfg->intid, lp->name);
 }
