@@ -8,7 +8,8 @@ system, every physical address falls in one region with one expected outcome (`O
             synchronous external abort (devmem dies of SIGBUS: exit status 135), and counts it in the
             `refused or emulated: N aborts` line it prints when the partition stops;
   EMULATED  trapped and answered by the hypervisor's emulation (GIC distributor, the redistributor
-            window, the partition's PL011): exit status 0, no abort;
+            window, the partition's PL011, the V-Bus device's page when the system has channels; every
+            model reads an access it does not define as zero): exit status 0, no abort;
   MAPPED    the partition's own devices, mapped at stage 2 (QEMU answers, the hypervisor never sees it);
   LINUX     the partition's own RAM: Linux refuses the mapping itself (STRICT_DEVMEM; exit status 1);
   BEYOND_PA above the CPU's physical address range: the kernel's own fault (an address size fault,
@@ -118,6 +119,8 @@ class Map:
         areas.append(Area("redistributor region beyond the hypervisor's window",
                           b.Region(window.end, brd.gicr.end - window.end), Outcome.ABORT))  # fmt: skip
         areas.append(Area("pl011 (virtual)", brd.uart.regions[0], Outcome.EMULATED))
+        if system.vbus is not None and system.vbus.partition == part.name:
+            areas.append(Area("V-Bus device (virtual)", system.vbus.mmio, Outcome.EMULATED))
         # the partition's own devices (stage 2 maps them), then every other device of the board
         mine: set[str] = set()
         for assigned in part.devices:
@@ -267,6 +270,12 @@ class Map:
             out.append(Probe(f"GICR_TYPER.Processor_Number of CPU {cpu}", frame + 0x8, 64, 8, 0xFFFF, cpu))
         beyond = brd.gicr_frame(brd.cpus).base
         out.append(Probe("GICR_TYPER beyond the board", beyond + 0x8, 64, 0, (1 << 64) - 1, 0))
+        vbus = self.system.vbus
+        if vbus is not None and vbus.partition == self.part.name:
+            # virtio-mmio: MagicValue "virt", Version 2 (the modern interface), DeviceID 3 (console)
+            out.append(Probe("V-Bus MagicValue", vbus.mmio.base, 32, 0, 0xFFFF_FFFF, 0x7472_6976))
+            out.append(Probe("V-Bus Version", vbus.mmio.base + 0x4, 32, 0, 0xFFFF_FFFF, 2))
+            out.append(Probe("V-Bus DeviceID (console)", vbus.mmio.base + 0x8, 32, 0, 0xFFFF_FFFF, 3))
         for dev in self.part.devices:
             if dev.board_device == "pcie":
                 ecam = max(dev.mmio)  # the configuration space (ECAM), above 4 GiB on QEMU virt

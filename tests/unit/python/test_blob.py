@@ -126,8 +126,8 @@ def test_partition_fields_at_documented_offsets(
     assert struct.unpack_from("<3Q", data, rtos + 176) == (0x080A_0000, 0x080A_0000, 0x2_0000)  # its GICR
     assert data[rtos + 200 : rtos + 536] == bytes(336)  # no more devices, no seeds, no streams; fault: stop
     assert struct.unpack_from("<QII", data, rtos + 536) == (0x40FF_8000, 0x4000, 0)  # its console ring
-    # its V-Bus region (the default system's three channels: 40 KiB right below the DTB slot)
-    assert struct.unpack_from("<QII", data, rtos + 552) == (0x40DF_6000, 0xA000, 0)
+    # its V-Bus region (the default system's three channels: 40 KiB below its DTB slot)
+    assert struct.unpack_from("<QII", data, rtos + 552) == (0x40DF_6000, 40 * 1024, 0)
     assert data[rtos + 568 : rtos + 576] == bytes(8)
 
     assert struct.unpack_from("<I", data, linux + 32) == (2,)
@@ -146,6 +146,11 @@ def test_partition_fields_at_documented_offsets(
     assert data[linux + 536 : linux + 552] == bytes(16)  # no console ring
     assert struct.unpack_from("<QII", data, linux + 552) == (0x0A00_4000, 0x1000, 224)  # the V-Bus device
     assert data[linux + 568 : linux + 576] == bytes(8)
+    # the channel table: echo, telemetry, setpoint, served by partition 0
+    table = 128 + 2 * 576
+    names = [data[table + 64 * i : table + 64 * i + 32].rstrip(b"\0") for i in range(3)]
+    assert names == [b"echo", b"telemetry", b"setpoint"]
+    assert [struct.unpack_from("<I", data, table + 64 * i + 32)[0] for i in range(3)] == [0, 0, 0]
     assert blob.unpack(data).partitions[1].streams == (blob.StreamRange(0, 0x1_0000),)
 
 

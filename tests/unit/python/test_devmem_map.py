@@ -36,6 +36,10 @@ def board_map() -> Map:
         (0x0902_0010, 64, Outcome.ABORT),  # fw-cfg
         (0x0905_0000, 32, Outcome.ABORT),  # SMMU
         (0x0A00_3E00, 32, Outcome.ABORT),  # virtio-mmio.31
+        (0x0A00_3FFC, 64, Outcome.ABORT),  # crosses into the V-Bus page: the first page decides
+        (0x0A00_4000, 32, Outcome.EMULATED),  # the V-Bus device (MagicValue)
+        (0x0A00_4FFF, 8, Outcome.EMULATED),  # its page's last byte (registers use 0x200 of it)
+        (0x0A00_5000, 32, Outcome.ABORT),  # the hole after it
         (0x1000_0000, 32, Outcome.MAPPED),  # Linux's PCIe window
         (0x3EFF_FFFC, 64, Outcome.ABORT),  # PCIe I/O window's end crossing into the hole
         (0x4000_0000, 64, Outcome.ABORT),  # hypervisor

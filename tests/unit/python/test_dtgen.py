@@ -301,3 +301,10 @@ def test_doorbell_names_the_linux_boot_cpu(board_dtb: bytes) -> None:
     node = dtgen.vbus_region_node(cfg, cfg.partition("rtos"))
     assert node is not None and node.get_cells("rtmux,doorbell") == [14, 15, 0, 3]
     assert cfg.board.mpidr(17) == 0x101  # QEMU virt, GICv3: 16 CPUs per cluster
+
+
+def test_board_mpidr_is_the_dtb_cpu_reg(board_dtb: bytes, cfg: config.SystemConfig) -> None:
+    """The doorbell's MPIDR comes from Board.mpidr; QEMU's DTB writes the same value as each cpu's reg."""
+    cpus = fdt.parse(board_dtb).root.find("/cpus")
+    regs = {c.name: c.get_cells("reg")[-1] for c in cpus.children if c.basename == "cpu"}
+    assert regs == {f"cpu@{n:x}": cfg.board.mpidr(n) for n in range(cfg.board.cpus)}

@@ -144,7 +144,7 @@ def damaged(data: bytes, offset: int, value: bytes) -> bytes:
     [
         ("bad magic", "no configuration blob after the hypervisor image"),
         ("bad crc", "CRC mismatch"),
-        ("truncated", "configuration blob truncated: 1472 bytes announced, 1100 present"),
+        ("truncated", "configuration blob truncated: 1472 bytes announced, 1100 present"),  # 3 channels
         ("newer major", "configuration blob revision 3.2; this hypervisor reads 2.x"),
         ("layout", "layout not understood"),
         ("outside ram", "partition linux: RAM 0x70000000+0x20000000 is outside the board's RAM"),
