@@ -123,7 +123,11 @@ void gic_disable(unsigned intid)
 
 void gic_send_sgi_self(unsigned sgi)
 {
-    uint64_t aff = arch_mpidr_affinity();
+    gic_send_sgi(arch_mpidr_affinity(), sgi);
+}
+
+void gic_send_sgi(uint64_t aff, unsigned sgi)
+{
     /* TargetList bit Aff0 (Aff0 < 16 on QEMU virt), Aff1..3, INTID. */
     uint64_t v = (1ull << (MPIDR_AFF0(aff) % ICC_SGI1R_TARGET_AFF0_MAX)) |
                  (MPIDR_AFF1(aff) << ICC_SGI1R_AFF1_SHIFT) |

@@ -61,6 +61,7 @@ void k_boot(const void *dtb, uint64_t entry_el)
     k_irq_init();
     k_time_init();
     k_bootargs_init(dtb);
+    k_chan_init(dtb);
     if (rt_thread_create(&idle_thread, "idle", idle_entry, NULL, idle_stack, sizeof(idle_stack),
                          RT_PRIO_MIN) != RT_OK ||
         rt_thread_create(&main_thread, "main", main_entry, NULL, main_stack, sizeof(main_stack),

@@ -22,6 +22,7 @@
 #define K_MAGIC_MUTEX  0x4d757478u /* "Mutx" */
 #define K_MAGIC_MSGQ   0x4d736751u /* "MsgQ" */
 #define K_MAGIC_EVENT  0x45766e74u /* "Evnt" */
+#define K_MAGIC_CHAN   0x4368616eu /* "Chan" */
 
 /*
  * K_ASSERT(cond): an invariant the kernel relies on. With K_ASSERTS=1 (the selftest image and the host
@@ -170,12 +171,19 @@ void k_halt(uint64_t syndrome) __attribute__((noreturn));
 void k_irq_init(void);
 void k_irq_dispatch(void);
 
+/* V-Bus channels (chan.c): found in the DTB's /rtmux-vbus (none without it), the region initialised and
+ * the doorbell attached; before the first thread runs. */
+void k_chan_init(const void *dtb);
+
 /* Boot arguments (boot.c) */
 void k_bootargs_init(const void *dtb);
 /* FDT (lib/fdt.c): /chosen/bootargs, or NULL. */
 const char *k_fdt_bootargs(const void *dtb);
 /* FDT: the value of property `name` of /chosen and its length, or NULL. */
 const void *k_fdt_chosen(const void *dtb, const char *name, uint32_t *len);
+/* FDT: the value of property `name` of the node at `path` ("/a/b@1": full node names from the root) and
+ * its length, or NULL (no such node or property, or a malformed blob). */
+const void *k_fdt_prop(const void *dtb, const char *path, const char *name, uint32_t *len);
 
 /* Interrupt entry (sched.c) and fault reporting (fault.c), called from vectors.S; boot (boot.c) */
 void k_irq_entry(void);

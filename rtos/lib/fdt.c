@@ -1,6 +1,7 @@
 /*
- * Just enough of a flattened-device-tree reader to find properties of /chosen (devicetree specification
- * v0.4, chapter 5: big-endian header, structure block of tokens, strings block).
+ * Just enough of a flattened-device-tree reader to find a property of a node by its path (devicetree
+ * specification v0.4, chapter 5: big-endian header, structure block of tokens, strings block). Every
+ * offset and length is checked against the blob's own sizes before it is followed.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -34,10 +35,29 @@ static size_t align4(size_t n)
     return (n + 3u) & ~(size_t)3u;
 }
 
-const void *k_fdt_chosen(const void *dtb, const char *want, uint32_t *out_len)
+/* Whether `name` (NUL-terminated) is the path component at `comp` (ended by '/' or NUL). */
+static int component_is(const char *comp, const char *name)
+{
+    while (*name != '\0' && *comp == *name) {
+        comp++;
+        name++;
+    }
+    return *name == '\0' && (*comp == '/' || *comp == '\0');
+}
+
+/* The path component after the one at `comp`, or NULL after the last. */
+static const char *next_component(const char *comp)
+{
+    while (*comp != '/' && *comp != '\0') {
+        comp++;
+    }
+    return *comp == '/' ? comp + 1 : NULL;
+}
+
+const void *k_fdt_prop(const void *dtb, const char *path, const char *want, uint32_t *out_len)
 {
     const uint8_t *base = dtb;
-    if (((uintptr_t)dtb & 3u) != 0 || be32(base) != FDT_MAGIC) {
+    if (dtb == NULL || ((uintptr_t)dtb & 3u) != 0 || be32(base) != FDT_MAGIC || path[0] != '/') {
         return NULL;
     }
     uint32_t total = be32(base + 4);
@@ -49,8 +69,11 @@ const void *k_fdt_chosen(const void *dtb, const char *want, uint32_t *out_len)
     }
     const uint8_t *p = base + off_struct;
     const uint8_t *end = p + size_struct;
-    int depth = 0;
-    int in_chosen = 0;
+    /* The root node is depth 1; nodes at depth <= matched lie on the path, and `comp` is the component a
+     * node at depth matched + 1 must have to extend the match (NULL: the path's node is reached). */
+    const char *comp = path[1] != '\0' ? path + 1 : NULL;
+    int depth = 0, matched = 0;
+    const char *stack[16]; /* the component each matched depth continues with */
     while (p + 4 <= end) {
         uint32_t tok = be32(p);
         p += 4;
@@ -60,12 +83,25 @@ const void *k_fdt_chosen(const void *dtb, const char *want, uint32_t *out_len)
             while (p + n < end && name[n] != '\0') {
                 n++;
             }
+            if (p + n >= end) {
+                return NULL;
+            }
             depth++;
-            in_chosen = depth == 2 && streq(name, "chosen");
+            if (depth == 1 && matched == 0) {
+                matched = 1; /* the root: every path starts there */
+                stack[0] = comp;
+            } else if (depth == matched + 1 && comp != NULL && matched < 16 && component_is(comp, name)) {
+                stack[matched] = comp;
+                matched++;
+                comp = next_component(comp);
+            }
             p += align4(n + 1);
         } else if (tok == FDT_END_NODE) {
+            if (depth == matched && matched > 0) {
+                matched--;
+                comp = stack[matched];
+            }
             depth--;
-            in_chosen = 0;
         } else if (tok == FDT_PROP) {
             if (p + 8 > end) {
                 return NULL;
@@ -73,8 +109,11 @@ const void *k_fdt_chosen(const void *dtb, const char *want, uint32_t *out_len)
             uint32_t len = be32(p);
             uint32_t nameoff = be32(p + 4);
             p += 8;
-            if (in_chosen && off_strings + nameoff < total &&
-                streq((const char *)base + off_strings + nameoff, want) && p + len <= end) {
+            if (len > (size_t)(end - p)) {
+                return NULL;
+            }
+            if (depth == matched && comp == NULL && nameoff < total - off_strings &&
+                streq((const char *)base + off_strings + nameoff, want)) {
                 *out_len = len;
                 return p;
             }
@@ -86,6 +125,11 @@ const void *k_fdt_chosen(const void *dtb, const char *want, uint32_t *out_len)
         }
     }
     return NULL;
+}
+
+const void *k_fdt_chosen(const void *dtb, const char *want, uint32_t *out_len)
+{
+    return k_fdt_prop(dtb, "/chosen", want, out_len);
 }
 
 const char *k_fdt_bootargs(const void *dtb)

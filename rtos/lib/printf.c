@@ -106,6 +106,10 @@ const char *rt_strerror(int status)
         return "busy";
     case RT_EOVERRUN:
         return "overrun";
+    case RT_ENOTCONN:
+        return "not connected";
+    case RT_ENOENT:
+        return "no such channel";
     default:
         return "unknown status";
     }

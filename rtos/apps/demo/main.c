@@ -5,6 +5,12 @@
  * prints a latmus RTD| line every second. At the default 1 ms monitor period the control step runs in
  * the monitor's sampler (one timer; see rt_main). Runs until QEMU is stopped.
  *
+ * V-Bus channels (inside rtmux, when the configuration has them; none bare metal):
+ *  - echo: every byte a Linux program writes to /dev/virtio-ports/echo comes back (rtmux-ping's far end);
+ *  - telemetry: the logger's line, once a second, while a Linux program has the port open;
+ *  - setpoint: a number of millimetres per line ("7", "-2.5") holds the motor there; "auto" (or an
+ *    empty line) gives it back the square wave.
+ *
  * Boot arguments: latmon=0 turns the latency monitor off; period_us sets the monitor's period;
  * cpu1=spin|copy|tick puts a reference load on the second CPU (bare metal only, rtos/cpuload.h).
  */
@@ -13,8 +19,12 @@
 #include "rtos/rtos.h"
 
 #define CONTROL_PRIO   200
+#define SETPOINT_PRIO  40
+#define ECHO_PRIO      30
 #define LOGGER_PRIO    20
 #define CONTROL_PERIOD RT_MSEC(1)
+/* How long the logger waits for room on telemetry before it gives up a line (said in its output). */
+#define TELEMETRY_WAIT RT_MSEC(100)
 
 /* Code and read-only data never change: their checksum, reported every second, shows that nothing
  * outside (Linux, a DMA-capable device) wrote into the rtos partition. */
@@ -39,9 +49,16 @@ struct status {
     int32_t max_jitter_ns;
 };
 
-static rt_thread_t control, logger;
+static rt_thread_t control, logger, echo, setpoint;
 RT_STACK_DEFINE(control_stack, 8192);
 RT_STACK_DEFINE(logger_stack, 8192);
+RT_STACK_DEFINE(echo_stack, 8192);
+RT_STACK_DEFINE(setpoint_stack, 8192);
+
+/* The set-point a Linux program asked for on the setpoint channel, in micrometres; SETPOINT_AUTO: the
+ * square wave. Written by the setpoint thread, read by the control step (one aligned word). */
+#define SETPOINT_AUTO INT32_MIN
+static volatile int32_t setpoint_um = SETPOINT_AUTO;
 static rt_msgq_t status_q;
 RT_MSGQ_STORAGE_DEFINE(status_storage, sizeof(struct status), 4);
 
@@ -61,7 +78,10 @@ static void control_step(int64_t wake_ns, uint64_t missed, void *arg)
     ctl.worst = wake_ns > ctl.worst ? wake_ns : ctl.worst;
     ctl.st.cycle++;
     ctl.st.overruns += missed;
-    double target = (ctl.st.cycle / 2000u) % 2u ? 0.010 : 0.0; /* 10 mm step every 2 s */
+    int32_t asked = setpoint_um;
+    double target = asked != SETPOINT_AUTO        ? (double)asked * 1e-6
+                    : (ctl.st.cycle / 2000u) % 2u ? 0.010
+                                                  : 0.0; /* 10 mm step every 2 s */
     double err = target - ctl.x;
     ctl.integ += err * dt;
     double u = kp * err + ki * ctl.integ - kd * ctl.v;
@@ -90,24 +110,165 @@ static void control_entry(void *arg)
     }
 }
 
+/* Opens a V-Bus channel of the demo, or says why it is not served (bare metal: there are none). */
+static rt_chan_t *open_channel(const char *name)
+{
+    rt_chan_t *ch = NULL;
+    int rc = rt_chan_open(name, &ch);
+    if (rc != RT_OK) {
+        rt_printf("demo: channel %s not served: %s\n", name, rt_strerror(rc));
+        return NULL;
+    }
+    return ch;
+}
+
+/* One line of telemetry, whole or not at all: while a Linux program has the port open, and the ring
+ * takes it within TELEMETRY_WAIT. Lines given up are counted and the count is sent with the next one. */
+static void publish(rt_chan_t *ch, const char *line, size_t n)
+{
+    static unsigned long skipped;
+    if (ch == NULL || !rt_chan_connected(ch)) {
+        return; /* nobody listens: nothing to send (not a loss) */
+    }
+    char note[48];
+    if (skipped > 0) {
+        int k = rt_snprintf(note, sizeof(note), "telemetry: %lu lines skipped (ring full)\n", skipped);
+        if (k > 0 && rt_chan_send(ch, note, (size_t)k, RT_NO_WAIT) == k) {
+            skipped = 0;
+        }
+    }
+    int rc = rt_chan_send(ch, line, n, TELEMETRY_WAIT);
+    if (rc != (int)n) {
+        skipped++;
+        if (rc > 0) {
+            /* A cut line: end it, so the next one starts on its own line. */
+            (void)rt_chan_send(ch, "\n", 1, TELEMETRY_WAIT);
+        }
+    }
+}
+
 static void logger_entry(void *arg)
 {
     (void)arg;
     struct status st;
-    char jit[24];
+    char jit[24], line[200];
     uint32_t boot_sum = image_checksum();
     rt_printf("demo: code+rodata checksum 0x%08x over %lu KiB\n", boot_sum,
               (unsigned long)((uintptr_t)(_rodata_end - _start) / 1024u));
+    rt_chan_t *telemetry = rt_chan_count() > 0 ? open_channel("telemetry") : NULL;
     for (;;) {
         if (rt_msgq_recv(&status_q, &st, RT_FOREVER) != RT_OK) {
             continue;
         }
         (void)rt_fmt_us(jit, sizeof(jit), st.max_jitter_ns);
         uint32_t sum = image_checksum();
-        rt_printf("demo: t=%lus control loop %lu cycles, %lu overruns, set-point %d mm, position %d um, "
-                  "worst wake-up %s us, checksum %s\n",
-                  (unsigned long)(st.cycle / 1000u), (unsigned long)st.cycle, (unsigned long)st.overruns,
-                  st.setpoint_mm, st.position_um, jit, sum == boot_sum ? "unchanged" : "CHANGED");
+        int n = rt_snprintf(line, sizeof(line),
+                            "t=%lus control loop %lu cycles, %lu overruns, set-point %d mm, position %d um, "
+                            "worst wake-up %s us, checksum %s\n",
+                            (unsigned long)(st.cycle / 1000u), (unsigned long)st.cycle,
+                            (unsigned long)st.overruns, st.setpoint_mm, st.position_um, jit,
+                            sum == boot_sum ? "unchanged" : "CHANGED");
+        rt_printf("demo: %s", line);
+        if (n > 0 && (size_t)n < sizeof(line)) {
+            publish(telemetry, line, (size_t)n);
+        }
+    }
+}
+
+/* The echo service: every byte read on the channel goes back on it, in order. Bytes that cannot go back
+ * because the program closed the port are the rtos's last words to it: dropped with the connection. */
+static void echo_entry(void *arg)
+{
+    (void)arg;
+    static uint8_t buf[4096];
+    rt_chan_t *ch = open_channel("echo");
+    while (ch != NULL) {
+        int n = rt_chan_recv(ch, buf, sizeof(buf), RT_FOREVER);
+        if (n <= 0) {
+            continue;
+        }
+        int sent = rt_chan_send(ch, buf, (size_t)n, RT_FOREVER);
+        if (sent != n && sent != RT_ENOTCONN) {
+            rt_printf("demo: echo: %d of %d bytes sent back: %s\n", sent < 0 ? 0 : sent, n,
+                      rt_strerror(sent < 0 ? sent : RT_ENOTCONN));
+        }
+    }
+}
+
+/* Parses "[-]digits[.digits]" millimetres (at most a metre; digits below a micrometre ignored) into
+ * micrometres; false if it is not that. */
+static bool parse_mm(const char *s, int32_t *um)
+{
+    bool neg = *s == '-';
+    if (*s == '-' || *s == '+') {
+        s++;
+    }
+    int32_t v = 0;
+    int32_t weight = 1000; /* of the next digit after the point */
+    bool point = false, any = false;
+    for (; *s != '\0'; s++) {
+        if (*s == '.' && !point) {
+            point = true;
+            continue;
+        }
+        if (*s < '0' || *s > '9') {
+            return false;
+        }
+        any = true;
+        if (!point) {
+            v = v * 10 + (*s - '0') * 1000;
+            if (v > 1000000) {
+                return false;
+            }
+        } else if (weight > 1) {
+            weight /= 10;
+            v += (*s - '0') * weight;
+        }
+    }
+    if (!any || v > 1000000) {
+        return false;
+    }
+    *um = neg ? -v : v;
+    return true;
+}
+
+/* The set-point service: one number of millimetres per line moves the motor; "auto" gives the square
+ * wave back. Each line is answered on the console. */
+static void setpoint_entry(void *arg)
+{
+    (void)arg;
+    char line[32];
+    size_t len = 0;
+    bool junk = false;
+    rt_chan_t *ch = open_channel("setpoint");
+    while (ch != NULL) {
+        char c;
+        if (rt_chan_recv(ch, &c, 1, RT_FOREVER) != 1) {
+            continue;
+        }
+        if (c != '\n' && c != '\r') {
+            if (len + 1u < sizeof(line)) {
+                line[len++] = c;
+            } else {
+                junk = true;
+            }
+            continue;
+        }
+        line[len] = '\0';
+        int32_t um = 0;
+        if (!junk && (len == 0 ||
+                      (len == 4 && line[0] == 'a' && line[1] == 'u' && line[2] == 't' && line[3] == 'o'))) {
+            setpoint_um = SETPOINT_AUTO;
+            rt_printf("demo: set-point: square wave\n");
+        } else if (!junk && parse_mm(line, &um)) {
+            setpoint_um = um;
+            rt_printf("demo: set-point: %d um\n", (int)um);
+        } else {
+            rt_printf("demo: set-point: '%s' is not a number of millimetres or 'auto'\n",
+                      junk ? "(too long)" : line);
+        }
+        len = 0;
+        junk = false;
     }
 }
 
@@ -119,6 +280,11 @@ void rt_main(void)
     (void)rt_msgq_init(&status_q, status_storage, sizeof(struct status), 4);
     (void)rt_thread_create(&logger, "logger", logger_entry, NULL, logger_stack, sizeof(logger_stack),
                            LOGGER_PRIO);
+    if (rt_chan_count() > 0) {
+        (void)rt_thread_create(&echo, "echo", echo_entry, NULL, echo_stack, sizeof(echo_stack), ECHO_PRIO);
+        (void)rt_thread_create(&setpoint, "setpoint", setpoint_entry, NULL, setpoint_stack,
+                               sizeof(setpoint_stack), SETPOINT_PRIO);
+    }
     bool latmon = rt_bootarg_u64("latmon", 1) != 0;
     rt_time_t period = RT_USEC(rt_bootarg_u64("period_us", 1000));
     /*

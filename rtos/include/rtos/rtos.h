@@ -4,6 +4,7 @@
 #ifndef RTOS_RTOS_H
 #define RTOS_RTOS_H
 
+#include "rtos/chan.h"
 #include "rtos/console.h"
 #include "rtos/irq.h"
 #include "rtos/msgq.h"

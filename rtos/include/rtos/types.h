@@ -28,6 +28,8 @@ enum rt_status {
     RT_EOVERFLOW = -6,   /* a counter would exceed its maximum */
     RT_EBUSY = -7,       /* the object is in use (e.g. re-creating a live thread) */
     RT_EOVERRUN = -8,    /* a periodic release point was missed */
+    RT_ENOTCONN = -9,    /* a channel has no Linux program connected */
+    RT_ENOENT = -10,     /* no such channel (or no V-Bus at all: bare metal) */
 };
 
 /* Short constant text for a status code, for diagnostics. */

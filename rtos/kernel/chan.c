@@ -1,0 +1,345 @@
+/*
+ * V-Bus channels (rtos/chan.h): the threads' API over the rtos's end of each channel
+ * (drivers/vbus_ep.c) and the doorbells (drivers/vbus.c).
+ *
+ * Locking: every channel's state, and the shared ring indices the rtos owns, change only under the
+ * kernel lock (the doorbell handler runs with interrupts masked, which is the same lock). Waiting: one
+ * wait queue for every thread waiting on any channel; each doorbell from the hypervisor (bytes arrived,
+ * room freed, a connection changed) and each close wakes them all, and each looks again at what it waits
+ * for. Waiters are few (one or two threads per channel), so this costs less than a queue per condition
+ * and lets one thread wait on several channels.
+ */
+#include "rtos/chan.h"
+
+#include "../drivers/vbus.h"
+#include "../drivers/vbus_ep.h"
+#include "arch/cpu.h"
+#include "kernel.h"
+#include "lib/string.h"
+#include "rtos/console.h"
+
+struct rt_chan {
+    uint32_t magic;
+    bool opened;
+    unsigned latched; /* RT_CHAN_CONNECT / RT_CHAN_DISCONNECT not reported yet */
+    struct vbus_ep ep;
+    char name[VBUS_NAME_SIZE];
+};
+
+static struct rt_chan chans[VBUS_MAX_CHANNELS];
+static unsigned nchans;
+static struct vbus_region *region;
+static struct k_waitq waiters;
+static struct vbus_dt dt; /* only read at start-up; static for its size */
+
+/* Lock held. */
+static void kick(bool ring)
+{
+    if (ring) {
+        vbus_kick();
+    }
+}
+
+/* Acts on a new connection state of c, if any (lock held). */
+static void sync(struct rt_chan *c)
+{
+    bool ring = false;
+    unsigned ev = vbus_ep_sync(&c->ep, &ring);
+    c->latched |= ((ev & VBUS_EV_CONNECT) ? RT_CHAN_CONNECT : 0u) |
+                  ((ev & VBUS_EV_DISCONNECT) ? RT_CHAN_DISCONNECT : 0u);
+    kick(ring);
+}
+
+static void wake_all(void)
+{
+    rt_thread_t *t;
+    while ((t = k_waitq_first(&waiters)) != NULL) {
+        k_wake(t, RT_OK);
+    }
+}
+
+/* The hypervisor rang (interrupt context: the lock is held). */
+static void doorbell(unsigned intid, void *arg)
+{
+    (void)intid;
+    (void)arg;
+    uint32_t bits = vbus_take_pending(region);
+    for (unsigned i = 0; i < nchans; i++) {
+        if ((bits >> i) & 1u) {
+            sync(&chans[i]);
+        }
+    }
+    if (bits != 0) {
+        wake_all();
+        k_reschedule();
+    }
+}
+
+void k_chan_init(const void *dtb)
+{
+    if (vbus_dt_read(dtb, &dt) <= 0) {
+        return; /* bare metal (or a malformed node, reported): no channel; every open fails */
+    }
+    k_waitq_init(&waiters);
+    region = dt.region;
+    for (unsigned i = 0; i < dt.nchan; i++) {
+        const struct vbus_dt_chan *d = &dt.chan[i];
+        struct rt_chan *c = &chans[i];
+        vbus_ep_init(&c->ep, region, i, d->chan_off, d->to_linux_off, d->to_linux_size, d->to_rtos_off,
+                     d->to_rtos_size);
+        memcpy(c->name, d->name, sizeof(c->name));
+        c->magic = K_MAGIC_CHAN;
+    }
+    int rc = vbus_doorbell_attach(&dt, doorbell, NULL);
+    if (rc != RT_OK) {
+        rt_printf("vbus: doorbell SGI %u not attached (%s); no channel\n", dt.sgi_to_rtos, rt_strerror(rc));
+        return;
+    }
+    /* The RAM was wiped before this start: the region holds zeros until the magic says it is in use. */
+    vbus_region_start(region, dt.nchan);
+    nchans = dt.nchan;
+    kick(vbus_ring_hyp(region, (uint32_t)((1ull << nchans) - 1u)));
+}
+
+static bool chan_ok(const rt_chan_t *c)
+{
+    return c != NULL && c >= chans && c < chans + nchans && c->magic == K_MAGIC_CHAN && c->opened;
+}
+
+int rt_chan_open(const char *name, rt_chan_t **out)
+{
+    if (name == NULL || out == NULL) {
+        return RT_EINVAL;
+    }
+    uint64_t f = k_lock();
+    int ret = RT_ENOENT;
+    for (unsigned i = 0; i < nchans; i++) {
+        struct rt_chan *c = &chans[i];
+        size_t n = strlen(name);
+        if (n + 1u > sizeof(c->name) || memcmp(c->name, name, n + 1u) != 0) {
+            continue;
+        }
+        if (c->opened) {
+            ret = RT_EBUSY;
+            break;
+        }
+        bool ring = false;
+        c->opened = true;
+        c->latched = 0;
+        vbus_ep_open(&c->ep, &ring);
+        kick(ring);
+        *out = c;
+        ret = RT_OK;
+        break;
+    }
+    k_unlock(f);
+    return ret;
+}
+
+int rt_chan_close(rt_chan_t *c)
+{
+    uint64_t f = k_lock();
+    if (!chan_ok(c)) {
+        k_unlock(f);
+        return RT_EINVAL;
+    }
+    bool ring = false;
+    vbus_ep_close(&c->ep, &ring);
+    kick(ring);
+    c->opened = false;
+    wake_all(); /* a waiter on it returns RT_EINVAL */
+    k_reschedule();
+    k_unlock(f);
+    return RT_OK;
+}
+
+/* The deadline of a wait that may block, once per call (a wake-up that finds nothing blocks again until
+ * the same deadline). */
+static uint64_t deadline_of(rt_time_t timeout)
+{
+    return timeout == RT_NO_WAIT ? 0 : k_deadline(timeout);
+}
+
+/* Blocks on the channel wait queue until `deadline` (lock held): RT_OK when woken, RT_ETIMEDOUT. */
+static int wait_until(uint64_t deadline)
+{
+    if (deadline != K_TICKS_NEVER && arch_counter() >= deadline) {
+        return RT_ETIMEDOUT;
+    }
+    return k_block(&waiters, deadline);
+}
+
+int rt_chan_send(rt_chan_t *c, const void *buf, size_t len, rt_time_t timeout)
+{
+    if ((buf == NULL && len != 0) || len > INT32_MAX) {
+        return RT_EINVAL;
+    }
+    if (!k_can_block(timeout)) {
+        return RT_EPERM;
+    }
+    uint64_t deadline = deadline_of(timeout);
+    size_t done = 0;
+    int ret;
+    uint64_t f = k_lock();
+    for (;;) {
+        if (!chan_ok(c)) {
+            ret = done > 0 ? (int)done : RT_EINVAL;
+            break;
+        }
+        sync(c);
+        if (!vbus_ep_connected(&c->ep)) {
+            ret = done > 0 ? (int)done : RT_ENOTCONN;
+            break;
+        }
+        bool ring = false;
+        done += vbus_ep_write(&c->ep, (const uint8_t *)buf + done, (uint32_t)(len - done), &ring);
+        kick(ring);
+        if (done == len) {
+            ret = (int)len;
+            break;
+        }
+        int rc = timeout == RT_NO_WAIT ? RT_EWOULDBLOCK : wait_until(deadline);
+        if (rc != RT_OK) {
+            ret = done > 0 ? (int)done : rc;
+            break;
+        }
+    }
+    k_unlock(f);
+    return ret;
+}
+
+int rt_chan_recv(rt_chan_t *c, void *buf, size_t len, rt_time_t timeout)
+{
+    if ((buf == NULL && len != 0) || len > INT32_MAX) {
+        return RT_EINVAL;
+    }
+    if (!k_can_block(timeout)) {
+        return RT_EPERM;
+    }
+    uint64_t deadline = deadline_of(timeout);
+    int ret;
+    uint64_t f = k_lock();
+    for (;;) {
+        if (!chan_ok(c)) {
+            ret = RT_EINVAL;
+            break;
+        }
+        sync(c);
+        bool ring = false;
+        uint32_t n = vbus_ep_read(&c->ep, buf, (uint32_t)len, &ring);
+        kick(ring);
+        if (n > 0 || len == 0) {
+            ret = (int)n;
+            break;
+        }
+        int rc = timeout == RT_NO_WAIT ? RT_EWOULDBLOCK : wait_until(deadline);
+        if (rc != RT_OK) {
+            ret = rc;
+            break;
+        }
+    }
+    k_unlock(f);
+    return ret;
+}
+
+/* c's conditions now (lock held, c synced). */
+static unsigned conditions(const struct rt_chan *c)
+{
+    return (vbus_ep_readable(&c->ep) > 0 ? RT_CHAN_READABLE : 0u) |
+           (vbus_ep_room(&c->ep) > 0 ? RT_CHAN_WRITABLE : 0u) | c->latched;
+}
+
+int rt_chan_wait(rt_chan_t *const list[], unsigned n, unsigned want, unsigned ready[], rt_time_t timeout)
+{
+    const unsigned all = RT_CHAN_READABLE | RT_CHAN_WRITABLE | RT_CHAN_CONNECT | RT_CHAN_DISCONNECT;
+    if (list == NULL || ready == NULL || n == 0 || n > VBUS_MAX_CHANNELS || want == 0 || (want & ~all) != 0) {
+        return RT_EINVAL;
+    }
+    if (!k_can_block(timeout)) {
+        return RT_EPERM;
+    }
+    uint64_t deadline = deadline_of(timeout);
+    int ret;
+    uint64_t f = k_lock();
+    for (;;) {
+        int count = 0;
+        for (unsigned i = 0; i < n && count >= 0; i++) {
+            struct rt_chan *c = list[i];
+            if (!chan_ok(c)) {
+                count = RT_EINVAL;
+                break;
+            }
+            sync(c);
+            ready[i] = conditions(c) & want;
+            count += ready[i] != 0 ? 1 : 0;
+        }
+        if (count != 0) {
+            if (count > 0) {
+                for (unsigned i = 0; i < n; i++) {
+                    list[i]->latched &= ~ready[i]; /* the events reported */
+                }
+            }
+            ret = count;
+            break;
+        }
+        int rc = timeout == RT_NO_WAIT ? RT_EWOULDBLOCK : wait_until(deadline);
+        if (rc != RT_OK) {
+            ret = rc;
+            break;
+        }
+    }
+    k_unlock(f);
+    return ret;
+}
+
+bool rt_chan_connected(rt_chan_t *c)
+{
+    uint64_t f = k_lock();
+    bool on = false;
+    if (chan_ok(c)) {
+        sync(c);
+        on = vbus_ep_connected(&c->ep);
+    }
+    k_unlock(f);
+    return on;
+}
+
+unsigned rt_chan_events(rt_chan_t *c)
+{
+    uint64_t f = k_lock();
+    unsigned ev = 0;
+    if (chan_ok(c)) {
+        sync(c);
+        ev = c->latched;
+        c->latched = 0;
+    }
+    k_unlock(f);
+    return ev;
+}
+
+int rt_chan_stats(rt_chan_t *c, struct rt_chan_stats *out)
+{
+    if (out == NULL) {
+        return RT_EINVAL;
+    }
+    uint64_t f = k_lock();
+    if (!chan_ok(c)) {
+        k_unlock(f);
+        return RT_EINVAL;
+    }
+    const struct vbus_ep_stats *s = &c->ep.stats;
+    *out = (struct rt_chan_stats){s->sent_bytes, s->sent_msgs, s->received_bytes, s->received_msgs,
+                                  s->full,       s->discarded, s->connects,       s->disconnects};
+    k_unlock(f);
+    return RT_OK;
+}
+
+const char *rt_chan_name(const rt_chan_t *c)
+{
+    return c != NULL && c >= chans && c < chans + nchans ? c->name : "?";
+}
+
+unsigned rt_chan_count(void)
+{
+    return nchans;
+}
