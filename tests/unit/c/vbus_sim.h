@@ -137,10 +137,11 @@ void gicv3_send_sgi(uint64_t aff, unsigned sgi)
 
 static struct mmio_region sim_mmio;
 
-void mmio_register(struct partition *p, uint64_t ipa, uint64_t size, mmio_handler_t handler, void *ctx)
+void mmio_register(struct partition *p, const char *name, uint64_t ipa, uint64_t size, mmio_handler_t handler,
+                   void *ctx)
 {
     (void)p;
-    sim_mmio = (struct mmio_region){ipa, size, handler, ctx};
+    sim_mmio = (struct mmio_region){ipa, size, handler, ctx, name, 0};
 }
 
 static uint8_t *sim_map_guarded(size_t size)
