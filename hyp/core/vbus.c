@@ -42,6 +42,7 @@
  * 64 writes of up to 32 KiB in flight. */
 #define VBUS_QUEUE_MAX 64u
 #define VBUS_QUEUES    (2u * (VBUS_MAX_CHANNELS + 1u))
+#define VBUS_MMIO_PAGE 0x1000u     /* the device's IPA page (4 KiB, the stage-2 granule) */
 #define VBUS_VENDOR    0x584d5452u /* "RTMX" read as a little-endian word */
 #define VBUS_FEATURES  ((1ull << VIRTIO_F_VERSION_1) | (1ull << VIRTIO_CONSOLE_F_MULTIPORT))
 #define STATUS_BITS                                                               \
@@ -1123,7 +1124,7 @@ void vbus_init(void)
     }
     for (unsigned d = 0; d < lp->ndev; d++) {
         if (cfg->mmio_ipa < lp->dev[d].ipa + lp->dev[d].size &&
-            lp->dev[d].ipa < cfg->mmio_ipa + VIRTIO_MMIO_SIZE) {
+            lp->dev[d].ipa < cfg->mmio_ipa + VBUS_MMIO_PAGE) {
             hyp_panic("vbus: the device at IPA 0x%lx lies in a range passed through to %s",
                       (unsigned long)cfg->mmio_ipa, lp->name);
         }
@@ -1167,7 +1168,10 @@ void vbus_init(void)
         p->to_rtos = (struct vbus_ring *)(base + cc->to_rtos_off);
     }
     dev.present = true;
-    mmio_register(lp, "vbus", cfg->mmio_ipa, VIRTIO_MMIO_SIZE, vbus_mmio, NULL);
+    /* The whole page is the device's (the tools reserve it, and stage 2 maps no less): past the register
+     * window and the configuration space it reads as zero and ignores writes, like the configuration
+     * space's unused bytes. */
+    mmio_register(lp, "vbus", cfg->mmio_ipa, VBUS_MMIO_PAGE, vbus_mmio, NULL);
     hyp_printf("rtmux: vbus: %u channels, virtio console at IPA 0x%lx (interrupt %u) in %s\n", cfg->nchan,
                (unsigned long)cfg->mmio_ipa, cfg->intid, lp->name);
 }

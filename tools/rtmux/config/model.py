@@ -296,7 +296,7 @@ class VbusDevice:
     """The V-Bus's virtio-mmio console device in the Linux partition (emulated by the hypervisor)."""
 
     partition: str  # the Linux partition's name
-    mmio: Region  # its register page, an IPA range (VIRTIO_MMIO_USED bytes of it are registers)
+    mmio: Region  # its register page, an IPA range (its first board.VIRTIO_MMIO_SIZE bytes are registers)
     intid: int  # its interrupt as Linux sees it (an SPI, virtual)
 
 
