@@ -27,6 +27,7 @@
  */
 #include "hyp/vbus.h"
 
+#include "arch/cpu.h"
 #include "arch/spinlock.h"
 #include "arch/vgic.h"
 #include "drivers/gicv3.h"
@@ -47,10 +48,10 @@
 #define STATUS_BITS                                                               \
     (VIRTIO_STATUS_ACKNOWLEDGE | VIRTIO_STATUS_DRIVER | VIRTIO_STATUS_DRIVER_OK | \
      VIRTIO_STATUS_FEATURES_OK | VIRTIO_STATUS_DEVICE_NEEDS_RESET | VIRTIO_STATUS_FAILED)
-/* Violations logged one by one; after these, one line per 1000 (a guest resetting and breaking the device
- * in a loop must not flood the shared console). */
-#define LOG_BREAKS 10u
-#define NO_QUEUE   (~0u)
+/* Violations logged: a burst of LOG_BURST, then one a second (a guest resetting and breaking the device
+ * in a loop must not flood the shared console); the count in each line says how many there were. */
+#define LOG_BURST 16u
+#define NO_QUEUE  (~0u)
 
 /* Control messages waiting for a control receive buffer, per port, sent in this order. */
 #define PEND_ADD  0x1u
@@ -141,6 +142,24 @@ static void epoch_change(struct port *p);
 static void drop_held(struct port *p);
 static void tx_flush(struct port *p);
 
+/* A token bucket of LOG_BURST lines, one token back per second of the counter. */
+static bool log_allowed(void)
+{
+    static unsigned used;
+    static uint64_t stamp;
+    uint64_t period = arch_counter_hz();
+    uint64_t earned = period != 0 ? (arch_counter() - stamp) / period : 0;
+    if (earned > 0) {
+        used = earned >= used ? 0 : used - (unsigned)earned;
+        stamp += earned * period;
+    }
+    if (used >= LOG_BURST) {
+        return false;
+    }
+    used++;
+    return true;
+}
+
 /* What Linux gave is wrong: NEEDS_RESET, the configuration-change interrupt, one log line, and every port
  * closed for the rtos (the device does nothing more until Linux resets it). */
 static void violation(unsigned queue, const char *why)
@@ -159,7 +178,7 @@ static void violation(unsigned queue, const char *why)
     } else {
         dev.ctrl_errors++;
     }
-    if (dev.breaks <= LOG_BREAKS || dev.breaks % 1000u == 0) {
+    if (log_allowed()) {
         char where[24] = "registers";
         if (queue != NO_QUEUE) {
             (void)hyp_snprintf(where, sizeof(where), "queue %u", queue);
@@ -169,6 +188,9 @@ static void violation(unsigned queue, const char *why)
     }
     for (unsigned i = 0; i < dev.nports; i++) {
         struct port *p = &dev.port[i];
+        if (p->held) {
+            p->stats.discarded += p->held_total - p->held_done;
+        }
         p->held = false; /* Linux gets its buffers back only by resetting the device */
         if (p->linux_open) {
             p->linux_open = false;
@@ -715,7 +737,10 @@ static void device_reset(void)
     dev.broken = false;
     for (unsigned i = 0; i < dev.nports; i++) {
         struct port *p = &dev.port[i];
-        p->held = false; /* Linux's buffers are gone with its rings */
+        if (p->held) {
+            p->stats.discarded += p->held_total - p->held_done; /* gone with Linux's rings */
+        }
+        p->held = false;
         p->ready = false;
         p->told_open = false;
         p->pend = 0;
