@@ -44,6 +44,7 @@
 #define VBUS_QUEUE_MAX 64u
 #define VBUS_QUEUES    (2u * (VBUS_MAX_CHANNELS + 1u))
 #define VBUS_VENDOR    0x584d5452u /* "RTMX" read as a little-endian word */
+#define VBUS_MMIO_PAGE 4096u       /* the device's page in the Linux partition (registers: its first 0x200) */
 #define VBUS_FEATURES  ((1ull << VIRTIO_F_VERSION_1) | (1ull << VIRTIO_CONSOLE_F_MULTIPORT))
 #define STATUS_BITS                                                               \
     (VIRTIO_STATUS_ACKNOWLEDGE | VIRTIO_STATUS_DRIVER | VIRTIO_STATUS_DRIVER_OK | \
@@ -981,8 +982,13 @@ static void reg_access(uint64_t off, bool write, uint64_t *val, unsigned size)
         return;
     }
     if (size != 4 || off % 4u != 0) {
-        violation(NO_QUEUE, "register access not 32-bit aligned");
-        *val = 0;
+        /* A driver uses 32-bit aligned accesses only (virtio 1.1, 4.2.2.2): another write is a violation;
+         * another read returns zero and changes nothing (reads have no effect here). */
+        if (write) {
+            violation(NO_QUEUE, "register write not 32-bit aligned");
+        } else {
+            *val = 0;
+        }
         return;
     }
     if (write) {
@@ -1148,7 +1154,7 @@ void vbus_init(void)
     }
     for (unsigned d = 0; d < lp->ndev; d++) {
         if (cfg->mmio_ipa < lp->dev[d].ipa + lp->dev[d].size &&
-            lp->dev[d].ipa < cfg->mmio_ipa + VIRTIO_MMIO_SIZE) {
+            lp->dev[d].ipa < cfg->mmio_ipa + VBUS_MMIO_PAGE) {
             hyp_panic("vbus: the device at IPA 0x%lx lies in a range passed through to %s",
                       (unsigned long)cfg->mmio_ipa, lp->name);
         }
@@ -1192,7 +1198,9 @@ void vbus_init(void)
         p->to_rtos = (struct vbus_ring *)(base + cc->to_rtos_off);
     }
     dev.present = true;
-    mmio_register(lp, cfg->mmio_ipa, VIRTIO_MMIO_SIZE, vbus_mmio, NULL);
+    /* The whole page (the blob's place for the device): what lies past the registers and the
+     * configuration space reads as zero and ignores writes, as on a virtio-mmio page of QEMU's. */
+    mmio_register(lp, cfg->mmio_ipa, VBUS_MMIO_PAGE, vbus_mmio, NULL);
     hyp_printf("rtmux: vbus: %u channels, virtio console at IPA 0x%lx (interrupt %u) in %s\n", cfg->nchan,
                (unsigned long)cfg->mmio_ipa, cfg->intid, lp->name);
 }
