@@ -27,6 +27,7 @@
  */
 #include "hyp/vbus.h"
 
+#include "arch/cpu.h"
 #include "arch/spinlock.h"
 #include "arch/vgic.h"
 #include "drivers/gicv3.h"
@@ -42,16 +43,16 @@
  * 64 writes of up to 32 KiB in flight. */
 #define VBUS_QUEUE_MAX 64u
 #define VBUS_QUEUES    (2u * (VBUS_MAX_CHANNELS + 1u))
-#define VBUS_MMIO_PAGE 0x1000u     /* the device's IPA page (4 KiB, the stage-2 granule) */
 #define VBUS_VENDOR    0x584d5452u /* "RTMX" read as a little-endian word */
+#define VBUS_MMIO_PAGE 4096u       /* the device's page in the Linux partition (registers: its first 0x200) */
 #define VBUS_FEATURES  ((1ull << VIRTIO_F_VERSION_1) | (1ull << VIRTIO_CONSOLE_F_MULTIPORT))
 #define STATUS_BITS                                                               \
     (VIRTIO_STATUS_ACKNOWLEDGE | VIRTIO_STATUS_DRIVER | VIRTIO_STATUS_DRIVER_OK | \
      VIRTIO_STATUS_FEATURES_OK | VIRTIO_STATUS_DEVICE_NEEDS_RESET | VIRTIO_STATUS_FAILED)
-/* Violations logged one by one; after these, one line per 1000 (a guest resetting and breaking the device
- * in a loop must not flood the shared console). */
-#define LOG_BREAKS 10u
-#define NO_QUEUE   (~0u)
+/* Violations logged: a burst of LOG_BURST, then one a second (a guest resetting and breaking the device
+ * in a loop must not flood the shared console); the count in each line says how many there were. */
+#define LOG_BURST 16u
+#define NO_QUEUE  (~0u)
 
 /* Control messages waiting for a control receive buffer, per port, sent in this order. */
 #define PEND_ADD  0x1u
@@ -142,6 +143,24 @@ static void epoch_change(struct port *p);
 static void drop_held(struct port *p);
 static void tx_flush(struct port *p);
 
+/* A token bucket of LOG_BURST lines, one token back per second of the counter. */
+static bool log_allowed(void)
+{
+    static unsigned used;
+    static uint64_t stamp;
+    uint64_t period = arch_counter_hz();
+    uint64_t earned = period != 0 ? (arch_counter() - stamp) / period : 0;
+    if (earned > 0) {
+        used = earned >= used ? 0 : used - (unsigned)earned;
+        stamp += earned * period;
+    }
+    if (used >= LOG_BURST) {
+        return false;
+    }
+    used++;
+    return true;
+}
+
 /* What Linux gave is wrong: NEEDS_RESET, the configuration-change interrupt, one log line, and every port
  * closed for the rtos (the device does nothing more until Linux resets it). */
 static void violation(unsigned queue, const char *why)
@@ -160,7 +179,7 @@ static void violation(unsigned queue, const char *why)
     } else {
         dev.ctrl_errors++;
     }
-    if (dev.breaks <= LOG_BREAKS || dev.breaks % 1000u == 0) {
+    if (log_allowed()) {
         char where[24] = "registers";
         if (queue != NO_QUEUE) {
             (void)hyp_snprintf(where, sizeof(where), "queue %u", queue);
@@ -170,6 +189,9 @@ static void violation(unsigned queue, const char *why)
     }
     for (unsigned i = 0; i < dev.nports; i++) {
         struct port *p = &dev.port[i];
+        if (p->held) {
+            p->stats.discarded += p->held_total - p->held_done;
+        }
         p->held = false; /* Linux gets its buffers back only by resetting the device */
         if (p->linux_open) {
             p->linux_open = false;
@@ -716,7 +738,10 @@ static void device_reset(void)
     dev.broken = false;
     for (unsigned i = 0; i < dev.nports; i++) {
         struct port *p = &dev.port[i];
-        p->held = false; /* Linux's buffers are gone with its rings */
+        if (p->held) {
+            p->stats.discarded += p->held_total - p->held_done; /* gone with Linux's rings */
+        }
+        p->held = false;
         p->ready = false;
         p->told_open = false;
         p->pend = 0;
@@ -957,8 +982,13 @@ static void reg_access(uint64_t off, bool write, uint64_t *val, unsigned size)
         return;
     }
     if (size != 4 || off % 4u != 0) {
-        violation(NO_QUEUE, "register access not 32-bit aligned");
-        *val = 0;
+        /* A driver uses 32-bit aligned accesses only (virtio 1.1, 4.2.2.2): another write is a violation;
+         * another read returns zero and changes nothing (reads have no effect here). */
+        if (write) {
+            violation(NO_QUEUE, "register write not 32-bit aligned");
+        } else {
+            *val = 0;
+        }
         return;
     }
     if (write) {
@@ -1168,9 +1198,8 @@ void vbus_init(void)
         p->to_rtos = (struct vbus_ring *)(base + cc->to_rtos_off);
     }
     dev.present = true;
-    /* The whole page is the device's (the tools reserve it, and stage 2 maps no less): past the register
-     * window and the configuration space it reads as zero and ignores writes, like the configuration
-     * space's unused bytes. */
+    /* The whole page (the blob's place for the device): what lies past the registers and the
+     * configuration space reads as zero and ignores writes, as on a virtio-mmio page of QEMU's. */
     mmio_register(lp, "vbus", cfg->mmio_ipa, VBUS_MMIO_PAGE, vbus_mmio, NULL);
     hyp_printf("rtmux: vbus: %u channels, virtio console at IPA 0x%lx (interrupt %u) in %s\n", cfg->nchan,
                (unsigned long)cfg->mmio_ipa, cfg->intid, lp->name);

@@ -12,7 +12,8 @@
  *    empty line) gives it back the square wave.
  *
  * Boot arguments: latmon=0 turns the latency monitor off; period_us sets the monitor's period;
- * cpu1=spin|copy|tick puts a reference load on the second CPU (bare metal only, rtos/cpuload.h).
+ * cpu1=spin|copy|tick puts a reference load on the second CPU (bare metal only, rtos/cpuload.h);
+ * echo_open_s=N opens the echo channel N seconds after the start (Linux may open its port first).
  */
 #include "rtos/cpuload.h"
 #include "rtos/latmon.h"
@@ -88,7 +89,7 @@ static void control_step(int64_t wake_ns, uint64_t missed, void *arg)
     ctl.v += (u - b * ctl.v) / m * dt;
     ctl.x += ctl.v * dt;
     if (ctl.st.cycle % 1000u == 0) {
-        ctl.st.setpoint_mm = (int32_t)(target * 1000.0);
+        ctl.st.setpoint_mm = (int32_t)(target * 1000.0 + (target < 0.0 ? -0.5 : 0.5)); /* nearest */
         ctl.st.position_um = (int32_t)(ctl.x * 1e6);
         ctl.st.max_jitter_ns = (int32_t)ctl.worst;
         ctl.worst = 0;
@@ -181,7 +182,14 @@ static void echo_entry(void *arg)
 {
     (void)arg;
     static uint8_t buf[4096];
+    uint64_t delay_s = rt_bootarg_u64("echo_open_s", 0);
+    if (delay_s > 0) {
+        (void)rt_sleep(RT_SEC(delay_s)); /* the port stays closed for Linux until then */
+    }
     rt_chan_t *ch = open_channel("echo");
+    if (ch != NULL && delay_s > 0) {
+        rt_printf("demo: echo opened after %lu s\n", (unsigned long)delay_s);
+    }
     while (ch != NULL) {
         int n = rt_chan_recv(ch, buf, sizeof(buf), RT_FOREVER);
         if (n <= 0) {
@@ -274,7 +282,7 @@ static void setpoint_entry(void *arg)
 
 void rt_main(void)
 {
-    static const char *const known[] = {"latmon", "period_us", "cpu1", NULL};
+    static const char *const known[] = {"latmon", "period_us", "cpu1", "echo_open_s", NULL};
     (void)rt_bootargs_check(known);
     rt_cpuload_start_from_bootargs("demo");
     (void)rt_msgq_init(&status_q, status_storage, sizeof(struct status), 4);

@@ -21,6 +21,10 @@ static inline uint64_t arch_counter(void)
 {
     return host_counter;
 }
+static inline uint64_t arch_counter_hz(void)
+{
+    return 62500000u; /* QEMU virt's */
+}
 static inline uint64_t arch_mpidr_affinity(void)
 {
     return 0;

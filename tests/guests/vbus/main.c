@@ -1,0 +1,407 @@
+/*
+ * A hostile driver of the V-Bus device: booted in the Linux partition's place beside the rtos demo
+ * (tests/system/configs/vbus-hostile.toml), it drives the hypervisor's virtio console the way Linux's
+ * driver does (probe, control messages, a round trip through the rtos's echo), then, one attack after
+ * the other, gives it bad rings or misuses its registers. After each attack it reads the device's
+ * status and interrupt status (DEVICE_NEEDS_RESET and the configuration interrupt must be set), resets
+ * the device, probes it again and makes a round trip: the device must work again. Every line it prints
+ * that a test matches holds figures it read from the device.
+ *
+ * Boot arguments: vbus=IPA of the device (default the board's V-Bus page), attacks=N (how many of the
+ * list below, default all).
+ */
+#include "guest.h"
+#include "lib/virtio.h"
+
+#define VBUS_DEFAULT_IPA 0x0a004000u
+#define QN               8u   /* entries of every queue */
+#define BUF              512u /* bytes of every buffer */
+#define MAX_QUEUES       16u  /* up to 7 ports */
+/* An IPA outside the guest's RAM: the rtos's RAM as a physical address (unmapped for this partition). */
+#define FOREIGN_IPA 0x48000000ull
+
+struct queue {
+    struct virtq_desc desc[QN] __attribute__((aligned(16)));
+    struct {
+        uint16_t flags, idx, ring[QN];
+    } avail __attribute__((aligned(4)));
+    struct {
+        uint16_t flags, idx;
+        struct virtq_used_elem ring[QN];
+    } used __attribute__((aligned(4)));
+    uint8_t buf[QN][BUF] __attribute__((aligned(8)));
+    uint16_t avail_idx, last_used;
+};
+
+static struct queue q[MAX_QUEUES];
+static uintptr_t dev;
+static unsigned nports, nqueues;
+
+static uint32_t rd(uint32_t off)
+{
+    return *(volatile uint32_t *)(dev + off);
+}
+
+static void wr(uint32_t off, uint32_t v)
+{
+    *(volatile uint32_t *)(dev + off) = v;
+}
+
+static void barrier(void)
+{
+    __asm__ volatile("dsb sy" : : : "memory");
+}
+
+static uint64_t ipa(const void *p)
+{
+    return (uint64_t)(uintptr_t)p; /* MMU off: addresses are IPAs */
+}
+
+static unsigned rxq(unsigned port)
+{
+    return port == 0 ? 0u : 2u * port + 2u;
+}
+
+/* Buffer `slot` of queue qi made available with len bytes (device-writable for receive queues). */
+static void add(unsigned qi, unsigned slot, uint32_t len)
+{
+    struct queue *x = &q[qi];
+    x->desc[slot] = (struct virtq_desc){ipa(x->buf[slot]), len, qi % 2u == 0 ? VIRTQ_DESC_F_WRITE : 0, 0};
+    x->avail.ring[x->avail_idx % QN] = (uint16_t)slot;
+    barrier();
+    x->avail_idx++;
+    x->avail.idx = x->avail_idx;
+    barrier();
+}
+
+static void notify(unsigned qi)
+{
+    wr(VIRTIO_MMIO_QUEUE_NOTIFY, qi);
+}
+
+/* The next used element of qi within `ms`, or false. */
+static bool used(unsigned qi, uint32_t *id, uint32_t *len, unsigned ms)
+{
+    struct queue *x = &q[qi];
+    uint64_t end = guest_counter() + guest_counter_hz() * ms / 1000u;
+    while (*(volatile uint16_t *)&x->used.idx == x->last_used) {
+        if (guest_counter() > end) {
+            return false;
+        }
+    }
+    barrier();
+    *id = x->used.ring[x->last_used % QN].id;
+    *len = x->used.ring[x->last_used % QN].len;
+    x->last_used++;
+    return true;
+}
+
+static void ctrl_send(uint32_t id, uint16_t event, uint16_t value)
+{
+    struct virtio_console_control m = {id, event, value};
+    memcpy(q[VIRTIO_CONSOLE_CTRL_TX].buf[0], &m, sizeof(m));
+    add(VIRTIO_CONSOLE_CTRL_TX, 0, sizeof(m));
+    notify(VIRTIO_CONSOLE_CTRL_TX);
+    uint32_t sid, len;
+    (void)used(VIRTIO_CONSOLE_CTRL_TX, &sid, &len, 100); /* returned in the trap, or the device broke */
+}
+
+/* Status, features, every queue, DRIVER_OK, the control exchange; the ports named and which are open.
+ * Returns how many ports the rtos has open, or -1 when the device refused the probe. */
+static int probe(bool quiet)
+{
+    wr(VIRTIO_MMIO_STATUS, 0);
+    if (rd(VIRTIO_MMIO_MAGIC_VALUE) != VIRTIO_MMIO_MAGIC || rd(VIRTIO_MMIO_VERSION) != 2 ||
+        rd(VIRTIO_MMIO_DEVICE_ID) != VIRTIO_ID_CONSOLE) {
+        guest_printf("vbus-guest: no virtio console at 0x%lx\n", (unsigned long)dev);
+        return -1;
+    }
+    wr(VIRTIO_MMIO_STATUS, VIRTIO_STATUS_ACKNOWLEDGE);
+    wr(VIRTIO_MMIO_STATUS, VIRTIO_STATUS_ACKNOWLEDGE | VIRTIO_STATUS_DRIVER);
+    wr(VIRTIO_MMIO_DRIVER_FEATURES_SEL, 1);
+    wr(VIRTIO_MMIO_DRIVER_FEATURES, 1u << (VIRTIO_F_VERSION_1 - 32u));
+    wr(VIRTIO_MMIO_DRIVER_FEATURES_SEL, 0);
+    wr(VIRTIO_MMIO_DRIVER_FEATURES, 1u << VIRTIO_CONSOLE_F_MULTIPORT);
+    wr(VIRTIO_MMIO_STATUS, VIRTIO_STATUS_ACKNOWLEDGE | VIRTIO_STATUS_DRIVER | VIRTIO_STATUS_FEATURES_OK);
+    if (!(rd(VIRTIO_MMIO_STATUS) & VIRTIO_STATUS_FEATURES_OK)) {
+        return -1;
+    }
+    nports = rd(VIRTIO_MMIO_CONFIG + VIRTIO_CONSOLE_CFG_MAX_NR_PORTS);
+    if (nports == 0 || 2u * (nports + 1u) > MAX_QUEUES) {
+        guest_printf("vbus-guest: %u ports\n", nports);
+        return -1;
+    }
+    nqueues = 2u * (nports + 1u);
+    for (unsigned i = 0; i < nqueues; i++) {
+        struct queue *x = &q[i];
+        memset(x, 0, sizeof(*x));
+        wr(VIRTIO_MMIO_QUEUE_SEL, i);
+        wr(VIRTIO_MMIO_QUEUE_NUM, QN);
+        wr(VIRTIO_MMIO_QUEUE_DESC_LOW, (uint32_t)ipa(x->desc));
+        wr(VIRTIO_MMIO_QUEUE_DESC_HIGH, (uint32_t)(ipa(x->desc) >> 32));
+        wr(VIRTIO_MMIO_QUEUE_DRIVER_LOW, (uint32_t)ipa(&x->avail));
+        wr(VIRTIO_MMIO_QUEUE_DRIVER_HIGH, (uint32_t)(ipa(&x->avail) >> 32));
+        wr(VIRTIO_MMIO_QUEUE_DEVICE_LOW, (uint32_t)ipa(&x->used));
+        wr(VIRTIO_MMIO_QUEUE_DEVICE_HIGH, (uint32_t)(ipa(&x->used) >> 32));
+        wr(VIRTIO_MMIO_QUEUE_READY, 1);
+    }
+    wr(VIRTIO_MMIO_STATUS, VIRTIO_STATUS_ACKNOWLEDGE | VIRTIO_STATUS_DRIVER | VIRTIO_STATUS_FEATURES_OK |
+                               VIRTIO_STATUS_DRIVER_OK);
+    for (unsigned s = 0; s < QN; s++) {
+        add(VIRTIO_CONSOLE_CTRL_RX, s, BUF);
+    }
+    notify(VIRTIO_CONSOLE_CTRL_RX);
+    ctrl_send(VIRTIO_CONSOLE_BAD_ID, VIRTIO_CONSOLE_DEVICE_READY, 1);
+    /* The device's answers: PORT_ADD (answered with PORT_READY), PORT_NAME, PORT_OPEN. */
+    char names[160];
+    size_t nl = 0;
+    int open = 0;
+    uint32_t id, len;
+    while (used(VIRTIO_CONSOLE_CTRL_RX, &id, &len, 200)) {
+        struct virtio_console_control m;
+        memcpy(&m, q[VIRTIO_CONSOLE_CTRL_RX].buf[id % QN], sizeof(m));
+        if (m.event == VIRTIO_CONSOLE_DEVICE_ADD && m.id < nports) {
+            for (unsigned s = 0; s < QN; s++) {
+                add(rxq(m.id), s, BUF);
+            }
+            notify(rxq(m.id));
+            ctrl_send(m.id, VIRTIO_CONSOLE_PORT_READY, 1);
+        } else if (m.event == VIRTIO_CONSOLE_PORT_NAME && len > sizeof(m)) {
+            for (uint32_t k = sizeof(m); k < len && nl + 2u < sizeof(names); k++) {
+                names[nl++] = (char)q[VIRTIO_CONSOLE_CTRL_RX].buf[id % QN][k];
+            }
+            names[nl++] = ' ';
+        } else if (m.event == VIRTIO_CONSOLE_PORT_OPEN && m.value == 1) {
+            open++;
+        }
+        add(VIRTIO_CONSOLE_CTRL_RX, id % QN, BUF);
+        notify(VIRTIO_CONSOLE_CTRL_RX);
+    }
+    names[nl > 0 ? nl - 1u : 0] = '\0';
+    if (!quiet) {
+        guest_printf("vbus-guest: %u ports named: %s; %d open on the rtos's side\n", nports, names, open);
+    }
+    return open;
+}
+
+/* Port 0 (the rtos's echo) opened, `n` bytes written, the same bytes back within 2 s. */
+static bool round_trip(unsigned n)
+{
+    ctrl_send(0, VIRTIO_CONSOLE_PORT_OPEN, 1);
+    uint8_t *out = q[1].buf[0];
+    for (unsigned i = 0; i < n; i++) {
+        out[i] = (uint8_t)(guest_random() | 1u);
+    }
+    add(1, 0, n);
+    notify(1);
+    unsigned got = 0;
+    uint32_t id, len;
+    bool same = true;
+    while (got < n && used(0, &id, &len, 2000)) {
+        for (uint32_t k = 0; k < len && got < n; k++, got++) {
+            same = same && q[0].buf[id % QN][k] == out[got];
+        }
+        add(0, id % QN, BUF);
+        notify(0);
+    }
+    while (used(1, &id, &len, 0)) {
+        /* the write itself, returned */
+    }
+    ctrl_send(0, VIRTIO_CONSOLE_PORT_OPEN, 0);
+    return got == n && same;
+}
+
+/* ---------------------------------------------------------------- attacks */
+
+/* Makes the transmit queue of port 0 take descriptor `d` as the head of a chain (and notifies). */
+static void tx_chain(struct virtq_desc d0, struct virtq_desc d1)
+{
+    struct queue *x = &q[1];
+    x->desc[0] = d0;
+    x->desc[1] = d1;
+    x->avail.ring[x->avail_idx % QN] = 0;
+    barrier();
+    x->avail_idx++;
+    x->avail.idx = x->avail_idx;
+    barrier();
+    notify(1);
+}
+
+static void attack_loop(void)
+{
+    tx_chain((struct virtq_desc){ipa(q[1].buf[0]), 8, VIRTQ_DESC_F_NEXT, 1},
+             (struct virtq_desc){ipa(q[1].buf[1]), 8, VIRTQ_DESC_F_NEXT, 0});
+}
+
+static void attack_foreign_buffer(void)
+{
+    tx_chain((struct virtq_desc){FOREIGN_IPA, 64, 0, 0}, (struct virtq_desc){0, 0, 0, 0});
+}
+
+static void attack_huge_length(void)
+{
+    tx_chain((struct virtq_desc){ipa(q[1].buf[0]), 0xffffffffu, 0, 0}, (struct virtq_desc){0, 0, 0, 0});
+}
+
+static void attack_wrong_direction(void)
+{
+    tx_chain((struct virtq_desc){ipa(q[1].buf[0]), 8, VIRTQ_DESC_F_WRITE, 0},
+             (struct virtq_desc){0, 0, 0, 0});
+}
+
+static void attack_index_jump(void)
+{
+    struct queue *x = &q[1];
+    x->avail_idx = (uint16_t)(x->avail_idx + 1000u);
+    x->avail.idx = x->avail_idx;
+    barrier();
+    notify(1);
+}
+
+static void attack_head_beyond(void)
+{
+    struct queue *x = &q[1];
+    x->avail.ring[x->avail_idx % QN] = 4000;
+    barrier();
+    x->avail_idx++;
+    x->avail.idx = x->avail_idx;
+    barrier();
+    notify(1);
+}
+
+/* A queue set up again (after QueueReady 0) with a size that is not a power of two. */
+static void attack_queue_size(void)
+{
+    wr(VIRTIO_MMIO_QUEUE_SEL, 1);
+    wr(VIRTIO_MMIO_QUEUE_READY, 0);
+    wr(VIRTIO_MMIO_QUEUE_NUM, 6);
+    wr(VIRTIO_MMIO_QUEUE_READY, 1);
+}
+
+/* A queue's used ring placed in the rtos's memory. */
+static void attack_foreign_ring(void)
+{
+    wr(VIRTIO_MMIO_QUEUE_SEL, 1);
+    wr(VIRTIO_MMIO_QUEUE_READY, 0);
+    wr(VIRTIO_MMIO_QUEUE_DEVICE_LOW, (uint32_t)FOREIGN_IPA);
+    wr(VIRTIO_MMIO_QUEUE_DEVICE_HIGH, 0);
+    wr(VIRTIO_MMIO_QUEUE_READY, 1);
+}
+
+/* A receive buffer in the rtos's memory: the device would write the echo there. */
+static void attack_foreign_receive_buffer(void)
+{
+    ctrl_send(0, VIRTIO_CONSOLE_PORT_OPEN, 1);
+    for (unsigned s = 0; s < QN; s++) {
+        q[0].desc[s].addr = FOREIGN_IPA + s * BUF;
+    }
+    barrier();
+    add(1, 0, 4);
+    notify(1); /* 4 bytes to the echo; it sends them back into the receive buffers */
+}
+
+static void attack_no_version_1(void)
+{
+    wr(VIRTIO_MMIO_STATUS, 0);
+    wr(VIRTIO_MMIO_STATUS, VIRTIO_STATUS_ACKNOWLEDGE);
+    wr(VIRTIO_MMIO_STATUS, VIRTIO_STATUS_ACKNOWLEDGE | VIRTIO_STATUS_DRIVER);
+    wr(VIRTIO_MMIO_DRIVER_FEATURES_SEL, 1);
+    wr(VIRTIO_MMIO_DRIVER_FEATURES, 0);
+    wr(VIRTIO_MMIO_DRIVER_FEATURES_SEL, 0);
+    wr(VIRTIO_MMIO_DRIVER_FEATURES, 1u << VIRTIO_CONSOLE_F_MULTIPORT);
+    wr(VIRTIO_MMIO_STATUS, VIRTIO_STATUS_ACKNOWLEDGE | VIRTIO_STATUS_DRIVER | VIRTIO_STATUS_FEATURES_OK);
+}
+
+static void attack_control_port(void)
+{
+    ctrl_send(77, VIRTIO_CONSOLE_PORT_OPEN, 1);
+}
+
+/* Attack number a: runs it and returns its name (a switch, not a table: the guest keeps no absolute
+ * addresses in data, common/start.S). NULL past the last. */
+static const char *attack(unsigned a)
+{
+    switch (a) {
+    case 0:
+        attack_loop();
+        return "loop";
+    case 1:
+        attack_foreign_buffer();
+        return "foreign_buffer";
+    case 2:
+        attack_huge_length();
+        return "huge_length";
+    case 3:
+        attack_wrong_direction();
+        return "wrong_direction";
+    case 4:
+        attack_index_jump();
+        return "index_jump";
+    case 5:
+        attack_head_beyond();
+        return "head_beyond";
+    case 6:
+        attack_queue_size();
+        return "queue_size";
+    case 7:
+        attack_foreign_ring();
+        return "foreign_ring";
+    case 8:
+        attack_foreign_receive_buffer();
+        return "foreign_receive_buffer";
+    case 9:
+        attack_no_version_1();
+        return "no_version_1";
+    case 10:
+        attack_control_port();
+        return "control_port";
+    default:
+        return NULL;
+    }
+}
+#define NATTACKS 11u
+
+/* ---------------------------------------------------------------- the guest */
+
+bool guest_on_sync(struct guest_frame *f)
+{
+    (void)f;
+    return false; /* nothing here should fault: any abort is a finding */
+}
+
+void guest_on_irq(struct guest_frame *f)
+{
+    (void)f;
+}
+
+void guest_main(void)
+{
+    dev = (uintptr_t)guest_arg_u64("vbus", VBUS_DEFAULT_IPA);
+    unsigned n = (unsigned)guest_arg_u64("attacks", NATTACKS);
+    int open = probe(false);
+    if (open < 0) {
+        guest_power_off();
+    }
+    guest_printf("vbus-guest: round trip before the attacks: %s\n", round_trip(64) ? "ok" : "FAILED");
+    unsigned recovered = 0;
+    for (unsigned a = 0; a < n && a < NATTACKS; a++) {
+        const char *name = attack(a);
+        uint32_t status = rd(VIRTIO_MMIO_STATUS), isr = rd(VIRTIO_MMIO_INTERRUPT_STATUS);
+        /* Once stopped, the device takes no notification and returns nothing: a good write now, after
+         * what it returned before it stopped, stays unanswered. */
+        uint32_t id, len;
+        while (used(1, &id, &len, 0)) {
+        }
+        add(1, 2, 8);
+        notify(1);
+        bool quiet = !used(1, &id, &len, 50);
+        bool again = probe(true) >= 0 && round_trip(32);
+        recovered += again ? 1u : 0u;
+        guest_printf(
+            "vbus-guest: attack %s: needs-reset %u, config interrupt %u, stopped %u; after a reset: %s\n",
+            name, (status & VIRTIO_STATUS_DEVICE_NEEDS_RESET) ? 1u : 0u,
+            (isr & VIRTIO_MMIO_INT_CONFIG) ? 1u : 0u, quiet ? 1u : 0u, again ? "works" : "FAILED");
+    }
+    guest_printf("vbus-guest: %u attacks, %u recovered\n", n < NATTACKS ? n : (unsigned)NATTACKS, recovered);
+    guest_power_off();
+}

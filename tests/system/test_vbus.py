@@ -1,0 +1,204 @@
+"""The V-Bus end to end (issue 12): Linux programs on /dev/virtio-ports/NAME, through the hypervisor's
+virtio console device, to the rtos demo's services (rtos/apps/demo: echo, telemetry, setpoint), in the
+default system, in icount mode.
+
+Every byte rtmux-ping and rtmux-fill send is a function of its position in the stream, so a byte lost,
+added, changed or moved (a stale byte from an earlier connection included) makes them fail; the
+hypervisor's per-channel counters (printed when a partition stops or restarts) say what it moved and
+dropped. The rtos's CPU must not enter the hypervisor for any of it: its EL2 entries stay those of its
+start (the hypervisor's report on escape then e, and at every stop).
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from rtmux.formats.hyp_console import el2_entries
+from rtmux.formats.rtos_console import demo_reports
+from rtmux.run import system
+from tests.system.console_script import PROMPT, Script, rtos_cpu_untouched, run_to_end, until
+
+pytestmark = pytest.mark.system
+
+ROOT = Path(__file__).resolve().parents[2]
+CONFIG = ROOT / "configs" / "qemu-virt.toml"
+ENTRIES = "\x14e"  # the console escape (Ctrl-T), then e: the hypervisor prints its entries per CPU
+REPORT = r"rtmux: el2-entries cpu=1 .*\n"
+RTT = re.compile(r"^\[linux\] rtt_us min=\S+ avg=\S+ p99=\S+ max=\S+ n=(\d+)$", re.M)
+THROUGHPUT = re.compile(r"^\[linux\] throughput_MBps tx=(\S+) rx=(\S+)$", re.M)
+FILL = re.compile(r"^\[linux\] fill: wrote (\d+) bytes, (.*)$", re.M)
+DRAINED = re.compile(r"^\[linux\] fill: read back (\d+) bytes in order$", re.M)
+CHANNEL = re.compile(
+    r"^rtmux: vbus: channel (?P<name>\S+): to-rtos (?P<to_rtos>\d+) bytes in (?P<writes>\d+) writes "
+    r"\((?P<full>\d+) times full\), to-linux (?P<to_linux>\d+) bytes in (?P<buffers>\d+) buffers, "
+    r"(?P<discarded>\d+) discarded, (?P<errors>\d+) errors$",
+    re.M,
+)
+DEVICE = re.compile(r"^rtmux: vbus: device in linux: (\d+) resets, (\d+) violations \(NEEDS_RESET\)", re.M)
+RESET_LINE = "rtmux: partition linux: reset requested; restarting from its pristine images"
+READY = r"^\[linux\] rtmux-linux: ready: .*V-Bus ports: echo setpoint telemetry"
+
+
+def channels(console: str) -> dict[str, dict[str, int]]:
+    """The last counters the hypervisor printed for each channel."""
+    out: dict[str, dict[str, int]] = {}
+    for m in CHANNEL.finditer(console):
+        out[m["name"]] = {k: int(v) for k, v in m.groupdict().items() if k != "name"}
+    return out
+
+
+def test_round_trips_all_channels_and_full_rings() -> None:
+    """Round trips of 1 B to 64 KiB with content checked; every channel at once (bulk echo, telemetry
+    read, a set-point written); the echo channel filled both ways until Linux's write blocks, then
+    until it gets EAGAIN, then read back whole; the rtos's CPU never entered the hypervisor."""
+    pings = "; ".join(
+        f"rtmux-ping echo -n 8 -s {s} -T 60 || echo ping-failed-{s}" for s in (1, 64, 4096, 65536)
+    )
+    together = (
+        "(rtmux-ping echo --bulk -t 3 -T 60 > /tmp/bulk 2>&1; echo bulk-status=$? >> /tmp/bulk) & "
+        "(head -n 3 /dev/virtio-ports/telemetry > /tmp/telemetry) & "
+        "(echo 7 > /dev/virtio-ports/setpoint); wait; cat /tmp/bulk /tmp/telemetry"
+    )
+    fills = "rtmux-fill echo -n 4000000 -t 3; rtmux-fill echo -n 4000000 --nonblock"
+    script = Script(
+        [
+            (PROMPT, ""),
+            (r"\[rtos\] demo: t=\d+s.*\n", ENTRIES),  # the rtos is past its start
+            (REPORT, f"{pings}; echo pings-$((6*7))\n"),
+            (r"pings-42", f"{together}; echo together-$((6*7))\n"),
+            (r"together-42", f"{fills}; echo fills-$((6*7))\n"),
+            (r"fills-42", ENTRIES),
+            (REPORT, "poweroff -f\n"),
+            (r"rtmux: vbus: device in linux: .*\n", ""),
+        ],
+        after=2,
+    )
+    built = system.build(CONFIG, icount=True)
+    r, why = run_to_end(built.argv, 900, script)
+    out = r.console
+    # round trips: four sizes, eight each, every byte checked by rtmux-ping
+    assert [int(n) for n in RTT.findall(out)] == [8, 8, 8, 8], why
+    assert not re.search(r"^\[linux\] ping-failed-\d+$", out, re.M), why
+    # all channels at once
+    assert "bulk-status=0" in out and len(THROUGHPUT.findall(out)) == 1, why
+    telemetry = re.findall(r"^\[linux\] t=\d+s control loop \d+ cycles, .* checksum unchanged$", out, re.M)
+    assert len(telemetry) == 3, why
+    assert "[rtos] demo: set-point: 7000 um" in out, why
+    later = out[out.index("[rtos] demo: set-point: 7000 um") :]
+    assert re.search(r"^\[rtos\] demo: t=\d+s .* set-point 7 mm, ", later, re.M), why
+    # full both ways: Linux blocked, then got EAGAIN with no POLLOUT; everything came back in order
+    fills_seen = [(int(n), how) for n, how in FILL.findall(out)]
+    assert [how for _, how in fills_seen] == ["then the write blocked", "then EAGAIN, no POLLOUT"], why
+    assert all(n > 64 * 1024 for n, _ in fills_seen), why  # both rings and Linux's buffers were full
+    assert [int(n) for n in DRAINED.findall(out)] == [n for n, _ in fills_seen], why
+    # the hypervisor's counters: everything Linux sent to the echo came back, nothing dropped or wrong
+    counts = channels(out)
+    echo = counts["echo"]
+    assert echo["to_rtos"] == echo["to_linux"] > 1_000_000, why
+    assert echo["full"] > 0 and echo["discarded"] == 0 and echo["errors"] == 0, why
+    assert counts["setpoint"]["to_rtos"] == 2 and counts["telemetry"]["to_linux"] > 0, why
+    assert all(c["errors"] == 0 for c in counts.values()), why
+    assert DEVICE.search(out) and DEVICE.search(out)[2] == "0", why  # type: ignore[index]
+    # the rtos's CPU: its start-up entries only, before and after all of it
+    rtos = [e for e in el2_entries(out) if e.partition == "rtos"]
+    assert len(rtos) == 3 and all(e.counts == rtos[0].counts for e in rtos), why
+    assert rtos_cpu_untouched(out) is None, why
+    assert {d.checksum for d in demo_reports(out)} == {"unchanged"}, why
+
+
+def test_linux_first_then_reboot_with_bytes_in_flight() -> None:
+    """Linux opens the echo port before the rtos serves it (the rtos opens 40 s after its start): a read
+    is end-of-file at once, rtmux-ping waits and then passes. Then Linux fills the channel both ways,
+    exits with the bytes still in flight and reboots: after the new boot, rtmux-ping passes again (a
+    stale byte would fail its check) and the hypervisor counted the bytes it dropped."""
+    script = Script(
+        [
+            (PROMPT, "cat /dev/virtio-ports/echo; echo eof-$((6*7))\n"),
+            (r"eof-42", "rtmux-ping echo -n 10 -s 300 -T 120; echo first-$((6*7))\n"),
+            (r"first-42", "rtmux-fill echo -n 600000 --no-drain; echo filled-$((6*7))\n"),
+            (r"filled-42", "reboot\n"),
+            (f"^{re.escape(RESET_LINE)}$", ""),
+            (READY, ""),
+            (PROMPT, "rtmux-ping echo -n 20 -s 4096 -T 60; echo again-$((6*7))\n"),
+            (r"again-42", "poweroff -f\n"),
+            (r"rtmux: vbus: device in linux: .*\n", ""),  # the counters at the stop (and at the reset)
+        ],
+        after=1,
+    )
+    built = system.build(CONFIG, bootargs={"rtos": "latmon=1 period_us=1000 echo_open_s=40"}, icount=True)
+    r, why = run_to_end(built.argv, 900, script)
+    out = r.console
+    eof = out.index("eof-42")
+    opened = out.index("[rtos] demo: echo opened after 40 s")
+    assert eof < opened, f"Linux was not first{why}"
+    assert re.search(r"^\[linux\] eof-42$", out, re.M), why  # cat ended (end of file) at once
+    rtts = [int(n) for n in RTT.findall(out)]
+    assert rtts == [10, 20], why
+    assert out.index("rtt_us", eof) > opened, why  # the first round trips waited for the rtos
+    fill = FILL.search(out)
+    assert fill is not None and fill[2] == "then the write blocked", why
+    # the bytes in flight at the reboot were dropped, counted, and none reached the new boot
+    at_reset = channels(out[: out.index(RESET_LINE) + 4000])
+    final = channels(out)
+    assert final["echo"]["discarded"] > 0 and final["echo"]["errors"] == 0, why
+    assert at_reset["echo"]["to_rtos"] <= final["echo"]["to_rtos"], why
+    assert rtos_cpu_untouched(out) is None, why
+
+
+HOSTILE = ROOT / "tests" / "system" / "configs" / "vbus-hostile.toml"
+# tests/guests/vbus's attacks, in its order, and the reason the hypervisor's line must give for each.
+ATTACKS = [
+    ("loop", "queue 1: descriptor chain longer than the queue (a loop)"),
+    ("foreign_buffer", "queue 1: buffer outside the partition's RAM"),
+    ("huge_length", "queue 1: buffer outside the partition's RAM"),
+    ("wrong_direction", "queue 1: device-writable buffer in a transmit queue"),
+    ("index_jump", "queue 1: available index more than a queue ahead"),
+    ("head_beyond", "queue 1: available head beyond the descriptor table"),
+    ("queue_size", "queue 1: queue size not a power of two within the maximum"),
+    ("foreign_ring", "queue 1: ring area outside the partition's RAM"),
+    ("foreign_receive_buffer", "queue 0: buffer outside the partition's RAM"),
+    ("no_version_1", "registers: driver did not accept VIRTIO_F_VERSION_1"),
+    ("control_port", "queue 3: control message for a port that does not exist"),
+]
+
+
+@pytest.fixture(scope="module")
+def vbus_guest(rtos_images: Path) -> Path:
+    subprocess.run(["make", "-s", "guests", "hyp"], cwd=ROOT, check=True, timeout=600)
+    return ROOT / "build" / "guests" / "vbus.img"
+
+
+def test_hostile_driver_ends_in_needs_reset_and_the_rtos_is_unharmed(vbus_guest: Path) -> None:
+    """A bare-metal guest in Linux's place drives the device like Linux's driver (a round trip through
+    the rtos's echo), then gives it bad rings and misuses its registers: each attack ends in
+    DEVICE_NEEDS_RESET with the configuration interrupt and one log line naming the reason, the device
+    then ignores the guest until it resets it, and works again after the reset. The rtos keeps its code,
+    its control loop and its CPU to itself throughout."""
+    del vbus_guest  # built; the configuration names it
+    script = until(r"rtmux: vbus: device in linux: .*\n", after=3)
+    built = system.build(HOSTILE, icount=True)
+    r, why = run_to_end(built.argv, 300, script)
+    out = r.console
+    assert "[linux] vbus-guest: 3 ports named: echo telemetry setpoint; 3 open on the rtos's side" in out, why
+    assert "[linux] vbus-guest: round trip before the attacks: ok" in out, why
+    logged = re.findall(r"^rtmux: vbus: linux: (.*); device needs reset \((\d+) so far\)$", out, re.M)
+    assert logged == [(reason, str(k + 1)) for k, (_, reason) in enumerate(ATTACKS)], why
+    for name, _ in ATTACKS:
+        line = (
+            f"[linux] vbus-guest: attack {name}: needs-reset 1, config interrupt 1, stopped 1; "
+            "after a reset: works"
+        )
+        assert line in out, f"{name}{why}"
+    assert f"[linux] vbus-guest: {len(ATTACKS)} attacks, {len(ATTACKS)} recovered" in out, why
+    device = DEVICE.search(out)
+    assert device is not None and device[2] == str(len(ATTACKS)), why
+    # the rtos: every second reported, its code unchanged, no period missed, its CPU never entered
+    reports = demo_reports(out)
+    assert len(reports) >= 3 and [d.t_s for d in reports] == list(range(1, len(reports) + 1)), why
+    assert {d.checksum for d in reports} == {"unchanged"} and reports[-1].overruns == 0, why
+    assert rtos_cpu_untouched(out) is None, why
+    assert "PANIC" not in out, why
