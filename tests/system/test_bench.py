@@ -45,7 +45,9 @@ def test_bench_quick(run_rtmux: Callable[..., Any], tmp_path: Path) -> None:
     committed = {p: digest(p) for p in (ROOT / "BENCHMARKS.md", ROOT / "BENCHMARKS.csv")}
     out = tmp_path / "BENCHMARKS.md"
     data = tmp_path / "data"
-    r = run_rtmux("bench", "--quick", "--jobs", "1", "--output", str(out), "--data", str(data), timeout=TIMEOUT_S)
+    r = run_rtmux(
+        "bench", "--quick", "--jobs", "1", "--output", str(out), "--data", str(data), timeout=TIMEOUT_S
+    )
     why = r.describe()
     assert r.returncode == 0, why
     assert {p: digest(p) for p in committed} == committed, "the repository's results were touched"
