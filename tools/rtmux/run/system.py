@@ -53,7 +53,9 @@ def write_image(stem: str, data: bytes) -> Path:
     configuration's images older than STALE_IMAGE_S."""
     SYSTEM_DIR.mkdir(parents=True, exist_ok=True)
     image = SYSTEM_DIR / f"{stem}-{hashlib.sha256(data).hexdigest()[:12]}.img"
-    if not image.is_file():
+    if image.is_file():
+        os.utime(image)  # in use again: not stale for another run's pruning below
+    else:
         tmp = image.with_name(f"{image.name}.{os.getpid()}.tmp")
         tmp.write_bytes(data)
         tmp.replace(image)
