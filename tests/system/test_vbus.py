@@ -202,3 +202,50 @@ def test_hostile_driver_ends_in_needs_reset_and_the_rtos_is_unharmed(vbus_guest:
     assert {d.checksum for d in reports} == {"unchanged"} and reports[-1].overruns == 0, why
     assert rtos_cpu_untouched(out) is None, why
     assert "PANIC" not in out, why
+
+
+def test_rtos_restart_closes_the_ports_and_they_work_again(tmp_path: Path) -> None:
+    """The rtos partition restarts (the demo's data abort at 12 s, policy restart, at most once): a
+    program talking through the echo at that moment sees the port close (end of file, not a wrong
+    byte), the new rtos serves the channel again and round trips pass with nothing left over from before;
+    when the rtos stops for good at its second fault, the port reads end of file."""
+    text = CONFIG.read_text()
+    marker = 'name = "rtos"\n'
+    config = tmp_path / "system.toml"
+    config.write_text(
+        text.replace(
+            marker, f'{marker}fault = {{ policy = "restart", max_restarts = 1, window_s = 600 }}\n', 1
+        )
+    )
+    long_ping = (
+        "(rtmux-ping echo -n 1000000 -s 64 -T 60 > /tmp/long 2>&1; echo long-status=$? >> /tmp/long) &"
+    )
+    script = Script(
+        [
+            (PROMPT, f"rtmux-ping echo -n 5 -s 64; {long_ping} echo started-$((6*7))\n"),
+            (r"started-42", ""),
+            (r"rtmux: partition rtos: fault 1: .*\n", ""),
+            (
+                r"\[rtos\] demo: running",
+                "sleep 1; cat /tmp/long; rtmux-ping echo -n 50 -s 256 -T 30; echo second-$((6*7))\n",
+            ),
+            (r"second-42", ""),
+            (r"rtmux: partition rtos stopped: .*\n", "cat /dev/virtio-ports/echo; echo eof-$((6*7))\n"),
+            (r"eof-42", ""),
+        ]
+    )
+    built = system.build(config, bootargs={"rtos": "latmon=1 period_us=1000 fault_s=12"}, icount=True)
+    r, why = run_to_end(built.argv, 600, script)
+    out = r.console
+    # the program talking at the restart saw the port close, never a wrong byte
+    assert "[linux] long-status=1" in out, why
+    assert re.search(r"^\[linux\] rtmux-ping: echo: the other side closed the channel", out, re.M), why
+    assert "came back as" not in out, why
+    # round trips before the restart and after it (the new rtos's echo), every byte checked
+    assert [int(n) for n in RTT.findall(out)] == [5, 50], why
+    assert out.index("rtt_us", out.index("rtmux: partition rtos: fault 1")) > out.index("second-42") - 200, (
+        why
+    )
+    # the counters at the restart and at the end: nothing wrong, what was in flight dropped and counted
+    assert all(c["errors"] == 0 for c in channels(out).values()), why
+    assert "PANIC" not in out, why
