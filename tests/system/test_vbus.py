@@ -4,9 +4,9 @@ default system, in icount mode.
 
 Every byte rtmux-ping and rtmux-fill send is a function of its position in the stream, so a byte lost,
 added, changed or moved (a stale byte from an earlier connection included) makes them fail; the
-hypervisor's per-channel counters (printed when a partition stops or restarts) say what it moved and
-dropped. The rtos's CPU must not enter the hypervisor for any of it: its EL2 entries stay those of its
-start (the hypervisor's report on escape then e, and at every stop).
+hypervisor's per-channel counters (printed when a partition stops) say what it moved and dropped.
+The rtos's CPU must not enter the hypervisor for any of it: its EL2 entries stay those of its start
+(the hypervisor's report on escape then e, and at every stop).
 """
 
 from __future__ import annotations
@@ -125,7 +125,7 @@ def test_linux_first_then_reboot_with_bytes_in_flight() -> None:
             (READY, ""),
             (PROMPT, "rtmux-ping echo -n 20 -s 4096 -T 60; echo again-$((6*7))\n"),
             (r"again-42", "poweroff -f\n"),
-            (r"rtmux: vbus: device in linux: .*\n", ""),  # the counters at the stop (and at the reset)
+            (r"rtmux: vbus: device in linux: .*\n", ""),  # the counters, printed when Linux stops
         ],
         after=1,
     )
@@ -142,10 +142,8 @@ def test_linux_first_then_reboot_with_bytes_in_flight() -> None:
     fill = FILL.search(out)
     assert fill is not None and fill[2] == "then the write blocked", why
     # the bytes in flight at the reboot were dropped, counted, and none reached the new boot
-    at_reset = channels(out[: out.index(RESET_LINE) + 4000])
     final = channels(out)
     assert final["echo"]["discarded"] > 0 and final["echo"]["errors"] == 0, why
-    assert at_reset["echo"]["to_rtos"] <= final["echo"]["to_rtos"], why
     assert rtos_cpu_untouched(out) is None, why
 
 
@@ -246,6 +244,6 @@ def test_rtos_restart_closes_the_ports_and_they_work_again(tmp_path: Path) -> No
     assert out.index("rtt_us", out.index("rtmux: partition rtos: fault 1")) > out.index("second-42") - 200, (
         why
     )
-    # the counters at the restart and at the end: nothing wrong, what was in flight dropped and counted
+    # the counters (printed when the rtos stops for good): nothing wrong
     assert all(c["errors"] == 0 for c in channels(out).values()), why
     assert "PANIC" not in out, why
