@@ -6,10 +6,25 @@
 
 #include <stdint.h>
 
+/* A doubleword that may alias anything (memcpy's callers copy objects of every type). */
+typedef uint64_t __attribute__((may_alias)) word_t;
+
 void *memcpy(void *dst, const void *src, size_t n)
 {
     uint8_t *d = dst;
     const uint8_t *s = src;
+    /* Doublewords when both sides share their alignment (the V-Bus's rings and Linux's buffers mostly
+     * do): eight times fewer loads and stores. Only aligned accesses, so the images' -mstrict-align
+     * holds, and memory the MMU leaves as Device (an MMU-off guest's view) is never accessed unaligned. */
+    if ((((uintptr_t)d ^ (uintptr_t)s) & 7u) == 0) {
+        while (n > 0 && ((uintptr_t)d & 7u) != 0) {
+            *d++ = *s++;
+            n--;
+        }
+        for (; n >= 8; n -= 8, d += 8, s += 8) {
+            *(word_t *)(void *)d = *(const word_t *)(const void *)s;
+        }
+    }
     while (n-- > 0) {
         *d++ = *s++;
     }

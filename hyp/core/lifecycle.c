@@ -66,7 +66,6 @@ static void __attribute__((noreturn)) restart(struct vcpu *v)
     arch_guest_quiesce(v);
     con_ring_close(p);
     vbus_part_down(p); /* its channels close before the wipe */
-    vbus_report();
     vuart_reset(&p->uart);
     part_load(p);
     vbus_part_up(p);

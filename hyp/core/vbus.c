@@ -1074,6 +1074,15 @@ void vbus_part_down(struct partition *p)
     spin_lock(&dev.lock);
     struct region *r = region_of(p);
     if (r != NULL) {
+        /* What the rings still hold goes with the RAM: counted as dropped (indices the rtos broke are not
+         * followed, as everywhere). */
+        for (unsigned n = 0; r->online && n < r->nchan; n++) {
+            struct port *c = &dev.port[r->chan[n]];
+            uint32_t unread = c->to_rtos_head - __atomic_load_n(&c->to_rtos->tail, __ATOMIC_ACQUIRE);
+            uint32_t unsent = __atomic_load_n(&c->to_linux->head, __ATOMIC_ACQUIRE) - c->to_linux_tail;
+            c->stats.discarded += (unread <= c->cfg->to_rtos_size ? unread : 0) +
+                                  (unsent <= c->cfg->to_linux_size ? unsent : 0);
+        }
         /* The Linux CPU stops using the region at its next pass (it holds the lock for whole passes, so
          * none is under way now); the wipe that may follow cannot be seen as the rtos's writes. */
         __atomic_store_n(&r->state, REGION_OFF, __ATOMIC_RELEASE);

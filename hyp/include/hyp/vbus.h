@@ -47,8 +47,9 @@ extern struct vbus_config hyp_vbus;
  * doorbell interrupt), except vbus_part_down/vbus_part_up, which an rtos partition's CPU calls when it
  * stops or restarts; one lock orders the two (held for one bounded pass at a time).
  *
- * Channel numbers: channel i of hyp_vbus is Linux's port i; in its rtos region it is channel N, N being
- * how many earlier channels of hyp_vbus that partition serves (the order the tools write both lists in).
+ * Channel numbers: channel i of hyp_vbus is Linux's port i; in its rtos region it is channel `index`
+ * (bit `index` of the pending masks, channel@index in the rtos's DTB): how many earlier channels of
+ * hyp_vbus that partition serves, which vbus_init checks.
  */
 
 /* What moved through a channel, and what went wrong (reported at every partition stop). */

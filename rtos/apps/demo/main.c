@@ -13,7 +13,8 @@
  *
  * Boot arguments: latmon=0 turns the latency monitor off; period_us sets the monitor's period;
  * cpu1=spin|copy|tick puts a reference load on the second CPU (bare metal only, rtos/cpuload.h);
- * echo_open_s=N opens the echo channel N seconds after the start (Linux may open its port first).
+ * echo_open_s=N opens the echo channel N seconds after the start (Linux may open its port first);
+ * fault_s=N makes a data abort N seconds after the start (the partition's fault policy then applies).
  */
 #include "rtos/cpuload.h"
 #include "rtos/latmon.h"
@@ -50,11 +51,12 @@ struct status {
     int32_t max_jitter_ns;
 };
 
-static rt_thread_t control, logger, echo, setpoint;
+static rt_thread_t control, logger, echo, setpoint, faulter;
 RT_STACK_DEFINE(control_stack, 8192);
 RT_STACK_DEFINE(logger_stack, 8192);
 RT_STACK_DEFINE(echo_stack, 8192);
 RT_STACK_DEFINE(setpoint_stack, 8192);
+RT_STACK_DEFINE(faulter_stack, 4096);
 
 /* The set-point a Linux program asked for on the setpoint channel, in micrometres; SETPOINT_AUTO: the
  * square wave. Written by the setpoint thread, read by the control step (one aligned word). */
@@ -280,14 +282,29 @@ static void setpoint_entry(void *arg)
     }
 }
 
+/* fault_s=N: a data abort N seconds after the start (outside the rtos's RAM), a fatal error the
+ * partition's fault policy answers (tests of what a restart does to the V-Bus). */
+static void faulter_entry(void *arg)
+{
+    uint64_t s = (uint64_t)(uintptr_t)arg;
+    (void)rt_sleep(RT_SEC(s));
+    rt_printf("demo: fault_s=%lu: a data abort now\n", (unsigned long)s);
+    (void)*(volatile uint32_t *)(uintptr_t)0x100000000ull;
+}
+
 void rt_main(void)
 {
-    static const char *const known[] = {"latmon", "period_us", "cpu1", "echo_open_s", NULL};
+    static const char *const known[] = {"latmon", "period_us", "cpu1", "echo_open_s", "fault_s", NULL};
     (void)rt_bootargs_check(known);
     rt_cpuload_start_from_bootargs("demo");
     (void)rt_msgq_init(&status_q, status_storage, sizeof(struct status), 4);
     (void)rt_thread_create(&logger, "logger", logger_entry, NULL, logger_stack, sizeof(logger_stack),
                            LOGGER_PRIO);
+    uint64_t fault_s = rt_bootarg_u64("fault_s", 0);
+    if (fault_s > 0) {
+        (void)rt_thread_create(&faulter, "faulter", faulter_entry, (void *)(uintptr_t)fault_s, faulter_stack,
+                               sizeof(faulter_stack), LOGGER_PRIO);
+    }
     if (rt_chan_count() > 0) {
         (void)rt_thread_create(&echo, "echo", echo_entry, NULL, echo_stack, sizeof(echo_stack), ECHO_PRIO);
         (void)rt_thread_create(&setpoint, "setpoint", setpoint_entry, NULL, setpoint_stack,
