@@ -611,6 +611,35 @@ out:
     }
 }
 
+/*
+ * While the device waits for a reset it still gives back the driver's control messages, unread and with
+ * nothing done for them: Linux's driver spins until each returns, and Debian's never resets a device
+ * that asks for it (virtio_config_changed only tells the console driver), so the next program closing
+ * its port would hang Linux's CPU for good. Given back, Linux stays usable and recovers by rebinding its
+ * driver, which resets the device (README, "V-Bus"). A ring the violation left unreadable gives nothing
+ * back (virtq_pop or the chain check refuses it); nothing else is read or moved until the reset.
+ */
+static void ctrl_tx_unread(void)
+{
+    struct virtq *q = &dev.q[VIRTIO_CONSOLE_CTRL_TX];
+    if (!(dev.status & VIRTIO_STATUS_DRIVER_OK) || !q->ready) {
+        return;
+    }
+    bool irq = false;
+    for (unsigned turns = 0; turns < q->num; turns++) {
+        const char *why = NULL;
+        uint16_t h;
+        uint32_t total;
+        if (virtq_pop(q, &h, &why) <= 0 || virtq_chain_check(q, &dev.ram, h, &total, &why) != 0) {
+            break;
+        }
+        irq |= virtq_push(q, h, 0);
+    }
+    if (irq) {
+        dev.isr |= VIRTIO_MMIO_INT_VRING;
+    }
+}
+
 static void ctrl_message(const struct virtio_console_control *m)
 {
     if (m->event == VIRTIO_CONSOLE_DEVICE_READY) {
@@ -695,6 +724,12 @@ static void port_pass(struct port *p)
 
 static void notify(unsigned qi)
 {
+    if (dev.broken) {
+        if (qi == VIRTIO_CONSOLE_CTRL_TX) {
+            ctrl_tx_unread();
+        }
+        return;
+    }
     if (!can_run() || !dev.q[qi].ready) {
         return; /* before DRIVER_OK: taken up when it is set */
     }
@@ -882,8 +917,10 @@ static void reg_write(uint64_t off, uint32_t v)
 {
     if (dev.broken && off != VIRTIO_MMIO_STATUS && off != VIRTIO_MMIO_INTERRUPT_ACK &&
         off != VIRTIO_MMIO_QUEUE_SEL && off != VIRTIO_MMIO_DEVICE_FEATURES_SEL &&
-        off != VIRTIO_MMIO_DRIVER_FEATURES_SEL && off != VIRTIO_MMIO_SHM_SEL) {
-        return; /* stopped until a reset (the selectors change nothing but what reads show) */
+        off != VIRTIO_MMIO_DRIVER_FEATURES_SEL && off != VIRTIO_MMIO_SHM_SEL &&
+        off != VIRTIO_MMIO_QUEUE_NOTIFY) {
+        return; /* stopped until a reset (the selectors change nothing but what reads show; a notification
+                 * only gets control messages back: ctrl_tx_unread) */
     }
     struct virtq *q;
     switch (off) {

@@ -113,7 +113,10 @@ void arch_guest_start(struct vcpu *v)
 
 void arch_guest_quiesce(struct vcpu *v)
 {
-    const struct partition *p = v->part;
+    struct partition *p = v->part;
+    for (unsigned w = 0; w < HYP_INTID_WORDS; w++) {
+        p->virq_enabled[w] = 0; /* as the physical SPIs below: a new start enables what it uses */
+    }
     /* The EL1 timers first: a level still asserted would come straight back. */
     ARCH_WRITE_SYSREG(cntv_ctl_el0, 0);
     ARCH_WRITE_SYSREG(cntp_ctl_el0, 0);

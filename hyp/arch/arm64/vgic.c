@@ -114,6 +114,9 @@ void vgic_add_level(struct vcpu *v, unsigned intid, bool (*line)(const void *ctx
     for (unsigned i = 0; i < VGIC_MAX_LEVELS; i++) {
         if (v->vgic.level[i].intid == 0) {
             v->vgic.level[i] = (struct vgic_level){intid, line, ctx};
+            if (intid >= GIC_SPI_BASE && intid < HYP_MAX_INTID) {
+                v->part->virqs[intid / 32u] |= 1u << (intid % 32u);
+            }
             return;
         }
     }
@@ -200,7 +203,7 @@ void vgic_sync_levels(struct vcpu *v)
 {
     for (unsigned i = 0; i < VGIC_MAX_LEVELS; i++) {
         const struct vgic_level *l = &v->vgic.level[i];
-        if (l->intid != 0 && l->line(l->ctx)) {
+        if (l->intid != 0 && part_virq_enabled(v->part, l->intid) && l->line(l->ctx)) {
             vgic_inject(v, l->intid, 0, true);
         }
     }

@@ -97,17 +97,45 @@ static bool gicr_architected(uint64_t off, unsigned size)
            (size == 1 && in(off, GICR_SGI_OFFSET + GICR_IPRIORITYR0, GIC_SPI_BASE));
 }
 
+/* The emulated SPIs of word w (no physical line: the distributor has nothing of theirs): Group 1 and
+ * an enable bit of the partition's own (part_virq_enabled); pending and active are the level source's
+ * and the list registers', and read as zero here. A read ORs its bits into *val (zero before). */
+static void virq_access(struct partition *p, uint64_t base, unsigned w, bool write, uint32_t wval,
+                        uint64_t *val)
+{
+    uint32_t mask = p->virqs[w];
+    if (base == GICD_IGROUPR && !write) {
+        *val |= mask;
+    } else if (base == GICD_ISENABLER) {
+        if (write) {
+            p->virq_enabled[w] |= wval & mask;
+        } else {
+            *val |= p->virq_enabled[w] & mask;
+        }
+    } else if (base == GICD_ICENABLER) {
+        if (write) {
+            p->virq_enabled[w] &= ~(wval & mask);
+        } else {
+            *val |= p->virq_enabled[w] & mask;
+        }
+    }
+}
+
 /* Emulates an architected distributor access (gicd_architected) by p, under gicd_lock. */
-static void gicd_access(const struct vgicd_hw *hw, const struct partition *p, uint64_t off, bool write,
+static void gicd_access(const struct vgicd_hw *hw, struct partition *p, uint64_t off, bool write,
                         uint64_t *val, unsigned size)
 {
     uint32_t wval = (uint32_t)*val; /* the value of a 32-bit or byte write */
     if (off >= GICD_IGROUPR && off < GICD_IPRIORITYR) {
         /* One bit per interrupt (IGROUPR, ISENABLER .. ICACTIVER); 32-bit accesses only. */
         uint64_t base = off & ~(uint64_t)(GICD_BITREG_SPAN - 1u);
-        uint32_t mask = owned_word(p, (unsigned)(off - base) * 8u);
+        unsigned first = (unsigned)(off - base) * 8u;
+        uint32_t mask = owned_word(p, first);
+        if (first >= GIC_SPI_BASE && first < HYP_MAX_INTID && p->virqs[first / 32u] != 0) {
+            virq_access(p, base, first / 32u, write, wval, val);
+        }
         if (!write) {
-            *val = *reg32(hw->gicd, off) & mask;
+            *val |= *reg32(hw->gicd, off) & mask;
         } else if (base == GICD_IGROUPR) {
             *reg32(hw->gicd, off) |= mask; /* owned interrupts stay Group 1 non-secure */
         } else {

@@ -39,6 +39,11 @@ struct partition {
     struct mem_range dev[HYP_MAX_DEVICES];
     unsigned ndev;
     uint32_t irqs[HYP_INTID_WORDS]; /* bitmap of the SPIs (INTID >= 32) the partition owns */
+    /* The emulated SPIs it sees (vgic level sources with no physical line: its UART, the V-Bus device),
+     * and those it enabled in its distributor view (vgicd.c). An emulated interrupt is injected only
+     * while enabled, as a distributor forwards only enabled ones: a driver that freed its interrupt with
+     * its device's line still high must not get it again and again. Cleared at every start. */
+    uint32_t virqs[HYP_INTID_WORDS], virq_enabled[HYP_INTID_WORDS];
     struct part_image kernel, initrd, dtb;
     uint64_t entry_ipa; /* PC at entry (EL1h, MMU off, x0 = dtb.ipa) */
     struct {
@@ -106,6 +111,14 @@ void part_load(struct partition *p);
 bool part_any_running(void);
 /* The partition owning CPU `cpu`, or NULL. */
 struct partition *part_of_cpu(unsigned cpu);
+
+/* Whether the emulated interrupt intid may be injected now: an SPI p enabled, or not an SPI at all
+ * (private interrupts of a level source are the vCPU's own and always deliverable). */
+static inline bool part_virq_enabled(const struct partition *p, unsigned intid)
+{
+    return intid < 32u ||
+           (intid < HYP_MAX_INTID && ((p->virq_enabled[intid / 32u] >> (intid % 32u)) & 1u) != 0);
+}
 
 static inline bool part_owns_irq(const struct partition *p, unsigned intid)
 {

@@ -283,6 +283,37 @@ static void test_linux_reset(void)
     CHECK(echo(0, 100, 4));
 }
 
+/* A broken device still gives the driver's control messages back (Linux spins on each; its stock
+ * driver never resets the device), but does nothing for them; rebinding the driver (a reset and a new
+ * probe) brings the ports back. */
+static void test_broken_returns_control(void)
+{
+    sim_setup(2, small);
+    connect_all();
+    CHECK(echo(0, 300, 1));
+    sim_w(VIRTIO_MMIO_STATUS, sim_r(VIRTIO_MMIO_STATUS) | 0x10u); /* an unknown status bit */
+    sim_settle();
+    CHECK(sim_needs_reset() && !vbus_ep_connected(&sim.ep[0]));
+    sim.rtos_ev[0] = sim.rtos_ev[1] = 0;
+    for (unsigned round = 0; round < 3; round++) { /* close and open again: each message comes back */
+        struct sim_q *q = &sim.q[VIRTIO_CONSOLE_CTRL_TX];
+        struct virtio_console_control m = {0, VIRTIO_CONSOLE_PORT_OPEN, (uint16_t)(round % 2u)};
+        memcpy(sim_host(q->buf_ipa[0]), &m, sizeof(m));
+        sim_add(VIRTIO_CONSOLE_CTRL_TX, 0, sizeof(m), false);
+        sim_notify(VIRTIO_CONSOLE_CTRL_TX);
+        unsigned slot = ~0u;
+        uint32_t len = ~0u;
+        CHECK(sim_used(VIRTIO_CONSOLE_CTRL_TX, &slot, &len) && slot == 0 && len == 0);
+    }
+    sim_settle();
+    /* Nothing was done for them: no connection reached the rtos, the device still waits for a reset. */
+    CHECK(sim.rtos_ev[0] == 0 && !vbus_ep_connected(&sim.ep[0]) && sim_needs_reset());
+    CHECK(sim_probe());
+    sim_port_open(0);
+    sim_settle();
+    CHECK(vbus_ep_connected(&sim.ep[0]) && echo(0, 1000, 2));
+}
+
 /* The 16-bit ring indices wrap: more than 65536 buffers each way through one port. */
 static void test_index_wrap(void)
 {
@@ -795,10 +826,15 @@ int main(void)
         const char *name;
         void (*fn)(void);
     } tests[] = {
-        {"handshake", test_handshake},           {"round trips", test_round_trips},
-        {"full both ways", test_full_both_ways}, {"reconnect", test_reconnect},
-        {"rtos restart", test_rtos_restart},     {"linux reset", test_linux_reset},
-        {"index wrap", test_index_wrap},         {"virtq limits", test_virtq_limits},
+        {"handshake", test_handshake},
+        {"round trips", test_round_trips},
+        {"full both ways", test_full_both_ways},
+        {"reconnect", test_reconnect},
+        {"rtos restart", test_rtos_restart},
+        {"linux reset", test_linux_reset},
+        {"index wrap", test_index_wrap},
+        {"virtq limits", test_virtq_limits},
+        {"broken: control messages back", test_broken_returns_control},
     };
     for (unsigned i = 0; i < sizeof(tests) / sizeof(tests[0]); i++, cases++) {
         failed += run(tests[i].name, tests[i].fn);

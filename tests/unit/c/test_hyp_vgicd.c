@@ -322,6 +322,39 @@ static void test_hostile_accesses(struct vcpu *va, struct vcpu *vb)
     CHECK(gicd[GICD_IPRIORITYR + 40] == 0x80 && gicd[GICD_IPRIORITYR + 41] == 0);
 }
 
+/* An emulated SPI (a level source: no physical line) has an enable bit of the partition's own: set and
+ * cleared through ISENABLER/ICENABLER, read back, Group 1, and never written to the distributor; an
+ * emulated SPI of another partition is invisible. */
+static void test_emulated_spis(struct vcpu *va, struct vcpu *vb)
+{
+    const unsigned vi = 224, word = vi / 32u, bit = 1u << (vi % 32u);
+    va->part->virqs[word] |= bit;
+    fill_gicd();
+    uint8_t before[GICD_SIZE];
+    memcpy(before, gicd, GICD_SIZE);
+    uint64_t v = 0;
+    CHECK(!part_virq_enabled(va->part, vi));
+    gicd_write(va, GICD_ISENABLER + 4u * word, bit, 4);
+    CHECK(part_virq_enabled(va->part, vi));
+    (void)vgicd_mmio(va, &hw, GICD_ISENABLER + 4u * word, false, &v, 4);
+    CHECK((v & bit) != 0);
+    (void)vgicd_mmio(va, &hw, GICD_ICENABLER + 4u * word, false, &v, 4);
+    CHECK((v & bit) != 0);
+    v = 0;
+    (void)vgicd_mmio(va, &hw, GICD_IGROUPR + 4u * word, false, &v, 4);
+    CHECK((v & bit) != 0);
+    /* the other partition sees none of it and cannot change it */
+    v = 0;
+    (void)vgicd_mmio(vb, &hw, GICD_ISENABLER + 4u * word, false, &v, 4);
+    CHECK((v & bit) == 0);
+    gicd_write(vb, GICD_ICENABLER + 4u * word, bit, 4);
+    CHECK(part_virq_enabled(va->part, vi) && !part_virq_enabled(vb->part, vi));
+    gicd_write(va, GICD_ICENABLER + 4u * word, bit, 4);
+    CHECK(!part_virq_enabled(va->part, vi));
+    CHECK(memcmp(before, gicd, GICD_SIZE) == 0); /* the distributor itself was never written */
+    va->part->virqs[word] &= ~bit;
+}
+
 int main(void)
 {
     gicd = map_guarded(GICD_SIZE);
@@ -339,5 +372,6 @@ int main(void)
     test_gicd_semantics(va);
     test_gicr(va);
     test_hostile_accesses(va, vb);
+    test_emulated_spis(va, vb);
     UNIT_DONE("hyp vgicd");
 }
