@@ -42,7 +42,11 @@
 /* The largest queue Linux may make: 64 receive buffers of a page per port (256 KiB of Linux's memory),
  * 64 writes of up to 32 KiB in flight. */
 #define VBUS_QUEUE_MAX 64u
-#define VBUS_QUEUES    (2u * (VBUS_MAX_CHANNELS + 1u))
+#define VBUS_PORTS     (VBUS_MAX_CHANNELS + 1u) /* the channels', then VBUS_STATS_PORT */
+#define VBUS_QUEUES    (2u * (VBUS_PORTS + 1u))
+/* The counters' snapshot VBUS_STATS_PORT reads: a header, the device's line and one line per channel
+ * (at most about 360 characters: a name of 31, two partition names of 31, eleven 20-digit counters). */
+#define STATS_TEXT_MAX (512u + 400u * VBUS_MAX_CHANNELS)
 #define VBUS_VENDOR    0x584d5452u /* "RTMX" read as a little-endian word */
 #define VBUS_MMIO_PAGE 4096u       /* the device's page in the Linux partition (registers: its first 0x200) */
 #define VBUS_FEATURES  ((1ull << VIRTIO_F_VERSION_1) | (1ull << VIRTIO_CONSOLE_F_MULTIPORT))
@@ -78,7 +82,8 @@ struct region {
 };
 
 struct port {
-    const struct vbus_chan_config *cfg;
+    bool is_stats;                      /* VBUS_STATS_PORT: the hypervisor's own, no channel behind it */
+    const struct vbus_chan_config *cfg; /* the channel (NULL for VBUS_STATS_PORT) */
     struct region *r;
     unsigned local; /* the channel's number in its region */
     struct vbus_chan *c;
@@ -103,6 +108,8 @@ struct port {
     struct vbus_chan_stats stats;
 };
 
+/* Port numbers: channel i of hyp_vbus is port i; VBUS_STATS_PORT is port nchan, the last. */
+
 static struct {
     spinlock_t lock;
     bool present;
@@ -114,10 +121,13 @@ static struct {
     bool drv_features_beyond; /* a feature word beyond the second was written non-zero */
     bool broken;              /* NEEDS_RESET: nothing is processed until status 0 */
     struct virtq q[VBUS_QUEUES];
-    struct port port[VBUS_MAX_CHANNELS];
+    struct port port[VBUS_PORTS];
     struct region region[HYP_MAX_PARTITIONS];
     unsigned nregions;
     uint64_t resets, breaks, ctrl_errors;
+    /* VBUS_STATS_PORT's snapshot, taken when Linux opens it; text_off of it went to Linux so far. */
+    char text[STATS_TEXT_MAX];
+    uint32_t text_len, text_off;
 } dev;
 
 static unsigned rx_queue(unsigned port)
@@ -129,6 +139,18 @@ static bool can_run(void)
 {
     return (dev.status & (VIRTIO_STATUS_DRIVER_OK | VIRTIO_STATUS_FAILED)) == VIRTIO_STATUS_DRIVER_OK &&
            !dev.broken;
+}
+
+static const char *port_name(const struct port *p)
+{
+    return p->is_stats ? VBUS_STATS_PORT : p->cfg->name;
+}
+
+/* Whether the other side is there: the channel's rtos has it open (never for VBUS_STATS_PORT, which
+ * Linux reads to its end of file). */
+static bool host_open(const struct port *p)
+{
+    return !p->is_stats && p->rtos_open && p->r->online;
 }
 
 static void kick(struct port *p)
@@ -218,7 +240,7 @@ static void bad_rtos(struct port *p, const char *what)
 static void epoch_change(struct port *p)
 {
     p->acked = false;
-    if (!p->r->online) {
+    if (p->is_stats || !p->r->online) {
         return; /* the region's start publishes the state then */
     }
     p->epoch++;
@@ -232,8 +254,7 @@ static void epoch_change(struct port *p)
 /* Whether Linux should see the port open, and the PORT_OPEN that tells it when not. */
 static void linux_view(struct port *p)
 {
-    bool want = p->rtos_open && p->r->online;
-    if (p->ready && want != p->told_open) {
+    if (p->ready && host_open(p) != p->told_open) {
         p->pend |= PEND_OPEN;
     }
 }
@@ -540,6 +561,86 @@ static void rx_flush(struct port *p)
 }
 
 /* ------------------------------------------------------------------------------------------------ */
+/* VBUS_STATS_PORT */
+
+/* The counters as they are now, into dev.text (format: docs/architecture.md, "V-Bus counters"). The
+ * rtos's own counters are read from its region as numbers only: nothing is followed. */
+static void stats_snapshot(void)
+{
+    char *t = dev.text;
+    uint32_t len = 0, max = STATS_TEXT_MAX;
+    uint64_t hz = arch_counter_hz();
+    int n = hyp_snprintf(t, max, "rtmux-stats 1 uptime_us=%lu\n",
+                         (unsigned long)(hz != 0 ? arch_counter() / (hz / 1000000u) : 0u));
+    len += n > 0 ? (uint32_t)n : 0u;
+    n = hyp_snprintf(t + len, max - len,
+                     "device partition=%s status=0x%02x needs_reset=%u resets=%lu violations=%lu "
+                     "control_errors=%lu\n",
+                     hyp_vbus.linux->name, (unsigned)dev.status, dev.broken ? 1u : 0u,
+                     (unsigned long)dev.resets, (unsigned long)dev.breaks, (unsigned long)dev.ctrl_errors);
+    len += n > 0 ? (uint32_t)n : 0u;
+    for (unsigned i = 0; i < hyp_vbus.nchan && len < max; i++) {
+        const struct port *p = &dev.port[i];
+        const struct vbus_chan_stats *s = &p->stats;
+        bool online = p->r->online;
+        uint64_t rtos_full = online ? __atomic_load_n(&p->c->rtos_full, __ATOMIC_RELAXED) : 0u;
+        uint64_t rtos_discarded = online ? __atomic_load_n(&p->c->rtos_discarded, __ATOMIC_RELAXED) : 0u;
+        n = hyp_snprintf(
+            t + len, max - len,
+            "channel name=%s rtos=%s linux_open=%u rtos_open=%u to_rtos_bytes=%lu to_rtos_writes=%lu "
+            "to_linux_bytes=%lu to_linux_buffers=%lu linux_full=%lu rtos_full=%lu discarded=%lu "
+            "rtos_discarded=%lu errors=%lu\n",
+            p->cfg->name, p->r->part->name, p->linux_open ? 1u : 0u, host_open(p) ? 1u : 0u,
+            (unsigned long)s->to_rtos_bytes, (unsigned long)s->to_rtos_msgs, (unsigned long)s->to_linux_bytes,
+            (unsigned long)s->to_linux_msgs, (unsigned long)s->full, (unsigned long)rtos_full,
+            (unsigned long)s->discarded, (unsigned long)rtos_discarded, (unsigned long)s->errors);
+        len += n > 0 ? (uint32_t)n : 0u;
+    }
+    dev.text_len = len < max ? len : max - 1u;
+    dev.text_off = 0;
+}
+
+/* The snapshot into Linux's receive buffers on VBUS_STATS_PORT while it is open; what is left waits for
+ * buffers Linux posts later. Since the device never says the port's other side is open, a read after
+ * the whole snapshot is end of file. */
+static void stats_flush(struct port *p)
+{
+    unsigned qi = rx_queue((unsigned)(p - dev.port));
+    struct virtq *q = &dev.q[qi];
+    if (!can_run() || !q->ready || !p->linux_open) {
+        return;
+    }
+    bool irq = false;
+    while (dev.text_off < dev.text_len) {
+        const char *why = NULL;
+        uint16_t h;
+        uint32_t total;
+        int rc = virtq_pop(q, &h, &why);
+        if (rc < 0) {
+            violation(qi, why);
+            return;
+        }
+        if (rc == 0) {
+            break;
+        }
+        if (virtq_chain_check(q, &dev.ram, h, &total, &why) != 0 || total == 0) {
+            violation(qi, why != NULL ? why : "receive buffer of 0 bytes");
+            return;
+        }
+        uint32_t n = min32(total, dev.text_len - dev.text_off);
+        if (virtq_copy(q, &dev.ram, h, 0, (uint8_t *)dev.text + dev.text_off, n, true, &why) != 0) {
+            violation(qi, why);
+            return;
+        }
+        dev.text_off += n;
+        irq |= virtq_push(q, h, n);
+    }
+    if (irq) {
+        dev.isr |= VIRTIO_MMIO_INT_VRING;
+    }
+}
+
+/* ------------------------------------------------------------------------------------------------ */
 /* Control queues */
 
 /* The control messages waiting for Linux's control receive buffers, as far as it has posted some. */
@@ -553,7 +654,7 @@ static void ctrl_rx_flush(void)
     for (unsigned i = 0; i < dev.nports; i++) {
         struct port *p = &dev.port[i];
         while (p->pend != 0) {
-            bool open = p->rtos_open && p->r->online;
+            bool open = host_open(p);
             uint8_t bit = (p->pend & PEND_ADD) ? PEND_ADD : (p->pend & PEND_NAME) ? PEND_NAME : PEND_OPEN;
             if (bit == PEND_OPEN && open == p->told_open) {
                 p->pend &= (uint8_t)~PEND_OPEN; /* changed back before it was sent */
@@ -568,11 +669,12 @@ static void ctrl_rx_flush(void)
             } else if (bit == PEND_NAME) {
                 m.event = VIRTIO_CONSOLE_PORT_NAME;
                 m.value = 1;
+                const char *name = port_name(p);
                 uint32_t n = 0;
-                while (n < VBUS_NAME_SIZE - 1u && p->cfg->name[n] != '\0') {
+                while (n < VBUS_NAME_SIZE - 1u && name[n] != '\0') {
                     n++;
                 }
-                memcpy(msg + sizeof(m), p->cfg->name, n);
+                memcpy(msg + sizeof(m), name, n);
                 len += n;
             } else {
                 m.event = VIRTIO_CONSOLE_PORT_OPEN;
@@ -616,7 +718,7 @@ out:
  * nothing done for them: Linux's driver spins until each returns, and Debian's never resets a device
  * that asks for it (virtio_config_changed only tells the console driver), so the next program closing
  * its port would hang Linux's CPU for good. Given back, Linux stays usable and recovers by rebinding its
- * driver, which resets the device (README, "V-Bus"). A ring the violation left unreadable gives nothing
+ * driver, which resets the device (README). A ring the violation left unreadable gives nothing
  * back (virtq_pop or the chain check refuses it); nothing else is read or moved until the reset.
  */
 static void ctrl_tx_unread(void)
@@ -664,7 +766,7 @@ static void ctrl_message(const struct virtio_console_control *m)
     if (m->event == VIRTIO_CONSOLE_PORT_READY) {
         if (m->value == 0) {
             hyp_printf("rtmux: vbus: %s could not set up port %u (%s)\n", hyp_vbus.linux->name, m->id,
-                       p->cfg->name);
+                       port_name(p));
             return;
         }
         p->ready = true;
@@ -675,6 +777,14 @@ static void ctrl_message(const struct virtio_console_control *m)
     }
     bool open = m->value != 0;
     if (open == p->linux_open) {
+        return;
+    }
+    if (p->is_stats) {
+        p->linux_open = open;
+        if (open) {
+            stats_snapshot();
+            stats_flush(p);
+        }
         return;
     }
     if (open) {
@@ -717,6 +827,10 @@ static void ctrl_tx(void)
 /* Everything one port can do now. */
 static void port_pass(struct port *p)
 {
+    if (p->is_stats) {
+        stats_flush(p);
+        return;
+    }
     chan_poll(p);
     tx_flush(p);
     rx_flush(p);
@@ -1155,7 +1269,7 @@ void vbus_part_up(struct partition *p)
 struct vbus_chan_stats vbus_stats(unsigned chan)
 {
     spin_lock(&dev.lock);
-    struct vbus_chan_stats s = chan < dev.nports ? dev.port[chan].stats : (struct vbus_chan_stats){0};
+    struct vbus_chan_stats s = chan < hyp_vbus.nchan ? dev.port[chan].stats : (struct vbus_chan_stats){0};
     spin_unlock(&dev.lock);
     return s;
 }
@@ -1165,7 +1279,7 @@ void vbus_report(void)
     if (!dev.present) {
         return;
     }
-    for (unsigned i = 0; i < dev.nports; i++) {
+    for (unsigned i = 0; i < hyp_vbus.nchan; i++) {
         struct vbus_chan_stats s = vbus_stats(i);
         hyp_printf("rtmux: vbus: channel %s: to-rtos %lu bytes in %lu writes (%lu times full), to-linux %lu "
                    "bytes in %lu buffers, %lu discarded, %lu errors\n",
@@ -1206,8 +1320,9 @@ void vbus_init(void)
         }
     }
     dev.ram = (struct virtq_ram){.ipa = lp->ram_ipa, .size = lp->ram_size, .host = (uintptr_t)lp->ram_pa};
-    dev.nports = cfg->nchan;
-    dev.nqueues = 2u * (cfg->nchan + 1u);
+    dev.nports = cfg->nchan + 1u;
+    dev.nqueues = 2u * (dev.nports + 1u);
+    dev.port[cfg->nchan].is_stats = true;
     for (unsigned i = 0; i < dev.nqueues; i++) {
         /* Receive queues (device -> driver): each port's first, and the control receiveq. */
         dev.q[i].device_writes = i % 2u == 0;

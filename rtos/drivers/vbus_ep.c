@@ -116,6 +116,7 @@ unsigned vbus_ep_sync(struct vbus_ep *ep, bool *need)
         }
         if (drop > 0) {
             ep->stats.discarded += drop;
+            __atomic_store_n(&ep->c->rtos_discarded, ep->stats.discarded, __ATOMIC_RELAXED);
             ep->rx_tail += drop;
             __atomic_store_n(&ep->rx->tail, ep->rx_tail, __ATOMIC_RELEASE);
         }
@@ -178,6 +179,7 @@ uint32_t vbus_ep_write(struct vbus_ep *ep, const void *buf, uint32_t n, bool *ne
     uint32_t room = vbus_ep_room(ep);
     if (n > room) {
         ep->stats.full++;
+        __atomic_store_n(&ep->c->rtos_full, ep->stats.full, __ATOMIC_RELAXED);
         n = room;
     }
     if (n == 0) {

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from rtmux.formats import vbus_stats
 from rtmux.formats.hyp_console import el2_entries
 from rtmux.formats.rtos_console import demo_reports
 from rtmux.run import system
@@ -40,7 +41,11 @@ CHANNEL = re.compile(
 )
 DEVICE = re.compile(r"^rtmux: vbus: device in linux: (\d+) resets, (\d+) violations \(NEEDS_RESET\)", re.M)
 RESET_LINE = "rtmux: partition linux: reset requested; restarting from its pristine images"
-READY = r"^\[linux\] rtmux-linux: ready: .*V-Bus ports: echo setpoint telemetry"
+READY = r"^\[linux\] rtmux-linux: ready: .*V-Bus ports: echo rtmux-stats setpoint telemetry"
+
+
+# The counters port: each read is a whole snapshot, then end of file (so cat ends).
+STATS = "cat /dev/virtio-ports/rtmux-stats"
 
 
 def channels(console: str) -> dict[str, dict[str, int]]:
@@ -71,7 +76,8 @@ def test_round_trips_all_channels_and_full_rings() -> None:
             (REPORT, f"{pings}; echo pings-$((6*7))\n"),
             (r"pings-42", f"{together}; echo together-$((6*7))\n"),
             (r"together-42", f"{fills}; echo fills-$((6*7))\n"),
-            (r"fills-42", ENTRIES),
+            (r"fills-42", f"{STATS}; {STATS}; echo stats-$((6*7))\n"),
+            (r"stats-42", ENTRIES),
             (REPORT, "poweroff -f\n"),
             (r"rtmux: vbus: device in linux: .*\n", ""),
         ],
@@ -103,6 +109,18 @@ def test_round_trips_all_channels_and_full_rings() -> None:
     assert counts["setpoint"]["to_rtos"] == 2 and counts["telemetry"]["to_linux"] > 0, why
     assert all(c["errors"] == 0 for c in counts.values()), why
     assert DEVICE.search(out) and DEVICE.search(out)[2] == "0", why  # type: ignore[index]
+    # Linux's view of the same counters (the counters port, read twice after the fills): the echo's
+    # bytes each way as the hypervisor counted them until then, the rtos's own full count (its echo
+    # found the ring to Linux full while rtmux-fill did not read), nothing wrong
+    first, second = vbus_stats.parse(out)
+    assert set(first.channels) == {"echo", "telemetry", "setpoint"}, why
+    assert first.device["needs_reset"] == 0 and first.device["violations"] == 0, why
+    assert first.counter("echo", "linux_open") == 0 and first.counter("echo", "rtos_open") == 1, why
+    assert 1_000_000 < first.counter("echo", "to_rtos_bytes") <= echo["to_rtos"], why
+    assert first.counter("echo", "to_linux_bytes") == first.counter("echo", "to_rtos_bytes"), why
+    assert first.counter("echo", "rtos_full") > 0 and first.counter("echo", "errors") == 0, why
+    assert second.uptime_us > first.uptime_us, why
+    assert second.channels["echo"] == first.channels["echo"], why  # nothing moved in between
     # the rtos's CPU: its start-up entries only, before and after all of it
     rtos = [e for e in el2_entries(out) if e.partition == "rtos"]
     assert len(rtos) == 3 and all(e.counts == rtos[0].counts for e in rtos), why
@@ -181,7 +199,10 @@ def test_hostile_driver_ends_in_needs_reset_and_the_rtos_is_unharmed(vbus_guest:
     built = system.build(HOSTILE, icount=True)
     r, why = run_to_end(built.argv, 300, script)
     out = r.console
-    assert "[linux] vbus-guest: 3 ports named: echo telemetry setpoint; 3 open on the rtos's side" in out, why
+    assert (
+        "[linux] vbus-guest: 4 ports named: echo telemetry setpoint rtmux-stats; 3 open on the rtos's side"
+        in out
+    ), why
     assert "[linux] vbus-guest: round trip before the attacks: ok" in out, why
     logged = re.findall(r"^rtmux: vbus: linux: (.*); device needs reset \((\d+) so far\)$", out, re.M)
     assert logged == [(reason, str(k + 1)) for k, (_, reason) in enumerate(ATTACKS)], why

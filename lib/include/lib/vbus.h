@@ -89,6 +89,10 @@
 /* SGIs 0..7 are Linux's own (virtual, per partition); the physical SGIs 8..15 are free for rtmux. */
 #define VBUS_SGI_TO_RTOS 14u
 #define VBUS_SGI_TO_HYP  15u
+/* The port the hypervisor serves itself, after the channels' (port nchan): each open of it reads a
+ * snapshot of the device's and every channel's counters, then end of file (docs/architecture.md, "V-Bus
+ * counters"). A channel may not take its name (tools/rtmux/config/channels.py). */
+#define VBUS_STATS_PORT "rtmux-stats"
 
 /* The region's first cache line. The tools write nothing into RAM: the rtos fills nchan (its channels in
  * this region), then magic (release) at its start-up and rings the hypervisor with every channel's bit
@@ -109,7 +113,11 @@ struct vbus_chan {
     uint32_t rtos_epoch_seen; /* the last linux_epoch the rtos acted on */
     uint32_t rtos_session;    /* the rtos's opens of the channel so far */
     uint32_t to_linux_start;  /* to_linux's head when the rtos acted on rtos_epoch_seen */
-    uint32_t rtos_reserved[12];
+    /* The rtos's own counters, published for Linux's report (VBUS_STATS_PORT; never acted on): its
+     * writes that found to_linux without room for all their bytes, and the to_rtos bytes of an earlier
+     * connection it dropped. */
+    uint64_t rtos_full, rtos_discarded;
+    uint32_t rtos_reserved[8];
     /* written by the hypervisor */
     uint32_t linux_open;
     uint32_t linux_epoch;
@@ -132,6 +140,7 @@ struct vbus_ring {
 _Static_assert(sizeof(struct vbus_region) == VBUS_ALIGN, "region header is one cache line");
 _Static_assert(sizeof(struct vbus_chan) == 2u * VBUS_ALIGN, "channel block is two cache lines");
 _Static_assert(offsetof(struct vbus_chan, linux_open) == VBUS_ALIGN, "hypervisor's line");
+_Static_assert(offsetof(struct vbus_chan, rtos_full) % 8u == 0, "64-bit counters aligned");
 _Static_assert(offsetof(struct vbus_ring, tail) == VBUS_ALIGN, "consumer's line");
 _Static_assert(sizeof(struct vbus_ring) == VBUS_RING_HEADER_SIZE, "ring header");
 

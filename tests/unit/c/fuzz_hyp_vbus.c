@@ -141,8 +141,8 @@ static void allow_from(const uint8_t *ram)
 
 static bool broken_before;
 static struct virtq queue_before[VBUS_QUEUES];
-static bool held_before[VBUS_MAX_CHANNELS];
-static uint16_t held_head_before[VBUS_MAX_CHANNELS];
+static bool held_before[VBUS_MAX_CHANNELS + 1u];
+static uint16_t held_head_before[VBUS_MAX_CHANNELS + 1u];
 
 /* Whether the chain at head is one the device may return with `len` bytes written, in `ram`: every
  * descriptor in the table, of the queue's direction, inside RAM, no loop, len within its bytes. */
@@ -369,7 +369,14 @@ static void trigger(unsigned qi)
             sim_rtos_open(i);
         }
     } else if (qi % 2u == 0) {
-        (void)sim_rtos_write(qi == 0 ? 0u : qi / 2u - 1u, data, 1u + below(SIM_BUF));
+        unsigned port = qi == 0 ? 0u : qi / 2u - 1u;
+        if (port < sim.nchan) {
+            (void)sim_rtos_write(port, data, 1u + below(SIM_BUF));
+        } else if (!sim.port[port].open) {
+            sim_port_open(port); /* VBUS_STATS_PORT: an open makes the device fill its receive buffers */
+        } else {
+            sim_port_close(port);
+        }
     }
     sim_notify(qi);
     sim_settle();
@@ -483,7 +490,7 @@ static void step_linux(void)
         break;
     case 3:
         snprintf(cur.what, sizeof(cur.what), "Linux sends a control message");
-        sim_ctrl_send(below(4) ? (uint32_t)below(sim.nchan + 1u) : (uint32_t)rnd(), (uint16_t)below(9),
+        sim_ctrl_send(below(4) ? (uint32_t)below(sim.nports + 1u) : (uint32_t)rnd(), (uint16_t)below(9),
                       (uint16_t)below(3));
         break;
     case 4:

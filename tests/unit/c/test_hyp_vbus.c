@@ -314,6 +314,51 @@ static void test_broken_returns_control(void)
     CHECK(vbus_ep_connected(&sim.ep[0]) && echo(0, 1000, 2));
 }
 
+/* VBUS_STATS_PORT, the last port: named, never opened by the other side; each open reads a snapshot of
+ * the counters as they are then (bytes each way per channel, the rtos's own full count), then nothing. */
+static void test_stats_port(void)
+{
+    sim_setup(2, small);
+    connect_all();
+    unsigned sp = sim.nchan;
+    CHECK(strcmp(sim.port[sp].name, VBUS_STATS_PORT) == 0 && !sim.port[sp].host_connected);
+    CHECK(echo(0, 1000, 1));
+    /* the rtos writes more than its ring to Linux takes: its own full count goes up */
+    static uint8_t big[600];
+    memset(big, 'x', sizeof(big));
+    sim.port[1].paused = true;
+    size_t w = sim_rtos_write(1, big, sizeof(big));
+    CHECK(w == 256 && sim.ep[1].stats.full == 1);
+    sim_settle();
+    for (unsigned round = 0; round < 2; round++) {
+        sim_port_open(sp);
+        sim_settle();
+        char text[4096];
+        size_t n = sim.port[sp].in_len < sizeof(text) - 1u ? sim.port[sp].in_len : sizeof(text) - 1u;
+        memcpy(text, sim.port[sp].in, n);
+        text[n] = '\0';
+        struct vbus_chan_stats e = vbus_stats(0);
+        char want[256];
+        snprintf(want, sizeof(want),
+                 "channel name=echo rtos=rtos linux_open=1 rtos_open=1 to_rtos_bytes=%lu to_rtos_writes=%lu "
+                 "to_linux_bytes=%lu ",
+                 (unsigned long)e.to_rtos_bytes, (unsigned long)e.to_rtos_msgs,
+                 (unsigned long)e.to_linux_bytes);
+        if (strncmp(text, "rtmux-stats 1 uptime_us=", 24) != 0 || strstr(text, want) == NULL ||
+            strstr(text, "channel name=telemetry rtos=rtos linux_open=1 rtos_open=1 ") == NULL ||
+            strstr(text, " rtos_full=1 ") == NULL || strstr(text, "device partition=linux ") == NULL ||
+            strstr(text, "needs_reset=0 ") == NULL) {
+            fprintf(stderr, "stats port: %s", text);
+            CHECK(false);
+        }
+        CHECK(e.to_rtos_bytes == 1000u + 10u * round && !sim.port[sp].host_connected);
+        sim_port_close(sp);
+        sim_settle();
+        CHECK(echo(0, 10, 2)); /* the next snapshot shows these too */
+    }
+    CHECK(!sim_needs_reset());
+}
+
 /* The 16-bit ring indices wrap: more than 65536 buffers each way through one port. */
 static void test_index_wrap(void)
 {
@@ -835,6 +880,7 @@ int main(void)
         {"index wrap", test_index_wrap},
         {"virtq limits", test_virtq_limits},
         {"broken: control messages back", test_broken_returns_control},
+        {"stats port", test_stats_port},
     };
     for (unsigned i = 0; i < sizeof(tests) / sizeof(tests[0]); i++, cases++) {
         failed += run(tests[i].name, tests[i].fn);

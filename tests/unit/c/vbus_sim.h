@@ -74,10 +74,10 @@ static struct {
     uint8_t *ram, *region;
     struct vcpu *lv;
     uint64_t next_ipa;
-    unsigned nchan, nqueues;
+    unsigned nchan, nports, nqueues; /* nports: the channels' and VBUS_STATS_PORT (port nchan) */
     uint32_t ring_size[SIM_MAX_CHAN];
-    struct sim_q q[2u * (SIM_MAX_CHAN + 1u)];
-    struct sim_port port[SIM_MAX_CHAN];
+    struct sim_q q[2u * (SIM_MAX_CHAN + 2u)];
+    struct sim_port port[SIM_MAX_CHAN + 1u];
     struct vbus_ep ep[SIM_MAX_CHAN];
     unsigned rtos_ev[SIM_MAX_CHAN]; /* VBUS_EV_* the rtos saw, or-ed */
     unsigned sgi_rtos, sgi_hyp;     /* doorbells sent, not yet delivered */
@@ -176,7 +176,9 @@ static void sim_setup(unsigned nchan, const uint32_t *sizes)
 {
     memset(&sim, 0, sizeof(sim));
     sim.nchan = nchan;
-    sim.nqueues = 2u * (nchan + 1u);
+    sim.nports = nchan + 1u;
+    sim.nqueues = 2u * (sim.nports + 1u);
+    sim.port[nchan].in = malloc(SIM_IN_MAX);
     sim.ram = sim_map_guarded(SIM_RAM_SIZE);
     sim.region = sim_map_guarded(SIM_REGION_SIZE);
     sim.next_ipa = SIM_RAM_IPA;
@@ -350,7 +352,7 @@ static void sim_ctrl_message(const uint8_t *buf, uint32_t len)
         return;
     }
     memcpy(&m, buf, sizeof(m));
-    if (m.id >= sim.nchan) {
+    if (m.id >= sim.nports) {
         sim_trouble("control message for port %u%.0u", m.id, 0);
         return;
     }
@@ -448,8 +450,8 @@ static bool sim_probe_to_queues(void)
         b[i] = (uint8_t)sim_access(VIRTIO_MMIO_CONFIG + VIRTIO_CONSOLE_CFG_MAX_NR_PORTS + i, false, 0, 1);
     }
     uint32_t ports = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
-    if (ports != sim.nchan || sim_r(VIRTIO_MMIO_CONFIG + VIRTIO_CONSOLE_CFG_MAX_NR_PORTS) != ports) {
-        sim_trouble("max_nr_ports %u, expected %u", ports, sim.nchan);
+    if (ports != sim.nports || sim_r(VIRTIO_MMIO_CONFIG + VIRTIO_CONSOLE_CFG_MAX_NR_PORTS) != ports) {
+        sim_trouble("max_nr_ports %u, expected %u", ports, sim.nports);
         return false;
     }
     sim.next_ipa = SIM_RAM_IPA; /* a new probe: the old rings are Linux's free memory again */
@@ -457,7 +459,7 @@ static bool sim_probe_to_queues(void)
         sim_setup_queue(qi, qi == VIRTIO_CONSOLE_CTRL_TX ? 64u : SIM_BUF);
     }
     sim.probed = true;
-    for (unsigned i = 0; i < sim.nchan; i++) {
+    for (unsigned i = 0; i < sim.nports; i++) {
         struct sim_port *p = &sim.port[i];
         p->added = p->host_connected = p->open = false;
         p->nev = 0;
@@ -495,7 +497,7 @@ static void sim_linux_poll(void)
     if (again) {
         sim_notify(VIRTIO_CONSOLE_CTRL_RX);
     }
-    for (unsigned i = 0; i < sim.nchan; i++) {
+    for (unsigned i = 0; i < sim.nports; i++) {
         struct sim_port *p = &sim.port[i];
         unsigned rx = sim_rxq(i);
         while (sim_used(rx + 1u, &slot, &len)) {

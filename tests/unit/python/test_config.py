@@ -663,6 +663,10 @@ def test_channel_name_rules(images: dict[str, Path]) -> None:
         'x.toml: channel #1: name is missing (the port name Linux shows, e.g. name = "echo")'
     ]
     assert errors_of(system(images) + 'channel = "echo"\n') != []
+    assert errors_of(system(images) + channels('name = "rtmux-stats"')) == [
+        "x.toml: channel #1: name 'rtmux-stats' is the hypervisor's own port (the V-Bus counters, "
+        "/dev/virtio-ports/rtmux-stats); choose another"
+    ]
 
 
 def test_region_must_fit_the_rtos_ram(images: dict[str, Path]) -> None:
@@ -707,7 +711,7 @@ def test_describe_shows_region_device_and_channels(images: dict[str, Path]) -> N
     )
     assert (
         "  vbus      virtio-mmio console at IPA 0x0a00_4000 (0x200 bytes of a 4 KiB page, emulated), "
-        "INTID 224 (SPI 192): ports echo, log" in text
+        "INTID 224 (SPI 192): ports echo, log, and rtmux-stats (the counters)" in text
     )
     assert (
         "channel 'echo': /dev/virtio-ports/echo in 'linux', served by 'rtos' (channel 0): to_linux 16 KiB "

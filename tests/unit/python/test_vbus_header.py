@@ -31,6 +31,12 @@ EXPECTED = {
     "offsetof(struct vbus_ring, data)": model.VBUS_RING_HEADER,
 }
 
+
+def test_stats_port_name_is_the_header_s() -> None:
+    m = re.search(r'^#define VBUS_STATS_PORT "([^"]*)"', HEADER.read_text(), re.M)
+    assert m is not None and m[1] == model.VBUS_STATS_PORT
+
+
 PROBE = """#include <stdio.h>
 #include "lib/vbus.h"
 int main(void)
@@ -68,4 +74,4 @@ def test_tools_agree_with_lib_vbus_h(c_values: dict[str, int], name: str) -> Non
 def test_every_define_is_compared() -> None:
     """A new #define in lib/vbus.h must be mirrored (or deliberately left out here)."""
     defined = set(re.findall(r"^#define[ \t]+(VBUS_\w+)[ \t]", HEADER.read_text(), re.M))
-    assert defined - {"VBUS_MAGIC"} <= set(EXPECTED)
+    assert defined - {"VBUS_MAGIC", "VBUS_STATS_PORT"} <= set(EXPECTED)  # the string: compared above

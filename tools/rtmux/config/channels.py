@@ -24,6 +24,7 @@ from rtmux.config.model import (
     VBUS_NAME_SIZE,
     VBUS_RING_MAX,
     VBUS_RING_MIN,
+    VBUS_STATS_PORT,
     Channel,
     VbusDevice,
     is_power_of_two,
@@ -127,6 +128,12 @@ class ChannelReader(Fields):
                 c.label,
                 f"name {name!r} must be 1..{VBUS_NAME_SIZE - 1} characters of A-Z a-z 0-9 . _ -, not "
                 "starting with '.' (Linux makes the file /dev/virtio-ports/NAME of it)",
+            )
+        elif name == VBUS_STATS_PORT:
+            self.error(
+                c.label,
+                f"name {name!r} is the hypervisor's own port (the V-Bus counters, "
+                f"/dev/virtio-ports/{VBUS_STATS_PORT}); choose another",
             )
         else:
             c.name = name

@@ -9,6 +9,7 @@ from rtmux.config.model import (
     DMA_UNRESTRICTED,
     KIND_LINUX,
     LINUX_FAULT_BOOTARGS,
+    VBUS_STATS_PORT,
     AssignedDevice,
     Partition,
     SystemConfig,
@@ -115,7 +116,8 @@ def _vbus_lines(config: SystemConfig, p: Partition) -> list[str]:
         names = ", ".join(c.name for c in config.channels)
         return [
             f"  vbus      virtio-mmio console at IPA {hexa(dev.mmio.base)} (0x{VIRTIO_MMIO_SIZE:x} bytes of "
-            f"a {size_text(dev.mmio.size)} page, emulated), {intid_text(dev.intid)}: ports {names}"
+            f"a {size_text(dev.mmio.size)} page, emulated), {intid_text(dev.intid)}: ports {names}, and "
+            f"{VBUS_STATS_PORT} (the counters)"
         ]
     return []
 

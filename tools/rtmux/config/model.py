@@ -44,6 +44,8 @@ VBUS_RING_HEADER = 128  # VBUS_RING_HEADER_SIZE: struct vbus_ring before its dat
 VBUS_SGI_TO_RTOS = 14  # the doorbell the hypervisor rings on the rtos's CPU
 VBUS_SGI_TO_HYP = 15  # the doorbell the rtos rings on the Linux CPU the DTB names
 DEFAULT_CHANNEL_SIZE = 16 * KIB
+# VBUS_STATS_PORT: the port the hypervisor serves itself (its counters); no channel may take its name.
+VBUS_STATS_PORT = "rtmux-stats"
 # A port name as Linux shows it (/dev/virtio-ports/NAME, /sys/class/virtio-ports/vportNpM/name): it
 # becomes a file name, so no '/', no leading '.' (no "." or ".."), nothing a shell would need quoted.
 VBUS_NAME_RE = re.compile(r"^[A-Za-z0-9_-][A-Za-z0-9._-]*$")
