@@ -4,6 +4,10 @@
  *
  *   rtmux-ping PORT [-n COUNT] [-s SIZE] [-T SECONDS]    COUNT round trips of SIZE bytes
  *   rtmux-ping PORT --bulk [-t SECONDS] [-T SECONDS]     4 KiB writes and reads at the same time
+ *   rtmux-ping --pipe [the options above]                the same through a pipe pair, to and from a
+ *                                                        child process echoing every byte: the
+ *                                                        reference (make bench) that any Linux program
+ *                                                        talking to another process pays
  *
  * PORT is a channel name (opened as /dev/virtio-ports/PORT) or a path (it contains '/'; a terminal is
  * put into raw mode, so a pty or a serial line works too). Every byte sent is a function of its
@@ -27,12 +31,14 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <termios.h>
 #include <time.h>
 #include <unistd.h>
@@ -44,6 +50,11 @@
 #define CONNECT_POLL 10 /* ms between checks while the other side is not connected */
 
 static const char *port_name = "";
+
+/* Where bytes go out and come back: one file for a port, the two ends of two pipes for --pipe. */
+struct link {
+    int rfd, wfd;
+};
 
 static void __attribute__((format(printf, 1, 2), noreturn)) fail(const char *fmt, ...)
 {
@@ -62,7 +73,8 @@ static void __attribute__((noreturn)) usage(const char *why)
         fprintf(stderr, "rtmux-ping: %s\n", why);
     }
     fprintf(stderr, "usage: rtmux-ping PORT [-n COUNT] [-s SIZE] [-T SECONDS]\n"
-                    "       rtmux-ping PORT --bulk [-t SECONDS] [-T SECONDS]\n");
+                    "       rtmux-ping PORT --bulk [-t SECONDS] [-T SECONDS]\n"
+                    "       rtmux-ping --pipe [-n COUNT] [-s SIZE | --bulk -t SECONDS] [-T SECONDS]\n");
     exit(2);
 }
 
@@ -138,8 +150,9 @@ static int open_port(const char *arg)
     return fd;
 }
 
-/* poll() on the port until `deadline` (ns); 0 when the deadline passed. EINTR is retried. */
-static short wait_for(int fd, short events, uint64_t deadline)
+/* poll() until `deadline` (ns): the read side for POLLIN (and POLLHUP), the write side for POLLOUT;
+ * their events merged, 0 when the deadline passed. EINTR is retried. */
+static short wait_for(struct link l, short events, uint64_t deadline)
 {
     for (;;) {
         uint64_t t = now_ns();
@@ -147,8 +160,14 @@ static short wait_for(int fd, short events, uint64_t deadline)
             return 0;
         }
         uint64_t ms = (deadline - t + 999999u) / 1000000u;
-        struct pollfd p = {.fd = fd, .events = events};
-        int rc = poll(&p, 1, ms > INT_MAX ? INT_MAX : (int)ms);
+        struct pollfd p[2] = {{.fd = l.rfd, .events = (short)(events & POLLIN)},
+                              {.fd = l.wfd, .events = (short)(events & POLLOUT)}};
+        nfds_t n = 2;
+        if (l.rfd == l.wfd) {
+            p[0].events = events;
+            n = 1;
+        }
+        int rc = poll(p, n, ms > INT_MAX ? INT_MAX : (int)ms);
         if (rc < 0 && errno == EINTR) {
             continue;
         }
@@ -156,7 +175,7 @@ static short wait_for(int fd, short events, uint64_t deadline)
             fail("poll: %s", strerror(errno));
         }
         if (rc > 0) {
-            return p.revents;
+            return (short)(p[0].revents | (n == 2 ? p[1].revents : 0));
         }
     }
 }
@@ -166,7 +185,7 @@ static void wait_connected(int fd, uint64_t timeout_ns)
 {
     uint64_t deadline = now_ns() + timeout_ns;
     for (;;) {
-        short ev = wait_for(fd, POLLOUT, deadline);
+        short ev = wait_for((struct link){fd, fd}, POLLOUT, deadline);
         if (ev == 0) {
             fail("the other side is not connected (still after %" PRIu64 " s)", timeout_ns / 1000000000u);
         }
@@ -213,7 +232,7 @@ static int cmp_u64(const void *a, const void *b)
 }
 
 /* COUNT round trips of SIZE bytes; each one's time from its first write to its last byte read. */
-static void ping(int fd, unsigned long count, size_t size, uint64_t timeout_ns)
+static void ping(struct link l, unsigned long count, size_t size, uint64_t timeout_ns)
 {
     uint8_t *tx = malloc(size), *rx = malloc(size);
     uint64_t *rtt = malloc(count * sizeof(*rtt));
@@ -227,7 +246,7 @@ static void ping(int fd, unsigned long count, size_t size, uint64_t timeout_ns)
         uint64_t start = now_ns();
         uint64_t deadline = start + timeout_ns;
         while (got < size) {
-            short ev = wait_for(fd, (short)(POLLIN | (sent < size ? POLLOUT : 0)), deadline);
+            short ev = wait_for(l, (short)(POLLIN | (sent < size ? POLLOUT : 0)), deadline);
             if (ev == 0) {
                 fail("round trip %lu: nothing moved for %" PRIu64
                      " ms (sent %zu of %zu bytes, %zu came back)",
@@ -238,7 +257,7 @@ static void ping(int fd, unsigned long count, size_t size, uint64_t timeout_ns)
             }
             size_t moved = 0;
             if (ev & (POLLIN | POLLHUP)) {
-                size_t n = xfer(fd, false, rx + got, size - got);
+                size_t n = xfer(l.rfd, false, rx + got, size - got);
                 if (got + n > sent) {
                     fail("round trip %lu: %zu bytes came back, only %zu were sent", r, got + n, sent);
                 }
@@ -246,7 +265,7 @@ static void ping(int fd, unsigned long count, size_t size, uint64_t timeout_ns)
                 moved += n;
             }
             if (sent < size && (ev & POLLOUT)) {
-                size_t n = xfer(fd, true, tx + sent, size - sent);
+                size_t n = xfer(l.wfd, true, tx + sent, size - sent);
                 sent += n;
                 moved += n;
             }
@@ -273,7 +292,7 @@ static void ping(int fd, unsigned long count, size_t size, uint64_t timeout_ns)
 }
 
 /* Writes 4 KiB chunks for `seconds` while reading what comes back, then reads the rest. */
-static void bulk(int fd, unsigned long seconds, uint64_t timeout_ns)
+static void bulk(struct link l, unsigned long seconds, uint64_t timeout_ns)
 {
     static uint8_t tx[BULK_CHUNK], rx[BULK_CHUNK];
     uint64_t sent = 0, got = 0;
@@ -294,7 +313,7 @@ static void bulk(int fd, unsigned long seconds, uint64_t timeout_ns)
             }
             until = stop < deadline ? stop : deadline;
         }
-        short ev = wait_for(fd, (short)(POLLIN | (writing ? POLLOUT : 0)), until);
+        short ev = wait_for(l, (short)(POLLIN | (writing ? POLLOUT : 0)), until);
         if (ev == 0) {
             if (now_ns() >= deadline) {
                 fail("nothing moved for %" PRIu64 " ms (sent %" PRIu64 " bytes, %" PRIu64 " came back)",
@@ -309,7 +328,7 @@ static void bulk(int fd, unsigned long seconds, uint64_t timeout_ns)
         if (ev & (POLLIN | POLLHUP)) {
             /* At most what is still due: one byte more than that is an error, found by the check. */
             size_t want = got + sizeof(rx) > sent ? (size_t)(sent - got) : sizeof(rx);
-            size_t n = xfer(fd, false, rx, want != 0 ? want : 1);
+            size_t n = xfer(l.rfd, false, rx, want != 0 ? want : 1);
             if (got + n > sent) {
                 fail("%" PRIu64 " bytes came back, only %" PRIu64 " were sent", got + n, sent);
             }
@@ -321,7 +340,7 @@ static void bulk(int fd, unsigned long seconds, uint64_t timeout_ns)
             }
         }
         if (writing && (ev & POLLOUT)) {
-            size_t n = xfer(fd, true, tx + txpos, BULK_CHUNK - txpos);
+            size_t n = xfer(l.wfd, true, tx + txpos, BULK_CHUNK - txpos);
             txpos += n;
             sent += n;
             moved += n;
@@ -340,15 +359,69 @@ static void bulk(int fd, unsigned long seconds, uint64_t timeout_ns)
            rx_s > 0 ? (double)got / 1e6 / rx_s : 0.0);
 }
 
+/* The far end of --pipe: every byte read on `rfd` written back on `wfd`, in order, until end of file. */
+static void __attribute__((noreturn)) pipe_echo(int rfd, int wfd)
+{
+    static uint8_t buf[1u << 16]; /* a pipe's default capacity: one read empties a full pipe */
+    for (;;) {
+        ssize_t n = read(rfd, buf, sizeof(buf));
+        if (n == 0) {
+            _exit(0);
+        }
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n < 0) {
+            _exit(1);
+        }
+        for (ssize_t done = 0; done < n;) {
+            ssize_t w = write(wfd, buf + done, (size_t)(n - done));
+            if (w < 0 && errno == EINTR) {
+                continue;
+            }
+            if (w <= 0) {
+                _exit(1);
+            }
+            done += w;
+        }
+    }
+}
+
+/* Two pipes to and from a child process running pipe_echo(); our ends non-blocking, as a port is. */
+static struct link open_pipes(pid_t *child)
+{
+    int out[2], back[2];
+    if (pipe2(out, O_CLOEXEC) != 0 || pipe2(back, O_CLOEXEC) != 0) {
+        fail("pipe: %s", strerror(errno));
+    }
+    fflush(NULL);
+    *child = fork();
+    if (*child < 0) {
+        fail("fork: %s", strerror(errno));
+    }
+    if (*child == 0) {
+        close(out[1]);
+        close(back[0]);
+        pipe_echo(out[0], back[1]);
+    }
+    close(out[0]);
+    close(back[1]);
+    if (fcntl(out[1], F_SETFL, O_NONBLOCK) != 0 || fcntl(back[0], F_SETFL, O_NONBLOCK) != 0) {
+        fail("fcntl: %s", strerror(errno));
+    }
+    return (struct link){.rfd = back[0], .wfd = out[1]};
+}
+
 int main(int argc, char **argv)
 {
     static const struct option longopts[] = {
         {"bulk", no_argument, NULL, 'b'},
+        {"pipe", no_argument, NULL, 'p'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     unsigned long count = 1000, size = 64, seconds = 5, timeout_s = 5;
-    bool is_bulk = false, size_given = false, count_given = false, time_given = false;
+    bool is_bulk = false, is_pipe = false, size_given = false, count_given = false, time_given = false;
     int opt;
     while ((opt = getopt_long(argc, argv, "n:s:t:T:h", longopts, NULL)) != -1) {
         switch (opt) {
@@ -370,13 +443,19 @@ int main(int argc, char **argv)
         case 'b':
             is_bulk = true;
             break;
+        case 'p':
+            is_pipe = true;
+            break;
         case 'h':
             usage(NULL);
         default:
             usage(NULL);
         }
     }
-    if (optind != argc - 1) {
+    if (is_pipe && optind != argc) {
+        usage("--pipe takes no PORT");
+    }
+    if (!is_pipe && optind != argc - 1) {
         usage(optind >= argc ? "PORT is missing" : "one PORT only");
     }
     if (is_bulk && (size_given || count_given)) {
@@ -385,15 +464,32 @@ int main(int argc, char **argv)
     if (!is_bulk && time_given) {
         usage("-t is for --bulk");
     }
-    port_name = argv[optind];
-    int fd = open_port(port_name);
     uint64_t timeout_ns = (uint64_t)timeout_s * 1000000000u;
-    wait_connected(fd, timeout_ns);
-    if (is_bulk) {
-        bulk(fd, seconds, timeout_ns);
+    struct link l;
+    pid_t child = -1;
+    if (is_pipe) {
+        port_name = "pipe";
+        (void)signal(SIGPIPE, SIG_IGN); /* a write to a dead echo fails with EPIPE, said by fail() */
+        l = open_pipes(&child);
     } else {
-        ping(fd, count, size, timeout_ns);
+        port_name = argv[optind];
+        int fd = open_port(port_name);
+        wait_connected(fd, timeout_ns);
+        l = (struct link){.rfd = fd, .wfd = fd};
     }
-    close(fd);
+    if (is_bulk) {
+        bulk(l, seconds, timeout_ns);
+    } else {
+        ping(l, count, size, timeout_ns);
+    }
+    close(l.wfd); /* the echo child reads end of file and exits */
+    if (l.rfd != l.wfd) {
+        close(l.rfd);
+    }
+    int status = 0;
+    if (child > 0 &&
+        (waitpid(child, &status, 0) != child || !WIFEXITED(status) || WEXITSTATUS(status) != 0)) {
+        fail("the echo process failed (status 0x%x)", status);
+    }
     return 0;
 }

@@ -1,6 +1,6 @@
 """Smoke test of `./rtmux bench --quick`: every case gives a well-formed row (not checked: the figures,
-except one: the rtos partition's CPU takes no EL2 entry while it measures, with Linux idle or loaded;
-icount makes that count repeat exactly).
+except one: the rtos partition's CPU takes no EL2 entry while it measures, with Linux idle, loaded or
+talking to it over the V-Bus; icount makes that count repeat exactly).
 
 Writes into a temporary folder (--output, --data), never into the repository's BENCHMARKS.md.
 """
@@ -26,6 +26,7 @@ CASES = [
     "rtos-bare-load",
     "rtos-rtmux-idle",
     "rtos-rtmux-load",
+    "rtos-rtmux-vbus",
     "linux-std-idle",
     "linux-std-load",
     "linux-rt-idle",
@@ -82,4 +83,9 @@ def test_bench_quick(run_rtmux: Callable[..., Any], tmp_path: Path) -> None:
         "| rtos in partition, Linux load: EL2 entries of the rtos CPU while it measures = 0 | 0 | met |"
         in section
     )
+    # The V-Bus case: its table (V-Bus and pipe rows) and its targets, whatever their verdicts.
+    vbus = [line for line in section.splitlines() if line.startswith(("| V-Bus (`echo`) |", "| pipe pair |"))]
+    assert len(vbus) == 2 and all(line.count("|") == 8 for line in vbus), section
+    assert "| V-Bus round trip avg <= 1.5 x the pipe reference, same run |" in section
+    assert "| rtos in partition, V-Bus traffic: max <= 1.05 x its max without (Linux idle) |" in section
     assert (tmp_path / "docs" / "img" / "bench-latency.png").read_bytes()[:4] == b"\x89PNG"

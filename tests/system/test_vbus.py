@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from rtmux import paths
 from rtmux.formats import vbus_stats
 from rtmux.formats.hyp_console import el2_entries
 from rtmux.formats.rtos_console import demo_reports
@@ -163,6 +164,26 @@ def test_linux_first_then_reboot_with_bytes_in_flight() -> None:
     final = channels(out)
     assert final["echo"]["discarded"] > 0 and final["echo"]["errors"] == 0, why
     assert rtos_cpu_untouched(out) is None, why
+
+
+def test_rtos_sends_from_an_interrupt_handler(rtos_images: Path) -> None:
+    """The rtos selftest's chan_irq (rtos/apps/selftest): once Linux's `head` opened the echo port, eight
+    interrupts each send one line from their handler with RT_NO_WAIT (waiting there is refused); Linux
+    reads exactly those lines, in order, and the rtos sees it close the port."""
+    read = "head -n 8 /dev/virtio-ports/echo | tr '\\n' ,; echo end-$((6*7))\n"
+    # The rtos's verdict and Linux's output come in either order (the rtos ends when `head` closes).
+    done = r"(?s)\[rtos\] \d+ passed, \d+ failed.*end-42|end-42.*\[rtos\] \d+ passed, \d+ failed"
+    script = Script([(PROMPT, read), (done, "")], linger_s=0.0)
+    built = system.build(
+        CONFIG,
+        rtos_image=paths.rtos_image("selftest"),
+        bootargs={"rtos": "only=chan_irq chan_irq=echo"},
+        icount=True,
+    )
+    r, why = run_to_end(built.argv, 600, script)
+    lines = ",".join(f"irq-send {k}/8" for k in range(1, 9))
+    assert re.search(rf"^\[linux\] {lines},end-42$", r.console, re.M), why
+    assert "[rtos] chan_irq: OK" in r.console and "[rtos] 1 passed, 0 failed" in r.console, why
 
 
 HOSTILE = ROOT / "tests" / "system" / "configs" / "vbus-hostile.toml"

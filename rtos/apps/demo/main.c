@@ -17,6 +17,7 @@
  * fault_s=N makes a data abort N seconds after the start (the partition's fault policy then applies).
  */
 #include "rtos/cpuload.h"
+#include "rtos/echo.h"
 #include "rtos/latmon.h"
 #include "rtos/rtos.h"
 
@@ -51,10 +52,9 @@ struct status {
     int32_t max_jitter_ns;
 };
 
-static rt_thread_t control, logger, echo, setpoint, faulter;
+static rt_thread_t control, logger, setpoint, faulter;
 RT_STACK_DEFINE(control_stack, 8192);
 RT_STACK_DEFINE(logger_stack, 8192);
-RT_STACK_DEFINE(echo_stack, 8192);
 RT_STACK_DEFINE(setpoint_stack, 8192);
 RT_STACK_DEFINE(faulter_stack, 4096);
 
@@ -178,33 +178,6 @@ static void logger_entry(void *arg)
     }
 }
 
-/* The echo service: every byte read on the channel goes back on it, in order. Bytes that cannot go back
- * because the program closed the port are the rtos's last words to it: dropped with the connection. */
-static void echo_entry(void *arg)
-{
-    (void)arg;
-    static uint8_t buf[4096];
-    uint64_t delay_s = rt_bootarg_u64("echo_open_s", 0);
-    if (delay_s > 0) {
-        (void)rt_sleep(RT_SEC(delay_s)); /* the port stays closed for Linux until then */
-    }
-    rt_chan_t *ch = open_channel("echo");
-    if (ch != NULL && delay_s > 0) {
-        rt_printf("demo: echo opened after %lu s\n", (unsigned long)delay_s);
-    }
-    while (ch != NULL) {
-        int n = rt_chan_recv(ch, buf, sizeof(buf), RT_FOREVER);
-        if (n <= 0) {
-            continue;
-        }
-        int sent = rt_chan_send(ch, buf, (size_t)n, RT_FOREVER);
-        if (sent != n && sent != RT_ENOTCONN) {
-            rt_printf("demo: echo: %d of %d bytes sent back: %s\n", sent < 0 ? 0 : sent, n,
-                      rt_strerror(sent < 0 ? sent : RT_ENOTCONN));
-        }
-    }
-}
-
 /* Parses "[-]digits[.digits]" millimetres (at most a metre; digits below a micrometre ignored) into
  * micrometres; false if it is not that. */
 static bool parse_mm(const char *s, int32_t *um)
@@ -306,7 +279,7 @@ void rt_main(void)
                                sizeof(faulter_stack), LOGGER_PRIO);
     }
     if (rt_chan_count() > 0) {
-        (void)rt_thread_create(&echo, "echo", echo_entry, NULL, echo_stack, sizeof(echo_stack), ECHO_PRIO);
+        (void)rt_echo_start("demo", "echo", ECHO_PRIO, RT_SEC(rt_bootarg_u64("echo_open_s", 0)));
         (void)rt_thread_create(&setpoint, "setpoint", setpoint_entry, NULL, setpoint_stack,
                                sizeof(setpoint_stack), SETPOINT_PRIO);
     }

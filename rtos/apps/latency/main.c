@@ -1,20 +1,25 @@
 /*
  * Timer-latency measurement, the rtos counterpart of Xenomai's `latmus -m`. Boot arguments:
- * period_us, samples, load, report_ms (docs/rtos-console.md).
+ * period_us, samples, load, report_ms, echo (docs/rtos-console.md).
  *
  * With load=1 the CPU is never idle and interrupts keep arriving: three round-robin FPU-busy threads at
  * the lowest priority, and the EL1 physical timer firing at ~21 kHz whose handler wakes a mid-priority
  * worker thread (so each load interrupt also costs two context switches).
+ *
+ * With echo=1 (inside rtmux) the V-Bus channel `echo` is served at a priority below everything above:
+ * the latency is then measured while Linux programs talk to the rtos (make bench's V-Bus case).
  */
 #include "arch/cpu.h"
 #include "board.h"
 #include "rtos/cpuload.h"
+#include "rtos/echo.h"
 #include "rtos/latmon.h"
 #include "rtos/rtos.h"
 
 #define LOAD_INTID     BOARD_INTID_PHYS_TIMER
 #define LOAD_PERIOD_NS 47000u /* ~21 kHz; not a divisor of usual sampling periods, so the phase sweeps */
 #define LOAD_BUSY      3u
+#define ECHO_PRIO      30 /* below the load worker (100) and the sampler (RT_PRIO_MAX) */
 
 static rt_thread_t busy[LOAD_BUSY], worker;
 static uint8_t busy_stack[LOAD_BUSY][4096] __attribute__((aligned(16)));
@@ -74,7 +79,7 @@ static void start_load(void)
 
 void rt_main(void)
 {
-    static const char *const known[] = {"period_us", "samples", "load", "report_ms", "cpu1", NULL};
+    static const char *const known[] = {"period_us", "samples", "load", "report_ms", "cpu1", "echo", NULL};
     (void)rt_bootargs_check(known);
     rt_cpuload_start_from_bootargs("latency");
     uint64_t period_us = rt_bootarg_u64("period_us", 1000);
@@ -87,6 +92,9 @@ void rt_main(void)
     }
     if (load) {
         start_load();
+    }
+    if (rt_bootarg_u64("echo", 0) != 0) {
+        (void)rt_echo_start("latency", "echo", ECHO_PRIO, 0);
     }
     struct rt_latmon_config cfg = {
         .period = RT_USEC(period_us),

@@ -1,6 +1,8 @@
 /*
  * On-target test suite. Each test prints "name: OK" or "name: FAIL (reason)", the run ends with
- * "N passed, M failed" (format: docs/rtos-console.md). Boot arguments: only=a,b  fault=data  start_ms=N.
+ * "N passed, M failed" (format: docs/rtos-console.md). Boot arguments: only=a,b  fault=data  start_ms=N
+ * chan_irq=NAME (runs the test chan_irq on V-Bus channel NAME, which a Linux program reads; without it
+ * that test is not selected).
  *
  * The controller is the main thread (priority 128). Helper threads come from a small pool and must
  * all have ended when a test returns; the runner checks that.
@@ -952,31 +954,119 @@ static const char *test_api_misuse(void)
     return NULL;
 }
 
+/* V-Bus sends and receives from an interrupt handler (rtos/chan.h: RT_NO_WAIT works there, waiting is
+ * refused). The channel named by chan_irq=NAME must be read by a Linux program: the test waits for it to
+ * connect, then every SGI sends one line `irq-send K/N` from the handler. The system test checks that
+ * Linux read exactly those lines, in order. */
+#define CHAN_IRQ_LINES   8u
+#define CHAN_IRQ_CONNECT RT_SEC(120) /* Linux boots and its program opens the port meanwhile */
+
+static char chan_irq_name[32];
+static struct {
+    rt_chan_t *ch;
+    unsigned k;
+    int sent, blocking_send, blocking_recv, nowait_recv;
+} chan_isr_state;
+
+static void chan_isr(unsigned intid, void *arg)
+{
+    (void)intid;
+    (void)arg;
+    char line[24];
+    uint8_t b;
+    chan_isr_state.k++;
+    int n = rt_snprintf(line, sizeof(line), "irq-send %u/%u\n", chan_isr_state.k, CHAN_IRQ_LINES);
+    chan_isr_state.sent = rt_chan_send(chan_isr_state.ch, line, (size_t)n, RT_NO_WAIT) == n ? n : -1;
+    chan_isr_state.blocking_send = rt_chan_send(chan_isr_state.ch, line, 1, RT_MSEC(1));
+    chan_isr_state.blocking_recv = rt_chan_recv(chan_isr_state.ch, &b, 1, RT_FOREVER);
+    chan_isr_state.nowait_recv = rt_chan_recv(chan_isr_state.ch, &b, 1, RT_NO_WAIT);
+}
+
+static const char *test_chan_irq(void)
+{
+    rt_chan_t *ch = NULL;
+    unsigned ready[1];
+    EXPECT_RC(rt_chan_open(chan_irq_name, &ch), RT_OK);
+    int n = rt_chan_wait(&ch, 1, RT_CHAN_CONNECT, ready, CHAN_IRQ_CONNECT);
+    if (n != 1) {
+        (void)rt_chan_close(ch);
+        FAIL_IF(true, "no Linux program opened %s: %s", chan_irq_name, rt_strerror(n));
+    }
+    chan_isr_state.ch = ch;
+    chan_isr_state.k = 0;
+    int rc = rt_irq_attach(RT_IRQ_SGI(4), 100, RT_IRQ_EDGE, chan_isr, NULL);
+    if (rc == RT_OK) {
+        rc = rt_irq_enable(RT_IRQ_SGI(4));
+    }
+    if (rc != RT_OK) {
+        (void)rt_chan_close(ch);
+        FAIL_IF(true, "SGI 4 not attached: %s", rt_strerror(rc));
+    }
+    const char *r = NULL;
+    for (unsigned k = 1; k <= CHAN_IRQ_LINES && r == NULL; k++) {
+        chan_isr_state.sent = 0;
+        (void)rt_irq_raise_sgi(4);
+        if (chan_isr_state.k != k || chan_isr_state.sent <= 0) {
+            rt_snprintf(reason, sizeof(reason), "interrupt %u: %u handled, its send %s", k, chan_isr_state.k,
+                        chan_isr_state.sent < 0 ? "fell short" : "did not happen");
+            r = reason;
+        } else if (chan_isr_state.blocking_send != RT_EPERM || chan_isr_state.blocking_recv != RT_EPERM ||
+                   chan_isr_state.nowait_recv != RT_EWOULDBLOCK) {
+            rt_snprintf(reason, sizeof(reason),
+                        "in the handler: waiting send %s, waiting receive %s, receive RT_NO_WAIT %s",
+                        rt_strerror(chan_isr_state.blocking_send), rt_strerror(chan_isr_state.blocking_recv),
+                        rt_strerror(chan_isr_state.nowait_recv));
+            r = reason;
+        }
+    }
+    (void)rt_irq_detach(RT_IRQ_SGI(4));
+    struct rt_chan_stats st;
+    if (r == NULL && rt_chan_stats(ch, &st) == RT_OK && st.sent_msgs != CHAN_IRQ_LINES) {
+        rt_snprintf(reason, sizeof(reason), "%lu sends counted, %u made", (unsigned long)st.sent_msgs,
+                    CHAN_IRQ_LINES);
+        r = reason;
+    }
+    /* The reader closes the port once it has the lines: until then the channel stays open (the system
+     * stopping after the tests would end the connection before the hypervisor delivered them). */
+    if (r == NULL) {
+        n = rt_chan_wait(&ch, 1, RT_CHAN_DISCONNECT, ready, CHAN_IRQ_CONNECT);
+        if (n != 1) {
+            rt_snprintf(reason, sizeof(reason), "the Linux program did not close %s: %s", chan_irq_name,
+                        rt_strerror(n));
+            r = reason;
+        }
+    }
+    (void)rt_chan_close(ch);
+    return r;
+}
+
 /* ---------------------------------------------------------------- runner */
 
 static const struct {
     const char *name;
     test_fn fn;
+    const char *needs; /* a boot argument without which the test is not selected */
 } tests[] = {
-    {"prio_order", test_prio_order},
-    {"preemption", test_preemption},
-    {"fifo_same_prio", test_fifo_same_prio},
-    {"timeslice_rr", test_timeslice_rr},
-    {"irq_wakes_thread", test_irq_wakes_thread},
-    {"sem_timeout", test_sem_timeout},
-    {"mutex_timeout", test_mutex_timeout},
-    {"msgq_timeout", test_msgq_timeout},
-    {"event_timeout", test_event_timeout},
-    {"join_timeout", test_join_timeout},
-    {"pi_chain", test_pi_chain},
-    {"msgq_full_empty", test_msgq_full_empty},
-    {"event_flags", test_event_flags},
-    {"timer_accuracy", test_timer_accuracy},
-    {"fpu_preserved", test_fpu_preserved},
-    {"hectic", test_hectic},
-    {"stack_overflow", test_stack_overflow},
-    {"fault_kills_thread", test_fault_kills_thread},
-    {"api_misuse", test_api_misuse},
+    {"prio_order", test_prio_order, NULL},
+    {"preemption", test_preemption, NULL},
+    {"fifo_same_prio", test_fifo_same_prio, NULL},
+    {"timeslice_rr", test_timeslice_rr, NULL},
+    {"irq_wakes_thread", test_irq_wakes_thread, NULL},
+    {"sem_timeout", test_sem_timeout, NULL},
+    {"mutex_timeout", test_mutex_timeout, NULL},
+    {"msgq_timeout", test_msgq_timeout, NULL},
+    {"event_timeout", test_event_timeout, NULL},
+    {"join_timeout", test_join_timeout, NULL},
+    {"pi_chain", test_pi_chain, NULL},
+    {"msgq_full_empty", test_msgq_full_empty, NULL},
+    {"event_flags", test_event_flags, NULL},
+    {"timer_accuracy", test_timer_accuracy, NULL},
+    {"fpu_preserved", test_fpu_preserved, NULL},
+    {"hectic", test_hectic, NULL},
+    {"stack_overflow", test_stack_overflow, NULL},
+    {"fault_kills_thread", test_fault_kills_thread, NULL},
+    {"api_misuse", test_api_misuse, NULL},
+    {"chan_irq", test_chan_irq, "chan_irq"},
 };
 
 #define NTESTS (sizeof(tests) / sizeof(tests[0]))
@@ -1012,15 +1102,18 @@ static void faulter_entry(void *arg)
 
 void rt_main(void)
 {
-    static const char *const known[] = {"only", "fault", "start_ms", NULL};
+    static const char *const known[] = {"only", "fault", "start_ms", "chan_irq", NULL};
     (void)rt_bootargs_check(known);
     char only[256] = "";
     char fault[16] = "";
     int filtered = rt_bootarg("only", only, sizeof(only));
     (void)rt_bootarg("fault", fault, sizeof(fault));
+    bool chan_irq = rt_bootarg("chan_irq", chan_irq_name, sizeof(chan_irq_name)) > 0;
+    bool chosen[NTESTS];
     unsigned selected = 0, passed = 0, failed = 0;
     for (unsigned i = 0; i < NTESTS; i++) {
-        selected += !filtered || listed(only, tests[i].name);
+        chosen[i] = (!filtered || listed(only, tests[i].name)) && (tests[i].needs == NULL || chan_irq);
+        selected += chosen[i];
     }
     uint64_t start_ms = rt_bootarg_u64("start_ms", 0);
     if (start_ms != 0) {
@@ -1029,7 +1122,7 @@ void rt_main(void)
     }
     rt_printf("selftest: %u tests\n", selected);
     for (unsigned i = 0; i < NTESTS; i++) {
-        if (filtered && !listed(only, tests[i].name)) {
+        if (!chosen[i]) {
             continue;
         }
         const char *r = tests[i].fn();

@@ -188,9 +188,31 @@ def test_port_names_are_opened_under_dev_virtio_ports() -> None:
         (("echo", "-n", "x"), "-n 'x'"),
         (("echo", "-t", "3"), "-t is for --bulk"),
         (("echo", "--bulk", "-s", "64"), "-n and -s are for round trips"),
+        (("--pipe", "echo"), "--pipe takes no PORT"),
     ],
 )
 def test_usage_errors(args: tuple[str, ...], message: str) -> None:
     proc = ping(*args)
     assert proc.returncode == 2
     assert message in proc.stderr and "usage: rtmux-ping PORT" in proc.stderr
+
+
+@pytest.mark.parametrize(("count", "size"), [(200, 64), (3, 65536)])
+def test_pipe_round_trips(count: int, size: int) -> None:
+    """--pipe: the same round trips through a pipe pair to a child process (make bench's reference)."""
+    proc = ping("--pipe", "-n", str(count), "-s", str(size))
+    assert proc.returncode == 0, proc.stderr
+    m = RTT.match(proc.stdout.splitlines()[-1])
+    assert m, proc.stdout
+    lo, avg, p99, hi = (float(m.group(i)) for i in range(1, 5))
+    assert 0 < lo <= avg <= hi and lo <= p99 <= hi and int(m.group(5)) == count
+
+
+def test_pipe_bulk() -> None:
+    proc = ping("--pipe", "--bulk", "-t", "1")
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    m = THROUGHPUT.match(lines[-1])
+    assert m and float(m.group(1)) > 0 and float(m.group(2)) > 0, proc.stdout
+    sent = int(re.match(r"rtmux-ping: (\d+) bytes each way", lines[-2]).group(1))  # type: ignore[union-attr]
+    assert sent > 0 and sent % 4096 == 0

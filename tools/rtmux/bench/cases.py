@@ -10,6 +10,11 @@ under load:
   Linux std, PREEMPT_RT    Debian's kernels bare (-smp 1), cyclictest pinned to CPU 0; Linux load
   Linux std under rtmux    the same cyclictest in the Linux partition of the rtmux system
 
+  V-Bus                    the rtmux system, the rtos partition's latency app also serving the channel
+                           `echo` (echo=1): Linux measures round trips and throughput through it and
+                           through a pipe pair (rtmux-ping), then keeps V-Bus traffic going while the
+                           rtos partition measures
+
 plus the rtos context-switch time, Linux's boot-to-shell time and a hackbench run (bare and under rtmux),
 the hypervisor's size, and a determinism check (the quick bare rtos cases run twice must agree exactly).
 Each case is one QEMU boot (a Linux boot measures idle, then loaded); in icount mode the boots run
@@ -39,12 +44,17 @@ from rtmux.bench.model import (
     SAMPLES_FULL,
     SAMPLES_QUICK,
     SWITCHES,
+    VBUS_BULK_S_FULL,
+    VBUS_BULK_S_QUICK,
+    VBUS_ROUND_TRIPS_FULL,
+    VBUS_ROUND_TRIPS_QUICK,
     Options,
     Row,
     Run,
     RunDoc,
     RunOutput,
     records,
+    vbus_extra_samples,
 )
 from rtmux.bench.progress import plan_cost, predicted_s
 from rtmux.errors import RtmuxError
@@ -95,6 +105,7 @@ class Bench:
             ("rtos-loaded", f"period_us={PERIOD_US} samples={n + w}", "rtmux-loaded"),
             ("linux", f"period_us={PERIOD_US} samples=0", "rtmux-linux"),
             ("linux-cpu0", f"period_us={PERIOD_US} samples=0", "rtmux-linux-cpu0"),
+            ("vbus", self.vbus_rtos_args(), "rtmux-vbus"),
         ):
             if name == "linux-cpu0" and self.opts.quick:
                 continue
@@ -108,6 +119,18 @@ class Bench:
             )
 
     # ----------------------------------------------------------------------------- the runs
+
+    def vbus_plan(self) -> linux_script.VbusPlan:
+        if self.opts.quick:
+            return linux_script.VbusPlan(VBUS_ROUND_TRIPS_QUICK, VBUS_BULK_S_QUICK)
+        return linux_script.VbusPlan(VBUS_ROUND_TRIPS_FULL, VBUS_BULK_S_FULL)
+
+    def vbus_rtos_samples(self) -> int:
+        v = self.vbus_plan()
+        return self.samples + PARTITION_WARMUP + vbus_extra_samples(v.round_trips, v.bulk_s)
+
+    def vbus_rtos_args(self) -> str:
+        return f"period_us={PERIOD_US} samples={self.vbus_rtos_samples()} echo=1"
 
     def plans(self) -> dict[str, linux_script.Plan]:
         """What Linux does in each Linux boot."""
@@ -124,6 +147,11 @@ class Bench:
             "rtmux-loaded": linux_script.Plan(n, load=True, loaded=True, hold_until_s=hold),
             "rtmux-linux": linux_script.Plan(n, hackbench=True, idle=True, hackbench_loops=loops),
             "rtmux-linux-cpu0": linux_script.Plan(n, load=True, loaded=True),
+            "rtmux-vbus": linux_script.Plan(
+                n,
+                vbus=self.vbus_plan(),
+                hold_until_s=self.vbus_rtos_samples() * PERIOD_US / 1e6 + PARTITION_HOLD_MARGIN_S,
+            ),
         }
 
     def runs(self) -> list[Run]:
@@ -184,6 +212,12 @@ class Bench:
                 "rtmux: Linux boot, hackbench, cyclictest idle",
                 plan_cost(icount, plans["rtmux-linux"], "rtmux"),
                 lambda phase: self.rtmux_linux_idle(plans["rtmux-linux"], phase),
+            ),
+            Run(
+                "rtmux-vbus",
+                "rtmux: V-Bus round trips and throughput, rtos partition latency with V-Bus traffic",
+                plan_cost(icount, plans["rtmux-vbus"], "rtmux"),
+                lambda phase: self.rtmux_vbus(plans["rtmux-vbus"], phase),
             ),
         ]
         if not self.opts.quick:
@@ -499,6 +533,51 @@ class Bench:
             docs=[doc],
             summary=f"rtos {_summary(rows[0].stats)}, EL2 entries {result.rtos_el2}; "
             f"Linux {_summary(rows[1].stats)}",
+        )
+
+    def rtmux_vbus(self, plan: linux_script.Plan, phase: Callable[[str], None]) -> RunOutput:
+        run_id = "rtmux-vbus"
+        rtos_samples = self.vbus_rtos_samples()
+        rtos_args = self.vbus_rtos_args()
+        doc = self._system_doc(
+            run_id, "rtmux: V-Bus round trips and throughput, then V-Bus traffic", "vbus", rtos_args, plan
+        )
+        started = datetime.now().astimezone()
+        result = linux_script.run(
+            self.systems["vbus"][0],
+            plan,
+            what="rtmux, V-Bus",
+            timeout_s=self._linux_timeout(plan),
+            rtos_samples=rtos_samples,
+            on_phase=phase,
+        )
+        _check_kernel(result, self.guests["std"].kernel.release, run_id)
+        assert result.rtos is not None and result.vbus is not None
+        window_s = rtos_samples * PERIOD_US / 1e6
+        if result.vbus.end_s > window_s:
+            raise RtmuxError(
+                f"{run_id}: the V-Bus measurements ended at {result.vbus.end_s:.2f} s of Linux's uptime, "
+                f"after the rtos partition's {window_s:.2f} s of sampling "
+                "(rtmux.bench.model.vbus_extra_samples is too small)"
+            )
+        row = self._rtos_partition_row(
+            "rtos-rtmux-vbus",
+            "rtos in rtmux partition, V-Bus traffic",
+            False,
+            result.rtos,
+            run_id,
+            started,
+            rtos_args,
+            result.rtos_el2,
+        )
+        v = result.vbus
+        return RunOutput(
+            rows=[row],
+            linux=result,
+            docs=[doc],
+            summary=f"V-Bus rtt avg {v.rtt.avg_us:.1f} us (pipe {v.pipe_rtt.avg_us:.1f}), "
+            f"{v.bulk.tx_mbps:.1f}/{v.bulk.rx_mbps:.1f} MB/s (pipe {v.pipe_bulk.tx_mbps:.1f}); "
+            f"rtos {_summary(row.stats)}, EL2 entries {result.rtos_el2}",
         )
 
     def rtmux_linux_idle(self, plan: linux_script.Plan, phase: Callable[[str], None]) -> RunOutput:

@@ -11,8 +11,10 @@ partition's latency records (its lines are tagged `[rtos] `, Linux's `[linux] `;
 and the hypervisor's entry counts of the rtos partition's CPU (`rtos_el2_entries`).
 
 A script runs, in order and each only when its Plan asks: the Linux boot-to-shell time (/proc/uptime)
-and a hackbench run; an idle cyclictest; the load (LOAD_SCRIPT); a cyclictest under the load; then it
-waits, the load still running, until Linux's uptime reaches `hold_until_s` (the end of the rtos
+and a hackbench run; an idle cyclictest; the load (LOAD_SCRIPT); a cyclictest under the load; the V-Bus
+measurements (VbusPlan: rtmux-ping through the channel `echo`, served by the rtos partition's latency
+app with echo=1, and the same through a pipe pair, then V-Bus traffic kept going); then it waits, the
+load or traffic still running, until Linux's uptime reaches `hold_until_s` (the end of the rtos
 partition's measurement), stops the load and dumps the histograms.
 """
 
@@ -26,7 +28,7 @@ from pathlib import Path
 
 from rtmux import paths
 from rtmux.errors import GuestFailure, RtmuxError
-from rtmux.formats import cyclictest, hyp_console, latmus
+from rtmux.formats import cyclictest, hyp_console, latmus, rtmux_ping
 from rtmux.run import linux, system
 
 # The fixed seed of every Linux boot of the benchmark (./rtmux run --seed, ./rtmux linux run --seed).
@@ -55,6 +57,32 @@ _TAG_RTOS = "[rtos] "
 _PRINTK_RE = re.compile(r"^\[\s*\d+\.\d+\]")
 
 
+# V-Bus traffic while the rtos partition measures: rtmux-ping's bulk mode through `echo`, again and again
+# (a run that fails, the rtos having stopped at the end, is retried until the script stops the loop).
+VBUS_TRAFFIC = "(while :; do rtmux-ping echo --bulk -t 1 -T 30 >/dev/null 2>&1 || sleep 0.1; done) &"
+VBUS_MESSAGE_SIZE = 64
+
+
+@dataclass(frozen=True)
+class VbusPlan:
+    """The V-Bus measurements of a boot: `round_trips` round trips of VBUS_MESSAGE_SIZE bytes through the
+    channel `echo` and through a pipe pair (`rtmux-ping --pipe`, the reference), `bulk_s` seconds of 4 KiB
+    writes each way through each, then V-Bus traffic (VBUS_TRAFFIC) until the hold ends."""
+
+    round_trips: int
+    bulk_s: int
+
+    def commands(self) -> dict[str, str]:
+        """Result name -> the rtmux-ping command measuring it."""
+        n, size, t = self.round_trips, VBUS_MESSAGE_SIZE, self.bulk_s
+        return {
+            "vbus_rtt": f"rtmux-ping echo -n {n} -s {size} -T 30",
+            "pipe_rtt": f"rtmux-ping --pipe -n {n} -s {size} -T 30",
+            "vbus_bulk": f"rtmux-ping echo --bulk -t {t} -T 30",
+            "pipe_bulk": f"rtmux-ping --pipe --bulk -t {t} -T 30",
+        }
+
+
 @dataclass(frozen=True)
 class Plan:
     """What one Linux boot does (see the module's docstring)."""
@@ -66,15 +94,19 @@ class Plan:
     loaded: bool = False  # a cyclictest under the load (needs load)
     hold_until_s: float = 0.0  # with an rtos partition measuring: Linux uptime (s) to wait for
     hackbench_loops: int = 500
+    vbus: VbusPlan | None = None
 
     def __post_init__(self) -> None:
         if self.loaded and not self.load:
             raise ValueError("a loaded cyclictest needs the load")
+        if self.vbus is not None and self.load:
+            raise ValueError("the V-Bus measurements run with Linux otherwise idle")
 
     @property
     def phases(self) -> list[str]:
         """The phases the script announces with `@bench phase=NAME`, in order."""
         names = ["hackbench"] * self.hackbench + ["idle"] * self.idle + ["loaded"] * self.load
+        names += ["vbus"] * (self.vbus is not None)
         return names + (["hold"] if self.hold_until_s else []) + ["dump"]
 
 
@@ -108,6 +140,16 @@ def script(plan: Plan) -> str:
         if plan.loaded:
             lines += [f"{cyclictest.command(plan.samples, histfile('loaded'))} >/dev/null"]
             lines += ["say loaded_status $?"]
+    if plan.vbus is not None:
+        lines += ["say phase vbus"]
+        for name, command in plan.vbus.commands().items():
+            # rtmux-ping's last line is its result; its status is said apart (a pipe would lose it).
+            lines += [
+                f"out=$({command})",
+                f"say {name}_status $?",
+                f'say {name} "$(echo "$out" | tail -n 1)"',
+            ]
+        lines += ["say vbus_end \"$(cut -d' ' -f1 /proc/uptime)\"", VBUS_TRAFFIC, "traffic=$!"]
     if plan.hold_until_s:
         lines += [
             "say phase hold",
@@ -115,6 +157,8 @@ def script(plan: Plan) -> str:
         ]
     if plan.load:
         lines += [STOP_LOAD, "say load_end \"$(cut -d' ' -f1 /proc/uptime)\""]
+    if plan.vbus is not None:
+        lines += ["kill $traffic; killall rtmux-ping 2>/dev/null; wait"]
     lines += ["say phase dump"]
     for name in ("idle", "loaded"):
         if getattr(plan, name):
@@ -177,6 +221,39 @@ class LinuxResult:
     wall_s: float
     console: str
     rtos_el2: int | None = None  # EL2 entries of the rtos partition's CPU while it measured
+    vbus: VbusResult | None = None
+
+
+@dataclass(frozen=True)
+class VbusResult:
+    """A VbusPlan's figures (guest time): round trips and throughput through the V-Bus and a pipe pair."""
+
+    rtt: rtmux_ping.RoundTrips
+    pipe_rtt: rtmux_ping.RoundTrips
+    bulk: rtmux_ping.Throughput
+    pipe_bulk: rtmux_ping.Throughput
+    end_s: float  # Linux's uptime when the measurements ended (the traffic then starts)
+
+
+def _vbus_result(values: dict[str, str], plan: VbusPlan, what: str) -> VbusResult:
+    for name, command in plan.commands().items():
+        if values.get(f"{name}_status") != "0":
+            raise RtmuxError(f"{what}: `{command}` exited with status {values.get(f'{name}_status')}")
+    try:
+        rtts = {k: rtmux_ping.parse_rtt(values.get(k, "")) for k in ("vbus_rtt", "pipe_rtt")}
+        bulks = {k: rtmux_ping.parse_throughput(values.get(k, "")) for k in ("vbus_bulk", "pipe_bulk")}
+    except rtmux_ping.RtmuxPingFormatError as exc:
+        raise RtmuxError(f"{what}: {exc}") from exc
+    for name, rtt in rtts.items():
+        if rtt.n != plan.round_trips:
+            raise RtmuxError(f"{what}: {name}: {rtt.n} round trips, {plan.round_trips} were asked")
+    return VbusResult(
+        rtts["vbus_rtt"],
+        rtts["pipe_rtt"],
+        bulks["vbus_bulk"],
+        bulks["pipe_bulk"],
+        _float(values, "vbus_end", what),
+    )
 
 
 def _float(values: dict[str, str], key: str, what: str) -> float:
@@ -234,6 +311,7 @@ def read_results(
         wall_s=wall_s,
         console=console,
         rtos_el2=rtos_el2,
+        vbus=None if plan.vbus is None else _vbus_result(values, plan.vbus, what),
     )
 
 

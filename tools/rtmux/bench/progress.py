@@ -110,16 +110,17 @@ def predicted_s(
     idle_s: float = 0,
     loaded_s: float = 0,
     rtos_load_s: float = 0,
+    vbus_s: float = 0,
 ) -> float:
     """Wall seconds a run takes on one free core of a current x86 machine (measured once; the progress
     lines correct it as runs finish). In icount mode an idle guest skips to its next timer, a loaded one
     costs every instruction: Linux's load and hackbench (process switches, system calls) ~37 s per guest
-    second, the rtos's own load ~5.5 s. Without icount guest time is host time."""
+    second, the rtos's own load ~5.5 s, V-Bus traffic ~6 s. Without icount guest time is host time."""
     boots = {"": 0.0, "rtos": 1.0, "linux": 5.0, "rtmux": 10.0}
     hackbench = hackbench_loops / 500 * 0.6  # guest seconds of the standard kernel
     if not icount:
-        return boots[boot] * 2 + 3.0 * hackbench + 1.1 * (idle_s + loaded_s + rtos_load_s)
-    return boots[boot] + 37.0 * (hackbench + loaded_s) + 0.6 * idle_s + 5.5 * rtos_load_s
+        return boots[boot] * 2 + 3.0 * hackbench + 1.1 * (idle_s + loaded_s + rtos_load_s + vbus_s)
+    return boots[boot] + 37.0 * (hackbench + loaded_s) + 0.6 * idle_s + 5.5 * rtos_load_s + 6.0 * vbus_s
 
 
 def plan_cost(icount: bool, plan: linux_script.Plan, boot: str, shell_s: float = 1.0) -> float:
@@ -127,12 +128,15 @@ def plan_cost(icount: bool, plan: linux_script.Plan, boot: str, shell_s: float =
     guest = plan.samples * PERIOD_US / 1e6
     idle = guest if plan.idle else 0.0
     loaded = guest if plan.loaded else 0.0
+    vbus = 0.0
     if plan.hold_until_s:
         if plan.load:
             loaded = max(loaded, plan.hold_until_s - shell_s)
+        elif plan.vbus is not None:
+            vbus = plan.hold_until_s - shell_s
         else:
             idle += plan.hold_until_s - shell_s
     if plan.load:
         loaded += 0.3  # stopping the load
     loops = plan.hackbench_loops if plan.hackbench else 0
-    return predicted_s(icount, boot=boot, hackbench_loops=loops, idle_s=idle, loaded_s=loaded)
+    return predicted_s(icount, boot=boot, hackbench_loops=loops, idle_s=idle, loaded_s=loaded, vbus_s=vbus)

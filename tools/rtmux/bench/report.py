@@ -27,6 +27,10 @@ TARGET_NS_PER_SWITCH = 500.0
 TARGET_PARTITION_VS_BARE = 1.05
 TARGET_PARTITION_VS_RT = 0.1
 TARGET_LINUX_UNDER_RTMUX = 1.10
+TARGET_VBUS_RTT_VS_PIPE = 1.5
+TARGET_VBUS_RTT_US = 20.0
+TARGET_VBUS_MBPS = 100.0
+TARGET_VBUS_RTOS_VS_IDLE = 1.05
 
 CSV_FIELDS = (
     "mode", "case", "label", "system", "load", "samples", "min_us", "avg_us", "p99_us", "p99_9_us", "max_us",
@@ -89,7 +93,11 @@ def targets(r: BenchResults) -> list[Target]:
                 per <= TARGET_NS_PER_SWITCH,
             )
         )
-    for row_id, what in (("rtos-rtmux-idle", "Linux idle"), ("rtos-rtmux-load", "Linux load")):
+    for row_id, what in (
+        ("rtos-rtmux-idle", "Linux idle"),
+        ("rtos-rtmux-load", "Linux load"),
+        ("rtos-rtmux-vbus", "V-Bus traffic"),
+    ):
         row = r.row(row_id)
         if row is not None and row.el2_entries is not None:
             out.append(
@@ -160,7 +168,70 @@ def targets(r: BenchResults) -> list[Target]:
                 ratio <= TARGET_LINUX_UNDER_RTMUX,
             )
         )
+    out += _vbus_targets(r)
     return out
+
+
+def _vbus_targets(r: BenchResults) -> list[Target]:
+    res = _linux(r, "rtmux-vbus")
+    if res is None or res.vbus is None:
+        return []
+    v = res.vbus
+    ratio = _ratio(v.rtt.avg_us, v.pipe_rtt.avg_us)
+    out = [
+        Target(
+            f"V-Bus round trip avg <= {TARGET_VBUS_RTT_VS_PIPE:g} x the pipe reference, same run",
+            f"{v.rtt.avg_us:.1f} vs {v.pipe_rtt.avg_us:.1f} us = {ratio:.2f} x",
+            ratio <= TARGET_VBUS_RTT_VS_PIPE,
+        ),
+        Target(
+            f"V-Bus round trip avg <= {TARGET_VBUS_RTT_US:g} us",
+            f"{v.rtt.avg_us:.1f} us",
+            v.rtt.avg_us <= TARGET_VBUS_RTT_US,
+        ),
+        Target(
+            f"V-Bus throughput >= {TARGET_VBUS_MBPS:g} MB/s each way (4 KiB writes)",
+            f"{v.bulk.tx_mbps:.1f} / {v.bulk.rx_mbps:.1f} MB/s (pipe {v.pipe_bulk.tx_mbps:.1f} / "
+            f"{v.pipe_bulk.rx_mbps:.1f})",
+            min(v.bulk.tx_mbps, v.bulk.rx_mbps) >= TARGET_VBUS_MBPS,
+        ),
+    ]
+    traffic, idle = r.row("rtos-rtmux-vbus"), r.row("rtos-rtmux-idle")
+    if traffic is not None and idle is not None:
+        ratio = _ratio(traffic.stats.max_us, idle.stats.max_us)
+        out.append(
+            Target(
+                f"rtos in partition, V-Bus traffic: max <= {TARGET_VBUS_RTOS_VS_IDLE:g} x its max without "
+                "(Linux idle)",
+                f"{traffic.stats.max_us:.3f} us = {ratio:.2f} x {idle.stats.max_us:.3f} us",
+                ratio <= TARGET_VBUS_RTOS_VS_IDLE,
+            )
+        )
+    return out
+
+
+def _vbus_table(r: BenchResults) -> list[str]:
+    res = _linux(r, "rtmux-vbus")
+    if res is None or res.vbus is None:
+        return []
+    v = res.vbus
+    plan = linux_script.VbusPlan(v.rtt.n, 0)
+    lines = [
+        _para(f"""
+            V-Bus, Linux program to rtos thread and back (`rtmux-ping`, guest time), against the same
+            program through a pipe pair to a second Linux process (the floor for any Linux program talking
+            to anything), in the same boot: {v.rtt.n} round trips of {linux_script.VBUS_MESSAGE_SIZE} B
+            (`{plan.commands()["vbus_rtt"]}`), and throughput with 4 KiB writes each way at once:"""),
+        "",
+        "| | rtt min | rtt avg | rtt p99 | rtt max (us) | tx MB/s | rx MB/s |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for name, rtt, bulk in (("V-Bus (`echo`)", v.rtt, v.bulk), ("pipe pair", v.pipe_rtt, v.pipe_bulk)):
+        lines.append(
+            f"| {name} | {rtt.min_us:.1f} | {rtt.avg_us:.1f} | {rtt.p99_us:.1f} | {rtt.max_us:.1f} "
+            f"| {bulk.tx_mbps:.1f} | {bulk.rx_mbps:.1f} |"
+        )
+    return lines
 
 
 def _linux(r: BenchResults, run_id: str) -> linux_script.LinuxResult | None:
@@ -277,7 +348,13 @@ HOW_RTOS = """
   latency app. **EL2 entries** of its CPU while it measures: the hypervisor's count in its report at
   its first console tick (4 ms after boot, printed in the measurement mode of `--seed`; the rtos has
   finished its initialisation, whose distributor set-up traps 3 times) subtracted from its report when
-  the rtos partition stops (its PSCI SYSTEM_OFF after its last sample, which is not counted)."""
+  the rtos partition stops (its PSCI SYSTEM_OFF after its last sample, which is not counted).
+- **rtos in rtmux partition, V-Bus traffic**: the same with the latency app also serving the channel
+  `echo` (`echo=1`: a priority-30 thread receiving and sending back every byte); Linux, once at its
+  shell, measures the V-Bus round trips and throughput of the table below, then keeps `rtmux-ping echo
+  --bulk` running until the rtos partition's last sample. That partition samples longer than the
+  others by the time the measurements take, so that the usual sample count falls under traffic; its
+  max is compared with the Linux-idle row's."""
 
 HOW_LINUX = """
   (one SCHED_FIFO 98 thread pinned to CPU 0, `clock_nanosleep`, memory locked). Bare rows: Debian's
@@ -388,6 +465,9 @@ def render_section(r: BenchResults, csv_file: Path, png_file: Path | None, outpu
     linux_table = _linux_table(r)
     if linux_table:
         lines += ["Linux, bare and as the rtmux partition (guest time):", "", *linux_table, ""]
+    vbus_table = _vbus_table(r)
+    if vbus_table:
+        lines += [*vbus_table, ""]
     if r.ctxsw is not None:
         c = r.ctxsw
         lines += [_para(CTXSW_TEXT), "", "| switches | total (ns) | ns per switch |", "|---:|---:|---:|"]

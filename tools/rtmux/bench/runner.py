@@ -193,6 +193,7 @@ def run_bench(opts: Options, out: TextIO | None = None) -> BenchResults:
         "rtos-bare-load",
         "rtos-rtmux-idle",
         "rtos-rtmux-load",
+        "rtos-rtmux-vbus",
         "linux-std-idle",
         "linux-std-load",
         "linux-rt-idle",
