@@ -11,8 +11,8 @@
  * before a new one began are dropped and counted (rt_chan_stats), so none crosses a reconnection.
  *
  * Every call does a bounded amount of work (a ring copy, a look at the connection), with interrupts
- * masked for at most a 1 KiB copy at a time; the calls may be used from threads, and
- * rt_chan_send/rt_chan_recv with RT_NO_WAIT from interrupt handlers too. A send of up to 1 KiB reaches
+ * masked for at most a 256-byte copy at a time; the calls may be used from threads, and
+ * rt_chan_send/rt_chan_recv with RT_NO_WAIT from interrupt handlers too. A send of up to 256 bytes reaches
  * the ring whole (never interleaved with another sender's bytes on the same channel). No memory is
  * allocated.
  */
