@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from rtmux.bench import linux_script
@@ -261,3 +263,65 @@ def test_swap_cpus_on_the_default_configuration() -> None:
 
     swapped = config.loads(linux_script.swap_cpus(system.DEFAULT_CONFIG.read_text()))
     assert {p.kind: p.cpus for p in swapped.partitions} == {"rtos": (1,), "linux": (0,)}
+
+
+VBUS = linux_script.VbusPlan(round_trips=1000, bulk_s=1)
+VBUS_LINES = [
+    "@bench phase=vbus",
+    "@bench vbus_rtt_status=0",
+    "@bench vbus_rtt=rtt_us min=18.5 avg=18.9 p99=21.4 max=91.6 n=1000",
+    "@bench pipe_rtt_status=0",
+    "@bench pipe_rtt=rtt_us min=17.5 avg=18.1 p99=21.1 max=64.3 n=1000",
+    "@bench vbus_bulk_status=0",
+    "@bench vbus_bulk=throughput_MBps tx=29.04 rx=29.03",
+    "@bench pipe_bulk_status=0",
+    "@bench pipe_bulk=throughput_MBps tx=31.29 rx=31.27",
+    "@bench vbus_end=3.40",
+]
+
+
+def vbus_console(lines: list[str]) -> str:
+    head = ["@bench kernel=6.1.0-56-arm64", "@bench cpus=1", "@bench uptime=1.01"]
+    return "\n".join([*head, *lines, "@bench phase=hold", "@bench phase=dump", "@bench done=1"])
+
+
+def test_vbus_plan_script() -> None:
+    plan = linux_script.Plan(1000, vbus=VBUS, hold_until_s=5.8)
+    assert plan.phases == ["vbus", "hold", "dump"]
+    text = linux_script.script(plan)
+    for command in VBUS.commands().values():
+        assert f"out=$({command})" in text
+    assert "rtmux-ping --pipe -n 1000 -s 64 -T 30" in text and "rtmux-ping echo --bulk -t 1 -T 30" in text
+    # the traffic starts after the measurements, runs through the hold, and is stopped before the dump
+    assert text.index("say vbus_end") < text.index(linux_script.VBUS_TRAFFIC) < text.index("say phase hold")
+    assert text.index("kill $traffic") < text.index("say phase dump")
+    with pytest.raises(ValueError):
+        linux_script.Plan(1000, load=True, vbus=VBUS)
+
+
+def test_read_results_vbus() -> None:
+    plan = linux_script.Plan(1000, vbus=VBUS, hold_until_s=5.8)
+    r = linux_script.read_results(vbus_console(VBUS_LINES), plan, what="v", rtos_samples=None)
+    assert r.vbus is not None
+    assert (r.vbus.rtt.avg_us, r.vbus.pipe_rtt.avg_us, r.vbus.rtt.n) == (18.9, 18.1, 1000)
+    assert (r.vbus.bulk.tx_mbps, r.vbus.pipe_bulk.rx_mbps, r.vbus.end_s) == (29.04, 31.27, 3.40)
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (
+            ("@bench vbus_bulk_status=0", "@bench vbus_bulk_status=1"),
+            "`rtmux-ping echo --bulk -t 1 -T 30` exited",
+        ),
+        (("n=1000", "n=999"), "vbus_rtt: 999 round trips, 1000 were asked"),
+        (("tx=31.29 rx=31.27", "tx=31.29"), "not a `throughput_MBps"),
+        (("@bench vbus_end=3.40", ""), "vbus_end"),
+    ],
+)
+def test_read_results_vbus_refuses(change: tuple[str, str], message: str) -> None:
+    old, new = change
+    lines = [line.replace(old, new, 1) for line in VBUS_LINES]
+    plan = linux_script.Plan(1000, vbus=VBUS, hold_until_s=5.8)
+    with pytest.raises(RtmuxError, match=re.escape(message)):
+        linux_script.read_results(vbus_console(lines), plan, what="v", rtos_samples=None)

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from rtmux.bench import linux_script, model, plot, report
-from rtmux.formats import cyclictest, latmus, latstats
+from rtmux.formats import cyclictest, latmus, latstats, rtmux_ping
 
 
 def rtos_stats(lat_max: float, samples: int = 10000, overruns: int = 0) -> latstats.LatencyStats:
@@ -257,3 +257,49 @@ def test_cyclictest_histogram_feeds_a_row() -> None:
     hist = cyclictest.Histogram({4: 9, 9: 1}, 10, 4, 4, 9, 0)
     stats = hist.stats()
     assert stats.p99_us == 9.0 and stats.avg_us == 4.5
+
+
+def test_vbus_targets_and_table() -> None:
+    r = results()
+    stats = rtos_stats(0.960, 16900)
+    r.rows.insert(
+        4,
+        model.Row(
+            "rtos-rtmux-vbus",
+            "label vbus",
+            "rtos in rtmux",
+            False,
+            stats,
+            {0: 16900},
+            Path("/x/v.dat"),
+            "run",
+            0,
+        ),
+    )
+    v = linux_script.VbusResult(
+        rtmux_ping.RoundTrips(18.5, 18.9, 21.4, 93.3, 10000),
+        rtmux_ping.RoundTrips(17.5, 18.1, 21.1, 87.1, 10000),
+        rtmux_ping.Throughput(28.3, 28.2),
+        rtmux_ping.Throughput(31.3, 31.3),
+        5.4,
+    )
+    r.linux["rtmux-vbus"] = linux_result("6.1.0-56-arm64", 1.01, None)
+    r.linux["rtmux-vbus"].vbus = v
+    got = {t.name: t for t in report.targets(r)}
+    ratio = got["V-Bus round trip avg <= 1.5 x the pipe reference, same run"]
+    assert ratio.met and ratio.measured == "18.9 vs 18.1 us = 1.04 x"
+    assert got["V-Bus round trip avg <= 20 us"].met
+    bulk = got["V-Bus throughput >= 100 MB/s each way (4 KiB writes)"]
+    assert not bulk.met and bulk.measured == "28.3 / 28.2 MB/s (pipe 31.3 / 31.3)"
+    rtos = got["rtos in partition, V-Bus traffic: max <= 1.05 x its max without (Linux idle)"]
+    assert not rtos.met and rtos.measured == "0.960 us = 1.58 x 0.608 us"
+    assert got["rtos in partition, V-Bus traffic: EL2 entries of the rtos CPU while it measures = 0"].met
+    section = report.render_section(r, Path("/x/B.csv"), None, Path("/x/B.md"))
+    assert "| V-Bus (`echo`) | 18.5 | 18.9 | 21.4 | 93.3 | 28.3 | 28.2 |" in section
+    assert "| pipe pair | 17.5 | 18.1 | 21.1 | 87.1 | 31.3 | 31.3 |" in section
+    assert (
+        "V-Bus"
+        not in report.render_section(results(), Path("/x/B.csv"), None, Path("/x/B.md")).split(
+            "### How each case runs"
+        )[0]
+    )
