@@ -506,6 +506,27 @@ static void tx_discard_all(struct port *p)
     p->rtos_open = was_open;
 }
 
+/* The next receive buffer Linux posted on queue qi, checked: 1 with its head and length, 0 when there is
+ * none, -1 after a violation (the device is then broken). */
+static int rx_next(unsigned qi, uint16_t *h, uint32_t *total)
+{
+    struct virtq *q = &dev.q[qi];
+    const char *why = NULL;
+    int rc = virtq_pop(q, h, &why);
+    if (rc < 0) {
+        violation(qi, why);
+        return -1;
+    }
+    if (rc == 0) {
+        return 0;
+    }
+    if (virtq_chain_check(q, &dev.ram, *h, total, &why) != 0 || *total == 0) {
+        violation(qi, why != NULL ? why : "receive buffer of 0 bytes");
+        return -1;
+    }
+    return 1;
+}
+
 /* rtos -> Linux: to_linux's bytes into Linux's receive buffers on port p, each buffer returned at once
  * with what it got (a reader waits for no more than what is there). */
 static void rx_flush(struct port *p)
@@ -526,20 +547,14 @@ static void rx_flush(struct port *p)
     uint32_t start = p->to_linux_tail;
     bool irq = false;
     while (left > 0) {
-        const char *why = NULL;
         uint16_t h;
         uint32_t total;
-        int rc = virtq_pop(q, &h, &why);
+        int rc = rx_next(qi, &h, &total);
         if (rc < 0) {
-            violation(qi, why);
             return;
         }
         if (rc == 0) {
             break; /* Linux posts more when a reader took what it has (a notification) */
-        }
-        if (virtq_chain_check(q, &dev.ram, h, &total, &why) != 0 || total == 0) {
-            violation(qi, why != NULL ? why : "receive buffer of 0 bytes");
-            return;
         }
         uint32_t n = min32(left, total);
         if (ring_copy(qi, h, 0, ring, size, p->to_linux_tail, n, true) != 0) {
@@ -615,17 +630,12 @@ static void stats_flush(struct port *p)
         const char *why = NULL;
         uint16_t h;
         uint32_t total;
-        int rc = virtq_pop(q, &h, &why);
+        int rc = rx_next(qi, &h, &total);
         if (rc < 0) {
-            violation(qi, why);
             return;
         }
         if (rc == 0) {
             break;
-        }
-        if (virtq_chain_check(q, &dev.ram, h, &total, &why) != 0 || total == 0) {
-            violation(qi, why != NULL ? why : "receive buffer of 0 bytes");
-            return;
         }
         uint32_t n = min32(total, dev.text_len - dev.text_off);
         if (virtq_copy(q, &dev.ram, h, 0, (uint8_t *)dev.text + dev.text_off, n, true, &why) != 0) {

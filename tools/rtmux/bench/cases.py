@@ -455,19 +455,35 @@ class Bench:
             el2_entries=el2_entries,
         )
 
+    def _partition_run(
+        self,
+        run_id: str,
+        title: str,
+        system_name: str,
+        rtos_samples: int,
+        rtos_args: str,
+        plan: linux_script.Plan,
+        phase: Callable[[str], None],
+    ) -> tuple[RunDoc, datetime, linux_script.LinuxResult]:
+        """One boot of the system `system_name` whose rtos partition measures `rtos_samples` samples."""
+        doc = self._system_doc(run_id, title, system_name, rtos_args, plan)
+        started = datetime.now().astimezone()
+        result = linux_script.run(
+            self.systems[system_name][0],
+            plan,
+            what=title,
+            timeout_s=self._linux_timeout(plan),
+            rtos_samples=rtos_samples,
+            on_phase=phase,
+        )
+        return doc, started, result
+
     def rtmux_rtos_idle(self, plan: linux_script.Plan, phase: Callable[[str], None]) -> RunOutput:
         run_id = "rtmux-rtos-idle"
         rtos_samples = self.samples + PARTITION_WARMUP
         rtos_args = f"period_us={PERIOD_US} samples={rtos_samples}"
-        doc = self._system_doc(run_id, "rtmux: rtos partition, Linux idle", "rtos-idle", rtos_args, plan)
-        started = datetime.now().astimezone()
-        result = linux_script.run(
-            self.systems["rtos-idle"][0],
-            plan,
-            what="rtmux, Linux idle",
-            timeout_s=self._linux_timeout(plan),
-            rtos_samples=rtos_samples,
-            on_phase=phase,
+        doc, started, result = self._partition_run(
+            run_id, "rtmux: rtos partition, Linux idle", "rtos-idle", rtos_samples, rtos_args, plan, phase
         )
         assert result.rtos is not None
         row = self._rtos_partition_row(
@@ -491,17 +507,9 @@ class Bench:
         run_id = "rtmux-loaded"
         rtos_samples = self.samples + PARTITION_WARMUP
         rtos_args = f"period_us={PERIOD_US} samples={rtos_samples}"
-        doc = self._system_doc(
-            run_id, "rtmux: rtos partition and Linux cyclictest, Linux loaded", "rtos-loaded", rtos_args, plan
-        )
-        started = datetime.now().astimezone()
-        result = linux_script.run(
-            self.systems["rtos-loaded"][0],
-            plan,
-            what="rtmux, Linux loaded",
-            timeout_s=self._linux_timeout(plan),
-            rtos_samples=rtos_samples,
-            on_phase=phase,
+        title = "rtmux: rtos partition and Linux cyclictest, Linux loaded"
+        doc, started, result = self._partition_run(
+            run_id, title, "rtos-loaded", rtos_samples, rtos_args, plan, phase
         )
         _check_kernel(result, self.guests["std"].kernel.release, run_id)
         assert result.rtos is not None and result.loaded is not None
@@ -539,17 +547,9 @@ class Bench:
         run_id = "rtmux-vbus"
         rtos_samples = self.vbus_rtos_samples()
         rtos_args = self.vbus_rtos_args()
-        doc = self._system_doc(
-            run_id, "rtmux: V-Bus round trips and throughput, then V-Bus traffic", "vbus", rtos_args, plan
-        )
-        started = datetime.now().astimezone()
-        result = linux_script.run(
-            self.systems["vbus"][0],
-            plan,
-            what="rtmux, V-Bus",
-            timeout_s=self._linux_timeout(plan),
-            rtos_samples=rtos_samples,
-            on_phase=phase,
+        title = "rtmux: V-Bus round trips and throughput, then V-Bus traffic"
+        doc, started, result = self._partition_run(
+            run_id, title, "vbus", rtos_samples, rtos_args, plan, phase
         )
         _check_kernel(result, self.guests["std"].kernel.release, run_id)
         assert result.rtos is not None and result.vbus is not None
