@@ -1045,28 +1045,28 @@ static const char *test_chan_irq(void)
 static const struct {
     const char *name;
     test_fn fn;
-    const char *needs; /* a boot argument without which the test is not selected */
+    bool needs_chan_irq; /* selected only with the boot argument chan_irq=NAME */
 } tests[] = {
-    {"prio_order", test_prio_order, NULL},
-    {"preemption", test_preemption, NULL},
-    {"fifo_same_prio", test_fifo_same_prio, NULL},
-    {"timeslice_rr", test_timeslice_rr, NULL},
-    {"irq_wakes_thread", test_irq_wakes_thread, NULL},
-    {"sem_timeout", test_sem_timeout, NULL},
-    {"mutex_timeout", test_mutex_timeout, NULL},
-    {"msgq_timeout", test_msgq_timeout, NULL},
-    {"event_timeout", test_event_timeout, NULL},
-    {"join_timeout", test_join_timeout, NULL},
-    {"pi_chain", test_pi_chain, NULL},
-    {"msgq_full_empty", test_msgq_full_empty, NULL},
-    {"event_flags", test_event_flags, NULL},
-    {"timer_accuracy", test_timer_accuracy, NULL},
-    {"fpu_preserved", test_fpu_preserved, NULL},
-    {"hectic", test_hectic, NULL},
-    {"stack_overflow", test_stack_overflow, NULL},
-    {"fault_kills_thread", test_fault_kills_thread, NULL},
-    {"api_misuse", test_api_misuse, NULL},
-    {"chan_irq", test_chan_irq, "chan_irq"},
+    {"prio_order", test_prio_order, false},
+    {"preemption", test_preemption, false},
+    {"fifo_same_prio", test_fifo_same_prio, false},
+    {"timeslice_rr", test_timeslice_rr, false},
+    {"irq_wakes_thread", test_irq_wakes_thread, false},
+    {"sem_timeout", test_sem_timeout, false},
+    {"mutex_timeout", test_mutex_timeout, false},
+    {"msgq_timeout", test_msgq_timeout, false},
+    {"event_timeout", test_event_timeout, false},
+    {"join_timeout", test_join_timeout, false},
+    {"pi_chain", test_pi_chain, false},
+    {"msgq_full_empty", test_msgq_full_empty, false},
+    {"event_flags", test_event_flags, false},
+    {"timer_accuracy", test_timer_accuracy, false},
+    {"fpu_preserved", test_fpu_preserved, false},
+    {"hectic", test_hectic, false},
+    {"stack_overflow", test_stack_overflow, false},
+    {"fault_kills_thread", test_fault_kills_thread, false},
+    {"api_misuse", test_api_misuse, false},
+    {"chan_irq", test_chan_irq, true},
 };
 
 #define NTESTS (sizeof(tests) / sizeof(tests[0]))
@@ -1112,7 +1112,7 @@ void rt_main(void)
     bool chosen[NTESTS];
     unsigned selected = 0, passed = 0, failed = 0;
     for (unsigned i = 0; i < NTESTS; i++) {
-        chosen[i] = (!filtered || listed(only, tests[i].name)) && (tests[i].needs == NULL || chan_irq);
+        chosen[i] = (!filtered || listed(only, tests[i].name)) && (!tests[i].needs_chan_irq || chan_irq);
         selected += chosen[i];
     }
     uint64_t start_ms = rt_bootarg_u64("start_ms", 0);
