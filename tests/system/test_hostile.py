@@ -228,8 +228,9 @@ def test_console_flood_from_linux(rtos_images: Path) -> None:
     # every byte arrived, or the hypervisor said how many it dropped (the Linux CPU drains the rings on
     # each of Linux's writes, so nothing is expected to be dropped)
     dropped = {m[1]: int(m[2]) for m in DROPPED.finditer(out)}
+    others = [line for line in window if line != f"[linux] {FLOOD_TEXT}" and not line.startswith("[rtos] ")]
     assert dropped == {} and len(flood_lines) == FLOOD_LINES, (
-        f"{len(flood_lines)} lines, dropped {dropped}{why}"
+        f"{len(flood_lines)} lines, dropped {dropped}, other lines {others[:5]}{why}"
     )
     # nothing else in that window but whole rtos lines (demo reports and latency records)
     others = [line for line in window if line != f"[linux] {FLOOD_TEXT}"]

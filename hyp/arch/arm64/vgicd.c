@@ -99,8 +99,11 @@ static bool gicr_architected(uint64_t off, unsigned size)
 
 /* The emulated SPIs of word w (no physical line: the distributor has nothing of theirs): Group 1 and
  * an enable bit of the partition's own (part_virq_enabled); pending and active are the level source's
- * and the list registers', and read as zero here. A read ORs its bits into *val (zero before). */
-static void virq_access(struct partition *p, uint64_t base, unsigned w, bool write, uint32_t wval,
+ * and the list registers', and read as zero here. A read ORs its bits into *val (zero before). True
+ * when a write enabled one that was disabled: its line may be high already, and a GIC makes a level
+ * interrupt pending as soon as it is enabled with its line asserted (Linux's console flood relies on it:
+ * test_console_flood_from_linux). */
+static bool virq_access(struct partition *p, uint64_t base, unsigned w, bool write, uint32_t wval,
                         uint64_t *val)
 {
     uint32_t mask = p->virqs[w];
@@ -108,7 +111,9 @@ static void virq_access(struct partition *p, uint64_t base, unsigned w, bool wri
         *val |= mask;
     } else if (base == GICD_ISENABLER) {
         if (write) {
-            p->virq_enabled[w] |= wval & mask;
+            uint32_t newly = wval & mask & ~p->virq_enabled[w];
+            p->virq_enabled[w] |= newly;
+            return newly != 0;
         } else {
             *val |= p->virq_enabled[w] & mask;
         }
@@ -119,12 +124,15 @@ static void virq_access(struct partition *p, uint64_t base, unsigned w, bool wri
             *val |= p->virq_enabled[w] & mask;
         }
     }
+    return false;
 }
 
-/* Emulates an architected distributor access (gicd_architected) by p, under gicd_lock. */
-static void gicd_access(const struct vgicd_hw *hw, struct partition *p, uint64_t off, bool write,
+/* Emulates an architected distributor access (gicd_architected) by p, under gicd_lock. True when it
+ * enabled an emulated SPI (virq_access). */
+static bool gicd_access(const struct vgicd_hw *hw, struct partition *p, uint64_t off, bool write,
                         uint64_t *val, unsigned size)
 {
+    bool enabled = false;
     uint32_t wval = (uint32_t)*val; /* the value of a 32-bit or byte write */
     if (off >= GICD_IGROUPR && off < GICD_IPRIORITYR) {
         /* One bit per interrupt (IGROUPR, ISENABLER .. ICACTIVER); 32-bit accesses only. */
@@ -132,7 +140,7 @@ static void gicd_access(const struct vgicd_hw *hw, struct partition *p, uint64_t
         unsigned first = (unsigned)(off - base) * 8u;
         uint32_t mask = owned_word(p, first);
         if (first >= GIC_SPI_BASE && first < HYP_MAX_INTID && p->virqs[first / 32u] != 0) {
-            virq_access(p, base, first / 32u, write, wval, val);
+            enabled = virq_access(p, base, first / 32u, write, wval, val);
         }
         if (!write) {
             *val |= *reg32(hw->gicd, off) & mask;
@@ -168,7 +176,7 @@ static void gicd_access(const struct vgicd_hw *hw, struct partition *p, uint64_t
         /* 64-bit register, or either 32-bit half; always accessed whole here. */
         uint64_t reg = off & ~7ull;
         if (!part_owns_irq(p, (unsigned)((reg - GICD_IROUTER) / 8u))) {
-            return;
+            return false;
         }
         if (write) {
             *reg64(hw->gicd, reg) = part_first_affinity(p); /* whatever was written */
@@ -179,6 +187,7 @@ static void gicd_access(const struct vgicd_hw *hw, struct partition *p, uint64_t
     }
     /* IGRPMODR (owned interrupts stay Group 1 non-secure, the modifier 0), ITARGETSR (unused with
      * affinity routing), NSACR, SGIR, the message-based SPI registers and reserved space: RAZ/WI. */
+    return enabled;
 }
 
 bool vgicd_mmio(struct vcpu *v, void *ctx, uint64_t off, bool write, uint64_t *val, unsigned size)
@@ -201,8 +210,11 @@ bool vgicd_mmio(struct vcpu *v, void *ctx, uint64_t off, bool write, uint64_t *v
         return true;
     }
     spin_lock(&gicd_lock);
-    gicd_access(hw, v->part, off, write, val, size);
+    bool enabled = gicd_access(hw, v->part, off, write, val, size);
     spin_unlock(&gicd_lock);
+    if (enabled) {
+        vgic_sync_levels(v); /* a level source already high is pending at once, as on a real GIC */
+    }
     return true;
 }
 
