@@ -586,7 +586,7 @@ static void stats_snapshot(void)
     uint32_t len = 0, max = STATS_TEXT_MAX;
     uint64_t hz = arch_counter_hz();
     int n = hyp_snprintf(t, max, "rtmux-stats 1 uptime_us=%lu\n",
-                         (unsigned long)(hz != 0 ? arch_counter() / (hz / 1000000u) : 0u));
+                         (unsigned long)(hz >= 1000000u ? arch_counter() / (hz / 1000000u) : 0u));
     len += n > 0 ? (uint32_t)n : 0u;
     n = hyp_snprintf(t + len, max - len,
                      "device partition=%s status=0x%02x needs_reset=%u resets=%lu violations=%lu "
