@@ -205,7 +205,7 @@ void con_ring_close(struct partition *p)
     spin_unlock(lock);
 }
 
-void con_drain(bool flush_partial)
+void con_drain(enum vuart_drain_mode mode)
 {
     for (unsigned i = 0; i < hyp_nparts; i++) {
         struct partition *p = &hyp_part[i];
@@ -214,7 +214,7 @@ void con_drain(bool flush_partial)
             ring_pull(p);
             spin_unlock(&ring_lock[i]);
         }
-        vuart_drain(&p->uart, p->name, flush_partial, part_line, p);
+        vuart_drain(&p->uart, p->name, mode, part_line, p);
     }
 }
 
@@ -272,7 +272,7 @@ void conmux_tick(struct vcpu *v)
 {
     (void)v;
     arch_hyp_timer_arm(CONMUX_TICK_HZ); /* level interrupt: the new deadline lowers it */
-    con_drain(true);
+    con_drain(VUART_DRAIN_TICK);
     if (focus_view && ++status_ticks >= CONMUX_TICK_HZ * HOLD_STATUS_S) {
         status_ticks = 0;
         hold_status();
@@ -284,7 +284,7 @@ bool conmux_uart_mmio(struct vcpu *v, void *ctx, uint64_t off, bool write, uint6
     struct partition *p = ctx;
     bool handled = vuart_access(&p->uart, off, write, val, size);
     if (write && off == PL011_DR && (con_drain_cpu < 0 || (unsigned)con_drain_cpu == v->cpu)) {
-        con_drain(false); /* this CPU is the one that writes to the UART anyway */
+        con_drain(VUART_DRAIN_LINES); /* this CPU is the one that writes to the UART anyway */
     }
     if (p->kind == PART_LINUX) {
         vgic_sync_levels(v);

@@ -49,7 +49,7 @@ void part_stop(struct vcpu *v, const char *why)
     bool last = !part_any_running();
     spin_unlock(&part_lock);
     if (last) {
-        con_drain(true); /* the drain CPU may be parked: write out what is left from here */
+        con_drain(VUART_DRAIN_ALL); /* the drain CPU may be parked: write out what is left from here */
         hyp_printf("rtmux: no partition left running; system off\n");
         fw_system_off();
     }

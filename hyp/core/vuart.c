@@ -182,7 +182,7 @@ bool vuart_access(struct vuart *u, uint64_t off, bool write, uint64_t *val, unsi
     return true;
 }
 
-void vuart_drain(struct vuart *u, const char *name, bool flush_partial, vuart_line_fn line, void *ctx)
+void vuart_drain(struct vuart *u, const char *name, enum vuart_drain_mode mode, vuart_line_fn line, void *ctx)
 {
     uint32_t prod = __atomic_load_n(&u->tx_prod, __ATOMIC_ACQUIRE);
     uint32_t cons = u->tx_cons;
@@ -205,8 +205,13 @@ void vuart_drain(struct vuart *u, const char *name, bool flush_partial, vuart_li
         }
     }
     __atomic_store_n(&u->tx_cons, cons, __ATOMIC_RELEASE);
-    u->quiet_ticks = any ? 0 : u->quiet_ticks + 1;
-    if (flush_partial && u->line_len > 0 && u->quiet_ticks >= 1) {
+    u->wrote = u->wrote || any;
+    bool flush = mode == VUART_DRAIN_ALL;
+    if (mode == VUART_DRAIN_TICK) {
+        flush = !u->wrote;
+        u->wrote = false;
+    }
+    if (flush && u->line_len > 0) {
         line(ctx, u->line, u->line_len, false); /* a prompt: show it without its newline */
         u->line_len = 0;
     }

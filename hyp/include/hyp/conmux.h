@@ -10,10 +10,12 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "hyp/vuart.h"
+
 struct partition;
 struct vcpu;
 
-#define CONMUX_TICK_HZ 250u /* drains partitions' output every 4 ms; a prompt shows after one quiet tick */
+#define CONMUX_TICK_HZ 250u /* drains partitions' output every 4 ms; a prompt shows after a silent period */
 
 /* The CPU that drains partitions' output (the first CPU of the first Linux partition), or -1. */
 extern int con_drain_cpu;
@@ -23,8 +25,8 @@ extern struct partition *con_focus;
  * view: show only the focused partition's output live, hold the others' (conmux.c). */
 void conmux_init(unsigned focus, uint8_t escape, bool view);
 /* Moves every partition's pending output to the console (from its console ring, if it has one, and
- * its emulated UART). */
-void con_drain(bool flush_partial);
+ * its emulated UART); `mode` as in vuart_drain. */
+void con_drain(enum vuart_drain_mode mode);
 /* Takes what is left in p's console ring and stops draining it, before p stops or its RAM is wiped
  * (part_load opens it again). */
 void con_ring_close(struct partition *p);

@@ -31,7 +31,7 @@ struct vuart {
     uint32_t dropped_reported;
     char line[VUART_LINE_SIZE];
     unsigned line_len;
-    unsigned quiet_ticks; /* drains since the last character: a prompt is shown after one */
+    bool wrote; /* output came since the last VUART_DRAIN_TICK */
 };
 
 _Static_assert((VUART_TX_SIZE & (VUART_TX_SIZE - 1u)) == 0, "tx ring indices wrap with uint32_t");
@@ -50,10 +50,20 @@ bool vuart_rx(struct vuart *u, char c);
 /* Adds c to the output ring, as a UARTDR write does (the console ring's drain uses it): a caller is the
  * ring's only producer while it runs (conmux.c: the partition no longer writes UARTDR then). */
 void vuart_tx_push(struct vuart *u, char c);
+/* What a drain does with an unfinished line (one without its newline yet). */
+enum vuart_drain_mode {
+    VUART_DRAIN_LINES, /* keeps it: a drain on the partition's own UART write, in the middle of a line */
+    /* The periodic drain: hands it on when no output came since the previous periodic drain, i.e. the
+     * partition stayed silent for a whole period (a shell prompt). A line still being written is kept
+     * whole, however the periods fall, so another partition's line never cuts it. */
+    VUART_DRAIN_TICK,
+    VUART_DRAIN_ALL, /* hands it on now: the last drain before the console stops */
+};
+
 /* Moves the ring into lines handed to line(ctx, ...) (console CPU only; complete = the line ended with a
- * newline). With flush_partial, an unfinished line is handed on once a drain found nothing new (a shell
- * prompt). Reports dropped output under `name`. */
+ * newline); `mode` says what happens to an unfinished line. Reports dropped output under `name`. */
 typedef void (*vuart_line_fn)(void *ctx, const char *s, size_t n, bool complete);
-void vuart_drain(struct vuart *u, const char *name, bool flush_partial, vuart_line_fn line, void *ctx);
+void vuart_drain(struct vuart *u, const char *name, enum vuart_drain_mode mode, vuart_line_fn line,
+                 void *ctx);
 
 #endif /* HYP_VUART_H */

@@ -973,10 +973,10 @@ static void uart_reset_model(void)
 }
 
 /* Drains the transmit ring, then checks the console got what was written, in order, and forgets it
- * (an unfinished line stays in the UART model until a newline or a quiet drain). */
-static void drain(bool flush_partial)
+ * (an unfinished line stays in the UART model until a newline or a periodic drain after a silent period). */
+static void drain(enum vuart_drain_mode mode)
 {
-    vuart_drain(uart, "fuzz", flush_partial, capture_line, NULL);
+    vuart_drain(uart, "fuzz", mode, capture_line, NULL);
     tx_pending = 0;
     if (out_seen_len > out_model_len || memcmp(out_seen, out_model, out_seen_len) != 0) {
         fail("UART output differs from what was written (%zu characters seen, %zu written)", out_seen_len,
@@ -1052,7 +1052,7 @@ static void uart_access(uint64_t off, unsigned size, bool write, uint64_t wval)
         }
     }
     if (out_model_len > sizeof(out_model) - 8u) {
-        drain(false);
+        drain(VUART_DRAIN_LINES);
     }
 }
 
@@ -1092,7 +1092,7 @@ static void uart_step(void)
     case 3:
         if (below(64) == 0) {
             snprintf(cur.what, sizeof(cur.what), "UART drain");
-            drain(false);
+            drain(VUART_DRAIN_LINES);
         } else if (below(256) == 0) {
             snprintf(cur.what, sizeof(cur.what), "UART reset");
             uart_reset_model();
@@ -1112,8 +1112,9 @@ static void uart_step(void)
 static void uart_finish(void)
 {
     snprintf(cur.what, sizeof(cur.what), "UART drain at the end");
-    drain(false);
-    drain(true); /* a drain that finds nothing new shows the unfinished line */
+    drain(VUART_DRAIN_LINES);
+    drain(VUART_DRAIN_TICK); /* output came since the last tick: an unfinished line stays */
+    drain(VUART_DRAIN_TICK); /* a silent period: it is shown */
     if (out_model_len != 0) {
         fail("UART: %zu written characters never reached the console", out_model_len);
     }
