@@ -449,8 +449,10 @@ unsigned config_parse(const uint8_t *blob, size_t avail, uint64_t image_base, ui
             hyp_panic("partition %s: bad kind %u or CPUs 0x%lx (overlapping or beyond %u CPUs)", p->name,
                       r->kind, (unsigned long)p->cpu_mask, HYP_MAX_CPUS);
         }
-        if ((p->cpu_mask & (p->cpu_mask - 1u)) != 0) {
-            hyp_panic("partition %s: CPUs 0x%lx: this hypervisor runs one CPU per partition", p->name,
+        /* The rtos owns its CPU's physical GIC interface, which the hypervisor never touches; it could not
+         * take the hypervisor's wake-up SGI that starts a further CPU (lifecycle.c). Linux may have any. */
+        if (p->kind == PART_RTOS && (p->cpu_mask & (p->cpu_mask - 1u)) != 0) {
+            hyp_panic("partition %s: CPUs 0x%lx: an rtos partition runs on one CPU", p->name,
                       (unsigned long)p->cpu_mask);
         }
         cpus_seen |= p->cpu_mask;

@@ -263,8 +263,8 @@ void conmux_rx_irq(struct vcpu *v)
             rx_char(pl011_getc());
         }
     }
-    if (v->part != NULL && v->part == con_focus && v->part->state == PART_RUNNING) {
-        vgic_sync_levels(v);
+    if (con_focus != NULL && con_focus->kind == PART_LINUX && con_focus->state == PART_RUNNING) {
+        vgic_levels_changed(con_focus, v); /* its UART's line, to the CPU it is routed to */
     }
 }
 
@@ -279,15 +279,21 @@ void conmux_tick(struct vcpu *v)
     }
 }
 
+/* A partition's UART model is accessed by each of its CPUs: one access at a time (the model's
+ * receive ring has a single consumer, its transmit ring a single producer among them). */
+static spinlock_t uart_lock[HYP_MAX_PARTITIONS];
+
 bool conmux_uart_mmio(struct vcpu *v, void *ctx, uint64_t off, bool write, uint64_t *val, unsigned size)
 {
     struct partition *p = ctx;
+    spin_lock(&uart_lock[part_index(p)]);
     bool handled = vuart_access(&p->uart, off, write, val, size);
+    spin_unlock(&uart_lock[part_index(p)]);
     if (write && off == PL011_DR && (con_drain_cpu < 0 || (unsigned)con_drain_cpu == v->cpu)) {
         con_drain(VUART_DRAIN_LINES); /* this CPU is the one that writes to the UART anyway */
     }
     if (p->kind == PART_LINUX) {
-        vgic_sync_levels(v);
+        vgic_levels_changed(p, v);
     }
     return handled;
 }

@@ -1,5 +1,19 @@
 /*
- * Entering, stopping and restarting partitions.
+ * Entering, stopping and restarting partitions, and the power states of their CPUs.
+ *
+ * A partition's boot CPU (its first) starts with it; each of its other CPUs waits in the hypervisor
+ * (cpu_wait: interrupts taken at EL2) until a running CPU of the partition starts it with PSCI CPU_ON,
+ * and goes back there with CPU_OFF. Every change of a partition's CPU power states (struct vcpu's power
+ * and requests) and of its going_down happens under that partition's CPU lock, so CPU_ON, CPU_OFF and a
+ * stop or restart always see one consistent picture.
+ *
+ * Stopping or restarting a partition (SYSTEM_OFF, SYSTEM_RESET, a fault) on one of its CPUs: that CPU
+ * sets going_down (the first one to do so does the work; any other that tries turns itself off
+ * instead), asks each other CPU that is not off to stop (VCPU_REQ_STOP, then the kick SGI makes it
+ * leave its guest), and waits until each has quiesced its own state (its timers, list registers and
+ * private interrupts, which only it can reach) and turned off. Only then is the partition's shared
+ * state wiped: its SPIs, its devices, its RAM. A restart then starts its boot CPU alone (handed over as
+ * CPU_ON would, when the restart ran on another CPU); Linux starts the others with CPU_ON, as at boot.
  */
 #include "hyp/lifecycle.h"
 
@@ -7,6 +21,7 @@
 #include "arch/firmware.h"
 #include "arch/guest.h"
 #include "arch/spinlock.h"
+#include "arch/vgic.h"
 #include "hyp/conmux.h"
 #include "hyp/partition.h"
 #include "hyp/printf.h"
@@ -15,6 +30,23 @@
 
 /* Serialises partition state changes, so exactly one CPU sees the last partition stop. */
 static spinlock_t part_lock;
+/* Each partition's CPU lock (header comment). Never held while waiting for another CPU. */
+static spinlock_t cpus_lock[HYP_MAX_PARTITIONS];
+
+static spinlock_t *cpus_lock_of(const struct partition *p)
+{
+    return &cpus_lock[part_index(p)];
+}
+
+static void set_power(struct vcpu *v, enum vcpu_power power)
+{
+    __atomic_store_n(&v->power, (int)power, __ATOMIC_RELEASE);
+}
+
+static enum vcpu_power get_power(const struct vcpu *v)
+{
+    return (enum vcpu_power)__atomic_load_n(&v->power, __ATOMIC_ACQUIRE);
+}
 
 /* What the hypervisor refused or emulated for p, if anything (hostile-guest tests read this line). */
 static void report_stats(const struct partition *p)
@@ -29,15 +61,112 @@ static void report_stats(const struct partition *p)
                (unsigned long)p->stats.resamples, (unsigned long)p->stats.withdrawn);
 }
 
-void part_enter(struct vcpu *v)
+/* The x0 a partition's boot CPU starts with: its DTB's address (0: none). */
+static uint64_t boot_x0(const struct partition *p)
 {
-    arch_guest_start(v);
+    return p->dtb.size != 0 ? p->dtb.ipa : 0;
 }
 
-void part_stop(struct vcpu *v, const char *why)
+/*
+ * This CPU without a guest: it waits in the hypervisor, taking its interrupts at EL2 (the console tick
+ * on the drain CPU, kicks, the V-Bus doorbell), until its power state becomes ON_PENDING (CPU_ON, or a
+ * restart handing it the boot), then enters its partition there. The check runs with interrupts masked
+ * and WFI wakes on a masked interrupt too, so a kick that comes between the check and the WFI is not
+ * slept through.
+ */
+static void __attribute__((noreturn)) cpu_wait(struct vcpu *v)
+{
+    spinlock_t *lock = cpus_lock_of(v->part);
+    arch_guest_wait_setup();
+    for (;;) {
+        arch_irq_disable();
+        spin_lock(lock);
+        if ((v->requests & VCPU_REQ_STOP) != 0) {
+            v->requests = 0; /* asked to stop before it started: it stays off */
+            set_power(v, VCPU_OFF);
+        }
+        bool start = v->power == VCPU_ON_PENDING;
+        if (start) {
+            set_power(v, VCPU_ON);
+        }
+        spin_unlock(lock);
+        if (start) {
+            arch_guest_start(v, v->on_entry, v->on_ctx);
+        }
+        arch_wfi();
+        arch_irq_enable(); /* what woke the WFI is taken here */
+    }
+}
+
+/* This CPU's virtual CPU turns off: its own state quiesced first, then off (its requests served). */
+static void cpu_turn_off(struct vcpu *v)
+{
+    spinlock_t *lock = cpus_lock_of(v->part);
+    arch_vcpu_quiesce(v);
+    spin_lock(lock);
+    v->requests = 0;
+    v->leaving = false;
+    set_power(v, VCPU_OFF);
+    spin_unlock(lock);
+}
+
+/* This CPU turns off because another CPU of its partition stops or restarts it. */
+static void __attribute__((noreturn)) cpu_stopped(struct vcpu *v)
+{
+    cpu_turn_off(v);
+    if (v->part->kind == PART_LINUX) {
+        cpu_wait(v);
+    }
+    arch_guest_park((int)v->cpu == con_drain_cpu);
+}
+
+/* Takes v's partition down to this CPU alone (header comment); false when another CPU already does. */
+static bool take_down(struct vcpu *v)
 {
     struct partition *p = v->part;
-    arch_guest_quiesce(v);
+    spinlock_t *lock = cpus_lock_of(p);
+    uint64_t others = 0;
+    spin_lock(lock);
+    if (p->going_down) {
+        spin_unlock(lock);
+        return false;
+    }
+    p->going_down = true;
+    for (unsigned c = 0; c < HYP_MAX_CPUS; c++) {
+        struct vcpu *t = &hyp_vcpu[c];
+        if (((p->cpu_mask >> c) & 1u) != 0 && c != v->cpu && t->power != VCPU_OFF) {
+            t->requests |= VCPU_REQ_STOP;
+            others |= 1ull << c;
+        }
+    }
+    spin_unlock(lock);
+    for (uint64_t m = others; m != 0; m &= m - 1u) {
+        vgic_kick(&hyp_vcpu[__builtin_ctzll(m)]); /* only a trapping (Linux) partition has several CPUs */
+    }
+    for (uint64_t m = others; m != 0; m &= m - 1u) {
+        while (get_power(&hyp_vcpu[__builtin_ctzll(m)]) != VCPU_OFF) {
+            arch_yield();
+        }
+    }
+    return true;
+}
+
+void part_enter(struct vcpu *v)
+{
+    struct partition *p = v->part;
+    if (v->cpu == part_boot_cpu(p)) {
+        set_power(v, VCPU_ON);
+        arch_guest_start(v, p->entry_ipa, boot_x0(p));
+    }
+    cpu_wait(v); /* a further CPU: the partition starts it with CPU_ON */
+}
+
+/* Stops v's partition, taken down to this CPU. */
+static void __attribute__((noreturn)) stop_down(struct vcpu *v, const char *why)
+{
+    struct partition *p = v->part;
+    arch_vcpu_quiesce(v);
+    arch_part_quiesce(p);
     con_ring_close(p);
     vbus_part_down(p);
     spin_lock(&part_lock);
@@ -48,34 +177,72 @@ void part_stop(struct vcpu *v, const char *why)
     vbus_report();
     bool last = !part_any_running();
     spin_unlock(&part_lock);
+    spin_lock(cpus_lock_of(p));
+    set_power(v, VCPU_OFF);
+    spin_unlock(cpus_lock_of(p));
     if (last) {
         con_drain(VUART_DRAIN_ALL); /* the drain CPU may be parked: write out what is left from here */
         hyp_printf("rtmux: no partition left running; system off\n");
         fw_system_off();
     }
     /* The drain CPU still carries the console (input, and the other partitions' output): it keeps
-     * taking interrupts at EL2; the stopped partition's own interrupts are dropped (vgic.c). */
+     * taking interrupts at EL2; the stopped partition's own interrupts are dropped (vgic.c). A stopped
+     * partition's CPUs never start again. */
+    if (p->kind == PART_LINUX) {
+        cpu_wait(v);
+    }
     arch_guest_park((int)v->cpu == con_drain_cpu);
 }
 
-/* Restarts v's partition on this CPU from its pristine images; the caller has logged why. */
-static void __attribute__((noreturn)) restart(struct vcpu *v)
+void part_stop(struct vcpu *v, const char *why)
+{
+    if (!take_down(v)) {
+        cpu_stopped(v);
+    }
+    stop_down(v, why);
+}
+
+/* Restarts v's partition, taken down to this CPU, from its pristine images; the caller has logged why. */
+static void __attribute__((noreturn)) restart_down(struct vcpu *v)
 {
     struct partition *p = v->part;
     report_stats(p);
-    arch_guest_quiesce(v);
+    arch_vcpu_quiesce(v);
+    arch_part_quiesce(p);
     con_ring_close(p);
     vbus_part_down(p); /* its channels close before the wipe */
     vuart_reset(&p->uart);
     part_load(p);
+    arch_part_irqs_init(p); /* its SPIs back on its boot CPU, as at the first start */
     vbus_part_up(p);
-    part_enter(v);
+    struct vcpu *boot = &hyp_vcpu[part_boot_cpu(p)];
+    spinlock_t *lock = cpus_lock_of(p);
+    spin_lock(lock);
+    p->going_down = false;
+    if (boot != v) {
+        boot->on_entry = p->entry_ipa;
+        boot->on_ctx = boot_x0(p);
+        set_power(boot, VCPU_ON_PENDING);
+        v->requests = 0;
+        set_power(v, VCPU_OFF);
+    } else {
+        set_power(v, VCPU_ON);
+    }
+    spin_unlock(lock);
+    if (boot == v) {
+        arch_guest_start(v, p->entry_ipa, boot_x0(p));
+    }
+    vgic_kick(boot); /* waiting in cpu_wait: it starts the partition */
+    cpu_wait(v);
 }
 
 void part_reset(struct vcpu *v)
 {
+    if (!take_down(v)) {
+        cpu_stopped(v);
+    }
     hyp_printf("rtmux: partition %s: reset requested; restarting from its pristine images\n", v->part->name);
-    restart(v);
+    restart_down(v);
 }
 
 /* Records a fault restart at `now` when the policy's rate allows one. The ring holds the times of the
@@ -97,20 +264,83 @@ void part_fault(struct vcpu *v, const char *what)
 {
     struct partition *p = v->part;
     char why[HYP_FAULT_TEXT_MAX + 96];
+    if (!take_down(v)) {
+        cpu_stopped(v); /* another CPU already stops or restarts the partition */
+    }
     p->faults++;
     if (p->fault.policy != FAULT_RESTART) {
         (void)hyp_snprintf(why, sizeof(why), "fault %lu: %s; policy stop", (unsigned long)p->faults, what);
-        part_stop(v, why);
+        stop_down(v, why);
     }
     if (restart_allowed(p, arch_counter())) {
         hyp_printf("rtmux: partition %s: fault %lu: %s; policy restart: restarting from its pristine images "
                    "(restart %lu; at most %u in %u s)\n",
                    p->name, (unsigned long)p->faults, what, (unsigned long)p->restarts, p->fault.max_restarts,
                    (unsigned)p->fault.window_s);
-        restart(v);
+        restart_down(v);
     }
     (void)hyp_snprintf(why, sizeof(why),
                        "fault %lu: %s; policy restart: %u restarts within %u s already, stopping",
                        (unsigned long)p->faults, what, p->fault.max_restarts, (unsigned)p->fault.window_s);
-    part_stop(v, why);
+    stop_down(v, why);
+}
+
+enum part_cpu_on part_cpu_on(struct vcpu *v, unsigned cpu, uint64_t entry, uint64_t ctx)
+{
+    struct partition *p = v->part;
+    struct vcpu *t = &hyp_vcpu[cpu];
+    enum part_cpu_on ret;
+    spinlock_t *lock = cpus_lock_of(p);
+    spin_lock(lock);
+    if (p->going_down || p->state != PART_RUNNING) {
+        ret = CPU_ON_REFUSED; /* the caller is about to stop with its partition */
+    } else if (t->power == VCPU_ON) {
+        ret = CPU_ON_ALREADY;
+    } else if (t->power == VCPU_ON_PENDING) {
+        ret = CPU_ON_PENDING;
+    } else {
+        t->on_entry = entry;
+        t->on_ctx = ctx;
+        set_power(t, VCPU_ON_PENDING); /* release: publishes the entry and context */
+        ret = CPU_ON_STARTED;
+    }
+    spin_unlock(lock);
+    if (ret == CPU_ON_STARTED) {
+        vgic_kick(t);
+    }
+    return ret;
+}
+
+enum vcpu_power part_cpu_power(unsigned cpu)
+{
+    return get_power(&hyp_vcpu[cpu]);
+}
+
+void part_cpu_off(struct vcpu *v)
+{
+    struct partition *p = v->part;
+    spinlock_t *lock = cpus_lock_of(p);
+    bool others = false;
+    spin_lock(lock);
+    for (unsigned c = 0; c < HYP_MAX_CPUS; c++) {
+        const struct vcpu *t = &hyp_vcpu[c];
+        others |= ((p->cpu_mask >> c) & 1u) != 0 && c != v->cpu && t->power != VCPU_OFF && !t->leaving;
+    }
+    /* Counted as gone from here, so that of two CPUs turning off at once, one is the last (and stops
+     * the partition) rather than both leaving it running with no CPU on. */
+    v->leaving = others;
+    spin_unlock(lock);
+    if (!others) {
+        part_stop(v, "powered off (PSCI)"); /* its last CPU */
+    }
+    cpu_turn_off(v);
+    vgic_levels_changed(p, NULL); /* level sources routed here go to a CPU that is on */
+    cpu_wait(v);
+}
+
+void part_cpu_poll(struct vcpu *v)
+{
+    if ((__atomic_load_n(&v->requests, __ATOMIC_ACQUIRE) & VCPU_REQ_STOP) != 0) {
+        cpu_stopped(v);
+    }
 }

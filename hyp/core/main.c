@@ -42,10 +42,6 @@ static void cpu_init(unsigned cpu)
     v->part = part_of_cpu(cpu);
     if (v->part != NULL && v->part->kind == PART_LINUX) {
         vgic_cpu_init(v);
-        vgic_add_level(v, BOARD_UART_INTID, vuart_irq_line, &v->part->uart);
-        if (hyp_vbus.nchan != 0 && v->part == hyp_vbus.linux) {
-            vgic_add_level(v, hyp_vbus.intid, vbus_irq_line, NULL);
-        }
         if ((int)cpu == con_drain_cpu) {
             arch_hyp_timer_arm(CONMUX_TICK_HZ);
         }
@@ -82,6 +78,9 @@ static void hyp_tick(struct vcpu *v)
 /* The emulated devices every partition sees: its own UART, and the GIC filtered by ownership. */
 static void register_mmio(struct partition *p)
 {
+    if (p->kind == PART_LINUX) {
+        vgic_add_level(p, BOARD_UART_INTID, vuart_irq_line, &p->uart); /* the UART's line, virtual */
+    }
     mmio_register(p, "uart", BOARD_UART_BASE, BOARD_UART_SIZE, conmux_uart_mmio, p);
     mmio_register(p, "gicd", BOARD_GICD_BASE, GICD_SIZE, vgicd_mmio, &vgicd_board);
     mmio_register(p, "gicr", BOARD_GICR_BASE, HYP_MAX_CPUS * BOARD_GICR_STRIDE, vgicr_mmio, &vgicd_board);
@@ -113,7 +112,10 @@ void hyp_main(unsigned cpu, uint64_t dtb, uint64_t secondary_entry)
         arch_part_irqs_init(&hyp_part[i]);
         register_mmio(&hyp_part[i]);
     }
-    vbus_init();   /* its registers in the Linux partition's MMIO table, its rtos regions found */
+    vbus_init(); /* its registers in the Linux partition's MMIO table, its rtos regions found */
+    if (hyp_vbus.nchan != 0) {
+        vgic_add_level(hyp_vbus.linux, hyp_vbus.intid, vbus_irq_line, NULL);
+    }
     iommu_setup(); /* DMA is confined before any partition runs */
     vgic_set_hyp_irq(BOARD_INTID_HYP_TIMER, hyp_tick);
     vgic_set_hyp_irq(VBUS_SGI_TO_HYP, vbus_doorbell);

@@ -30,7 +30,7 @@ bool mmio_dispatch(struct vcpu *v, uint64_t ipa, bool write, uint64_t *val, unsi
     for (unsigned i = 0; i < p->nmmio; i++) {
         struct mmio_region *r = &p->mmio[i];
         if (ipa >= r->ipa && ipa - r->ipa < r->size) {
-            __atomic_store_n(&r->accesses, r->accesses + 1u, __ATOMIC_RELAXED);
+            __atomic_fetch_add(&r->accesses, 1u, __ATOMIC_RELAXED);
             return r->handler(v, r->ctx, ipa - r->ipa, write, val, size);
         }
     }

@@ -1162,9 +1162,9 @@ static void reg_access(uint64_t off, bool write, uint64_t *val, unsigned size)
 /* ------------------------------------------------------------------------------------------------ */
 /* Entry points */
 
-static bool linux_running(const struct vcpu *v)
+static bool linux_running(void)
 {
-    return v->part == hyp_vbus.linux && v->part->state == PART_RUNNING;
+    return hyp_vbus.linux != NULL && hyp_vbus.linux->state == PART_RUNNING;
 }
 
 bool vbus_mmio(struct vcpu *v, void *ctx, uint64_t off, bool write, uint64_t *val, unsigned size)
@@ -1178,8 +1178,8 @@ bool vbus_mmio(struct vcpu *v, void *ctx, uint64_t off, bool write, uint64_t *va
     ctrl_rx_flush(); /* what the regions' changes queued for Linux */
     ring_rtos();
     spin_unlock(&dev.lock);
-    if (linux_running(v)) {
-        vgic_sync_levels(v);
+    if (linux_running()) {
+        vgic_levels_changed(hyp_vbus.linux, v); /* its line, to the Linux CPU it is routed to */
     }
     return true;
 }
@@ -1212,8 +1212,8 @@ void vbus_doorbell(struct vcpu *v)
     ctrl_rx_flush();
     ring_rtos();
     spin_unlock(&dev.lock);
-    if (linux_running(v)) {
-        vgic_sync_levels(v);
+    if (linux_running()) {
+        vgic_levels_changed(hyp_vbus.linux, v); /* its line, to the Linux CPU it is routed to */
     }
 }
 

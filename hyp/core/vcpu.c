@@ -37,6 +37,8 @@ void vcpu_report_entries(void)
                                 (unsigned long)n[k]);
         }
         hyp_printf("%s\n", line);
-        mmio_report(v->part);
+        if ((v->part->cpu_mask >> (c + 1u)) == 0) {
+            mmio_report(v->part); /* once per partition, after its last CPU's line */
+        }
     }
 }

@@ -114,6 +114,18 @@ bool gicv3_irq_is_pending(unsigned cpu, unsigned intid)
     return ((pend >> (intid % 32u)) & 1u) != 0;
 }
 
+uint8_t gicv3_irq_priority(unsigned cpu, unsigned intid)
+{
+    uintptr_t reg = intid < GIC_SPI_BASE ? gicr_rd(cpu) + GICR_SGI_OFFSET + GICR_IPRIORITYR0 + intid
+                                         : BOARD_GICD_BASE + GICD_IPRIORITYR + intid;
+    return *(volatile uint8_t *)reg;
+}
+
+void gicv3_spi_set_pending(unsigned intid)
+{
+    *gicd32(GICD_ISPENDR + (intid / 32u) * 4u) = 1u << (intid % 32u);
+}
+
 void gicv3_send_sgi(uint64_t aff, unsigned sgi)
 {
     uint64_t v = (1ull << (MPIDR_AFF0(aff) % ICC_SGI1R_TARGET_AFF0_MAX)) |

@@ -31,6 +31,10 @@ bool gicv3_irq_is_level(unsigned cpu, unsigned intid);
  * that is its line's level, active or not (GICv3: an active level interrupt whose line is still
  * asserted is active and pending). */
 bool gicv3_irq_is_pending(unsigned cpu, unsigned intid);
+/* The priority byte of SGI/PPI `intid` of CPU `cpu` (its redistributor), or of SPI `intid`. */
+uint8_t gicv3_irq_priority(unsigned cpu, unsigned intid);
+/* Makes SPI `intid` pending (GICD_ISPENDR). */
+void gicv3_spi_set_pending(unsigned intid);
 /* Sends Group 1 SGI `sgi` to the CPU with affinity `aff` (packed as arch_mpidr_affinity returns it),
  * after this CPU's earlier memory writes (they are visible to the target when it takes the SGI). */
 void gicv3_send_sgi(uint64_t aff, unsigned sgi);

@@ -77,12 +77,16 @@ static void reset_el1_state(const struct partition *p)
     arch_fp_reset();
 }
 
-void arch_guest_start(struct vcpu *v)
+void arch_guest_start(struct vcpu *v, uint64_t entry, uint64_t x0)
 {
     struct partition *p = v->part;
-    /* No HCR_EL2.FB: each CPU runs one partition's only vCPU and never another's, so a guest's local TLB
-     * and I-cache maintenance only needs to reach this CPU; forcing it to broadcast would make Linux's
-     * local flushes hit the rtos CPU as well. Set it once a partition spans several CPUs. */
+    /* No HCR_EL2.FB: each virtual CPU always runs on its own physical CPU (they never migrate), so the
+     * TLB and I-cache maintenance a guest does for one CPU only (local) reaches exactly the caches that
+     * hold what that CPU used, and its broadcast maintenance (the inner-shareable forms, which Linux
+     * uses for SMP) already reaches every CPU, tagged with its VMID. Forcing local maintenance to
+     * broadcast would only make Linux's local flushes reach the rtos's CPU. Each CPU invalidates its
+     * own TLB for the VMID before it enters (below), so a restarted partition finds nothing of its
+     * previous run on any of its CPUs. */
     uint64_t hcr = HCR_GUEST;
     if (p->kind == PART_LINUX) {
         hcr |= HCR_EL2_IMO | HCR_EL2_FMO | HCR_EL2_AMO; /* interrupts through the virtual CPU interface */
@@ -105,28 +109,29 @@ void arch_guest_start(struct vcpu *v)
     for (unsigned i = 0; i < 31; i++) {
         v->guest.x[i] = 0;
     }
-    v->guest.x[0] = p->dtb.size != 0 ? p->dtb.ipa : 0;
-    v->guest.elr = p->entry_ipa;
+    v->guest.x[0] = x0;
+    v->guest.elr = entry;
     v->guest.spsr = SPSR_EL1H_MASKED;
     arch_guest_enter(&v->guest);
 }
 
-void arch_guest_quiesce(struct vcpu *v)
+void arch_vcpu_quiesce(struct vcpu *v)
 {
-    struct partition *p = v->part;
-    for (unsigned w = 0; w < HYP_INTID_WORDS; w++) {
-        p->virq_enabled[w] = 0; /* as the physical SPIs below: a new start enables what it uses */
-    }
     /* The EL1 timers first: a level still asserted would come straight back. */
     ARCH_WRITE_SYSREG(cntv_ctl_el0, 0);
     ARCH_WRITE_SYSREG(cntp_ctl_el0, 0);
     arch_isb();
-    if (p->kind == PART_LINUX) {
+    if (v->part->kind == PART_LINUX) {
         vgic_cpu_reset(v);
         gicv3_ppi_quiesce(v->cpu, ALL_PRIVATE_IRQS & ~VGIC_HYP_PPIS);
     } else {
         gicv3_ppi_quiesce(v->cpu, ALL_PRIVATE_IRQS);
     }
+}
+
+void arch_part_quiesce(struct partition *p)
+{
+    vgic_part_reset(p);
     for (unsigned intid = GIC_SPI_BASE; intid < HYP_MAX_INTID; intid++) {
         if (part_owns_irq(p, intid)) {
             gicv3_spi_quiesce(intid);
@@ -148,8 +153,7 @@ void arch_part_irqs_init(const struct partition *p)
 void arch_guest_park(bool keep_irqs)
 {
     if (keep_irqs) {
-        ARCH_WRITE_SYSREG(hcr_el2, HCR_EL2_RW | HCR_EL2_IMO | HCR_EL2_FMO);
-        arch_isb();
+        arch_guest_wait_setup();
         arch_irq_enable();
     } else {
         ARCH_WRITE_SYSREG(hcr_el2, HCR_EL2_RW); /* nothing of the partition's can reach this CPU any more */
@@ -157,4 +161,10 @@ void arch_guest_park(bool keep_irqs)
     for (;;) {
         arch_wfi();
     }
+}
+
+void arch_guest_wait_setup(void)
+{
+    ARCH_WRITE_SYSREG(hcr_el2, HCR_EL2_RW | HCR_EL2_IMO | HCR_EL2_FMO);
+    arch_isb();
 }

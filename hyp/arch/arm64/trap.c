@@ -5,6 +5,7 @@
 #include "arch/cpu.h"
 #include "arch/entry.h"
 #include "arch/psci.h"
+#include "arch/spinlock.h"
 #include "arch/vgic.h"
 #include "arm64/esr.h"
 #include "arm64/pgtable.h"
@@ -41,11 +42,16 @@ static struct vcpu *this_vcpu(void)
     return (struct vcpu *)(uintptr_t)ARCH_READ_SYSREG(tpidr_el2);
 }
 
+/* The report limiter's state of every partition (a partition's CPUs fault at once). */
+static spinlock_t report_lock;
+
 /* True when a report may be printed now (a token bucket of REPORT_BURST, one token back per period);
  * *suppressed is how many were not printed since the last one that was. */
 static bool report_allowed(struct partition *p, uint64_t *suppressed)
 {
     uint64_t period = arch_counter_hz() * REPORT_PERIOD_S;
+    bool allowed = false;
+    spin_lock(&report_lock);
     uint64_t earned = (arch_counter() - p->report_stamp) / period;
     if (earned > 0) {
         p->report_used = earned >= p->report_used ? 0 : p->report_used - (unsigned)earned;
@@ -53,12 +59,14 @@ static bool report_allowed(struct partition *p, uint64_t *suppressed)
     }
     if (p->report_used >= REPORT_BURST) {
         p->reports_suppressed++;
-        return false;
+    } else {
+        p->report_used++;
+        *suppressed = p->reports_suppressed;
+        p->reports_suppressed = 0;
+        allowed = true;
     }
-    p->report_used++;
-    *suppressed = p->reports_suppressed;
-    p->reports_suppressed = 0;
-    return true;
+    spin_unlock(&report_lock);
+    return allowed;
 }
 
 /* Takes the guest to its EL1 synchronous exception vector with ESR_EL1 = esr_el1 and FAR_EL1 = far, as
@@ -129,7 +137,7 @@ static void data_abort(struct vcpu *v, uint64_t esr)
         }
     }
     struct partition *p = v->part;
-    p->stats.aborts++;
+    __atomic_fetch_add(&p->stats.aborts, 1u, __ATOMIC_RELAXED);
     uint64_t quiet;
     if (report_allowed(p, &quiet)) {
         hyp_printf("rtmux: %s: access to IPA 0x%lx (%s) at PC 0x%lx refused: abort injected (%lu more "
@@ -144,7 +152,7 @@ static void instruction_abort(struct vcpu *v, uint64_t esr)
 {
     struct partition *p = v->part;
     uint64_t far = ARCH_READ_SYSREG(far_el2), quiet;
-    p->stats.aborts++;
+    __atomic_fetch_add(&p->stats.aborts, 1u, __ATOMIC_RELAXED);
     if (report_allowed(p, &quiet)) {
         hyp_printf("rtmux: %s: instruction fetch from 0x%lx outside the partition: abort injected (%lu more "
                    "reports suppressed before this one)\n",
@@ -171,9 +179,9 @@ static bool sysreg_emulate(struct vcpu *v, uint64_t esr)
     bool pmu = op0 == 3 && op1 == SYSREG_PMU_OP1 && (crn == SYSREG_PMU_CRN || crn == SYSREG_PMEV_CRN);
     bool actlr = op0 == 3 && op1 == 0 && crn == SYSREG_ACTLR_CRN && crm == 0 && op2 == SYSREG_ACTLR_OP2;
     if (setway) {
-        p->stats.setway++;
+        __atomic_fetch_add(&p->stats.setway, 1u, __ATOMIC_RELAXED);
     } else if (debug || pmu || actlr) {
-        p->stats.sysregs++;
+        __atomic_fetch_add(&p->stats.sysregs, 1u, __ATOMIC_RELAXED);
     } else {
         return false;
     }
@@ -188,7 +196,7 @@ static void sysreg_refused(struct vcpu *v, uint64_t esr)
 {
     struct partition *p = v->part;
     uint64_t quiet;
-    p->stats.undefs++;
+    __atomic_fetch_add(&p->stats.undefs, 1u, __ATOMIC_RELAXED);
     if (report_allowed(p, &quiet)) {
         hyp_printf("rtmux: %s: system register op0 %u op1 %u CRn %u CRm %u op2 %u at PC 0x%lx refused: "
                    "undefined instruction injected (%lu more reports suppressed before this one)\n",
@@ -269,6 +277,7 @@ void hyp_guest_irq(void)
     struct vcpu *v = this_vcpu();
     vcpu_count_entry(v, ENTRY_IRQ);
     vgic_handle_irq(v);
+    part_cpu_poll(v); /* a kick may have asked this CPU to stop */
 }
 
 void hyp_el2_irq(void)

@@ -15,10 +15,27 @@
  * withdrawn (its physical interrupt deactivated) if the line has dropped. The access then runs again
  * natively; an IAR with nothing left pending reads 1023, which GIC drivers ignore. A guest that can
  * take the interrupt at once takes no extra trap.
+ *
+ * Several CPUs per partition. The list registers are each CPU's own system registers, so an interrupt
+ * for a virtual CPU is listed on its CPU only. A guest's SGI (a trapped ICC_SGI1R_EL1 write) to another
+ * of its CPUs, and a level source routed to another CPU, are handed over: bits in the target's struct
+ * vgic_cpu (sgi_in, resync; atomic), then the kick SGI (VGIC_SGI_KICK, a physical SGI of the
+ * hypervisor's, enabled on every trapping CPU and hidden from the guest), which the target takes at EL2
+ * and serves before it returns to its guest. A sender kicks only when the bits were clear before: the
+ * target clears them (exchange) after taking the kick, so a bit set earlier is collected by that same
+ * pass, and a bit set later finds them clear and kicks again. Targets are the sender's partition's CPUs
+ * only (vgic_route.c), and only those that are on: an SGI for a CPU that is off is dropped, as Linux
+ * never sends one.
+ *
+ * Priorities: each interrupt is listed with the priority the guest gave it, read where the guest wrote
+ * it: its SGIs' and PPIs' in its CPU's physical redistributor (the physical SGIs 0..12 of a trapping CPU
+ * are never raised, so their priority bytes are the guest's own), an owned SPI's in the distributor,
+ * an emulated SPI's in its level source.
  */
 #include "arch/vgic.h"
 
 #include "arch/cpu.h"
+#include "arch/vgic_route.h"
 #include "arm64/esr.h"
 #include "arm64/gicv3.h"
 #include "arm64/sysreg.h"
@@ -30,8 +47,6 @@
 
 /* Priority of the hypervisor's own PPIs at the physical GIC (mid-range; nothing else runs at EL2). */
 #define HYP_PPI_PRIO 0x80u
-/* The priority every injected interrupt gets: Linux's default (GICv3 driver, GICD_INT_DEF_PRI). */
-#define VGIC_LR_PRIO 0xa0u
 
 /* Handlers of the hypervisor's own interrupts, by INTID (PPIs and SPIs below 64 are enough here). */
 #define HYP_IRQ_SLOTS 64u
@@ -66,17 +81,18 @@ void vgic_cpu_init(struct vcpu *v)
     gicv3_ppi_enable(v->cpu, BOARD_INTID_GIC_MAINT, HYP_PPI_PRIO);
     gicv3_ppi_enable(v->cpu, BOARD_INTID_HYP_TIMER, HYP_PPI_PRIO);
     gicv3_ppi_enable(v->cpu, VBUS_SGI_TO_HYP, HYP_PPI_PRIO); /* handled if a V-Bus device registers it */
+    gicv3_ppi_enable(v->cpu, VGIC_SGI_KICK, HYP_PPI_PRIO);
     ARCH_WRITE_SYSREG(cnthp_ctl_el2, 0);
 }
 
 static bool is_level_source(const struct vcpu *v, unsigned intid)
 {
-    for (unsigned i = 0; i < VGIC_MAX_LEVELS; i++) {
-        if (v->vgic.level[i].intid == intid && intid != 0) {
-            return true;
-        }
-    }
-    return false;
+    return part_level(v->part, intid) != NULL;
+}
+
+static bool vcpu_on(const struct vcpu *v)
+{
+    return __atomic_load_n(&v->power, __ATOMIC_ACQUIRE) == VCPU_ON;
 }
 
 void vgic_cpu_reset(struct vcpu *v)
@@ -106,21 +122,40 @@ void vgic_cpu_reset(struct vcpu *v)
     ARCH_WRITE_SYSREG(ICH_VMCR_EL2, 0);
     ARCH_WRITE_SYSREG(ICH_HCR_EL2, ICH_HCR_EN);
     v->vgic.gicr_waker = GICR_WAKER_PS;
+    __atomic_store_n(&v->vgic.sgi_in, 0u, __ATOMIC_RELEASE);
+    __atomic_store_n(&v->vgic.resync, 0u, __ATOMIC_RELEASE);
     arch_isb();
 }
 
-void vgic_add_level(struct vcpu *v, unsigned intid, bool (*line)(const void *ctx), const void *ctx)
+void vgic_add_level(struct partition *p, unsigned intid, bool (*line)(const void *ctx), const void *ctx)
 {
+    HYP_ASSERT(intid >= GIC_SPI_BASE && intid < HYP_MAX_INTID); /* an emulated device's SPI */
     for (unsigned i = 0; i < VGIC_MAX_LEVELS; i++) {
-        if (v->vgic.level[i].intid == 0) {
-            v->vgic.level[i] = (struct vgic_level){intid, line, ctx};
-            if (intid >= GIC_SPI_BASE && intid < HYP_MAX_INTID) {
-                v->part->virqs[intid / 32u] |= 1u << (intid % 32u);
-            }
+        if (p->vgic.level[i].intid == 0) {
+            p->vgic.level[i] = (struct vgic_level){intid, line, ctx, 0, (uint8_t)part_boot_cpu(p)};
+            p->virqs[intid / 32u] |= 1u << (intid % 32u);
             return;
         }
     }
-    HYP_ASSERT(false && "VGIC_MAX_LEVELS level sources per CPU");
+    HYP_ASSERT(false && "VGIC_MAX_LEVELS level sources per partition");
+}
+
+void vgic_part_reset(struct partition *p)
+{
+    for (unsigned w = 0; w < HYP_INTID_WORDS; w++) {
+        p->virq_enabled[w] = 0; /* as the physical SPIs: a new start enables what it uses */
+    }
+    for (unsigned i = 0; i < VGIC_MAX_LEVELS; i++) {
+        p->vgic.level[i].prio = 0;
+        p->vgic.level[i].cpu = (uint8_t)part_boot_cpu(p);
+    }
+}
+
+/* The priority the guest gave intid (header comment), as a list register holds it. */
+static uint8_t irq_prio(const struct vcpu *v, unsigned intid)
+{
+    const struct vgic_level *l = intid >= GIC_SPI_BASE ? part_level(v->part, intid) : NULL;
+    return l != NULL ? l->prio : gicv3_irq_priority(v->cpu, intid);
 }
 
 /* Index of the LR holding vintid, or -1. */
@@ -139,13 +174,14 @@ static int lr_find(struct vcpu *v, unsigned vintid, uint64_t *lr)
     return -1;
 }
 
-static bool lr_put(struct vcpu *v, unsigned vintid, unsigned pintid, bool eoi_notify)
+/* Lists vintid in a free LR with `state` (ICH_LR_PENDING and/or ICH_LR_ACTIVE); false when none is free. */
+static bool lr_put(struct vcpu *v, unsigned vintid, unsigned pintid, bool eoi_notify, uint64_t state)
 {
     uint64_t empty = ARCH_READ_SYSREG(ICH_ELRSR_EL2);
     for (unsigned i = 0; i < v->vgic.nlr; i++) {
         if ((empty >> i) & 1u) {
             uint64_t val =
-                ICH_LR_PENDING | ICH_LR_GROUP1 | ((uint64_t)VGIC_LR_PRIO << ICH_LR_PRIO_SHIFT) | vintid;
+                state | ICH_LR_GROUP1 | ((uint64_t)irq_prio(v, vintid) << ICH_LR_PRIO_SHIFT) | vintid;
             if (pintid != 0) {
                 val |= ICH_LR_HW | ((uint64_t)pintid << ICH_LR_PINTID_SHIFT);
             } else if (eoi_notify) {
@@ -170,7 +206,7 @@ void vgic_inject(struct vcpu *v, unsigned vintid, unsigned pintid, bool eoi_noti
         }
         return;
     }
-    if (!lr_put(v, vintid, pintid, eoi_notify)) {
+    if (!lr_put(v, vintid, pintid, eoi_notify, ICH_LR_PENDING)) {
         /* All LRs busy: queue it and ask for a maintenance interrupt when they drain. Hardware-mapped
          * interrupts stay active at the distributor meanwhile, so nothing is lost. */
         v->vgic.sw_pending[vintid / 32] |= 1u << (vintid % 32);
@@ -188,7 +224,7 @@ static void refill(struct vcpu *v)
             /* Owned SPIs and PPIs are hardware-mapped; SGIs and emulated devices' lines are virtual. */
             bool level = is_level_source(v, intid);
             unsigned pintid = (intid >= GIC_SGI_COUNT && !level) ? intid : 0;
-            if (!lr_put(v, intid, pintid, level)) {
+            if (!lr_put(v, intid, pintid, level, ICH_LR_PENDING)) {
                 left = true;
                 break;
             }
@@ -199,13 +235,93 @@ static void refill(struct vcpu *v)
     ARCH_WRITE_SYSREG(ICH_HCR_EL2, left ? hcr | ICH_HCR_UIE : hcr);
 }
 
+/* The CPU that takes level source l now: the one its route names while that CPU is on, else p's first
+ * CPU that is on (Linux moves its interrupts off a CPU before turning it off; this covers the moment in
+ * between, and a guest that does not); -1 when none is. */
+static int level_target(const struct partition *p, const struct vgic_level *l)
+{
+    if (vcpu_on(&hyp_vcpu[l->cpu])) {
+        return l->cpu;
+    }
+    for (unsigned c = 0; c < HYP_MAX_CPUS; c++) {
+        if (((p->cpu_mask >> c) & 1u) != 0 && vcpu_on(&hyp_vcpu[c])) {
+            return (int)c;
+        }
+    }
+    return -1;
+}
+
+void vgic_kick(const struct vcpu *t)
+{
+    gicv3_send_sgi(t->mpidr, VGIC_SGI_KICK);
+}
+
+void vgic_post_sgi(struct vcpu *t, unsigned sgi)
+{
+    if (!vcpu_on(t)) {
+        return;
+    }
+    if (__atomic_fetch_or(&t->vgic.sgi_in, 1u << (sgi % GIC_SGI_COUNT), __ATOMIC_ACQ_REL) == 0) {
+        vgic_kick(t);
+    }
+}
+
+static void post_resync(struct vcpu *t)
+{
+    if (__atomic_exchange_n(&t->vgic.resync, 1u, __ATOMIC_ACQ_REL) == 0) {
+        vgic_kick(t);
+    }
+}
+
 void vgic_sync_levels(struct vcpu *v)
 {
+    if (!vcpu_on(v)) {
+        return;
+    }
+    struct partition *p = v->part;
     for (unsigned i = 0; i < VGIC_MAX_LEVELS; i++) {
-        const struct vgic_level *l = &v->vgic.level[i];
-        if (l->intid != 0 && part_virq_enabled(v->part, l->intid) && l->line(l->ctx)) {
+        const struct vgic_level *l = &p->vgic.level[i];
+        if (l->intid != 0 && part_virq_enabled(p, l->intid) && level_target(p, l) == (int)v->cpu &&
+            l->line(l->ctx)) {
             vgic_inject(v, l->intid, 0, true);
         }
+    }
+}
+
+void vgic_levels_changed(struct partition *p, struct vcpu *self)
+{
+    for (unsigned i = 0; i < VGIC_MAX_LEVELS; i++) {
+        const struct vgic_level *l = &p->vgic.level[i];
+        if (l->intid == 0 || !part_virq_enabled(p, l->intid) || !l->line(l->ctx)) {
+            continue;
+        }
+        int t = level_target(p, l);
+        if (t < 0) {
+            continue;
+        }
+        if (self != NULL && self->part == p && (int)self->cpu == t) {
+            vgic_inject(self, l->intid, 0, true);
+        } else {
+            post_resync(&hyp_vcpu[t]);
+        }
+    }
+}
+
+/* The kick (header comment): lists what other CPUs handed over; an off CPU just forgets it. */
+static void kicked(struct vcpu *v)
+{
+    uint32_t sgis = __atomic_exchange_n(&v->vgic.sgi_in, 0u, __ATOMIC_ACQ_REL);
+    bool resync = __atomic_exchange_n(&v->vgic.resync, 0u, __ATOMIC_ACQ_REL) != 0;
+    if (v->part == NULL || v->part->state != PART_RUNNING || !vcpu_on(v)) {
+        return;
+    }
+    while (sgis != 0) {
+        unsigned sgi = (unsigned)__builtin_ctz(sgis);
+        sgis &= sgis - 1u;
+        vgic_inject(v, sgi, 0, false);
+    }
+    if (resync) {
+        vgic_sync_levels(v);
     }
 }
 
@@ -224,16 +340,16 @@ static void maintenance(struct vcpu *v)
     }
 }
 
-/* True when the guest would take an interrupt injected now at once, on its return: IRQs unmasked,
- * Group 1 enabled, its priority mask open to VGIC_LR_PRIO and nothing active (every injected interrupt
- * has that one priority, so any active one blocks the next). ICH_AP1R0_EL2 holds every active priority
- * while the virtual interface implements at most 5 priority bits (QEMU's; vgic_cpu_reset makes the
- * same assumption). */
-static bool guest_takes_now(const struct vcpu *v)
+/* True when the guest would take an interrupt of priority prio injected now at once, on its return:
+ * IRQs unmasked, Group 1 enabled, its priority mask open to prio and nothing active. With an interrupt
+ * active, whether prio preempts it depends on the binary point: answered no, which costs at most one
+ * extra trap (the resample). ICH_AP1R0_EL2 holds every active priority while the virtual interface
+ * implements at most 5 priority bits (QEMU's; vgic_cpu_reset makes the same assumption). */
+static bool guest_takes_now(const struct vcpu *v, uint8_t prio)
 {
     uint64_t vmcr = ARCH_READ_SYSREG(ICH_VMCR_EL2);
     return (v->guest.spsr & SPSR_I) == 0 && (vmcr & ICH_VMCR_VENG1) != 0 &&
-           ((vmcr >> ICH_VMCR_VPMR_SHIFT) & 0xffu) > VGIC_LR_PRIO && ARCH_READ_SYSREG(ICH_AP1R0_EL2) == 0;
+           ((vmcr >> ICH_VMCR_VPMR_SHIFT) & 0xffu) > prio && ARCH_READ_SYSREG(ICH_AP1R0_EL2) == 0;
 }
 
 /* A hardware interrupt waiting for the guest (acknowledged here, so active at the physical GIC) that is
@@ -259,7 +375,7 @@ static void resample_levels(struct vcpu *v)
         if (hw_line_dropped(v, pintid)) {
             ich_lr_write(i, 0);
             ARCH_WRITE_SYSREG(ICC_DIR_EL1, pintid); /* EOImode 1: the priority was dropped at the ack */
-            (*withdrawn)++;
+            __atomic_fetch_add(withdrawn, 1u, __ATOMIC_RELAXED);
         }
     }
     for (unsigned w = 0; w < HYP_INTID_WORDS; w++) {
@@ -272,11 +388,22 @@ static void resample_levels(struct vcpu *v)
             if (intid >= GIC_SGI_COUNT && !is_level_source(v, intid) && hw_line_dropped(v, intid)) {
                 v->vgic.sw_pending[w] &= ~(1u << bit);
                 ARCH_WRITE_SYSREG(ICC_DIR_EL1, intid);
-                (*withdrawn)++;
+                __atomic_fetch_add(withdrawn, 1u, __ATOMIC_RELAXED);
             }
         }
     }
     arch_isb();
+}
+
+/* A CPU of p that is on, other than v's, or -1 (the first, for determinism). */
+static int other_on_cpu(const struct partition *p, const struct vcpu *v)
+{
+    for (unsigned c = 0; c < HYP_MAX_CPUS; c++) {
+        if (((p->cpu_mask >> c) & 1u) != 0 && c != v->cpu && vcpu_on(&hyp_vcpu[c])) {
+            return (int)c;
+        }
+    }
+    return -1;
 }
 
 void vgic_handle_irq(struct vcpu *v)
@@ -287,22 +414,37 @@ void vgic_handle_irq(struct vcpu *v)
             return;
         }
         ARCH_WRITE_SYSREG(ICC_EOIR1_EL1, intid); /* priority drop only (EOImode 1) */
+        struct partition *p = v->part;
+        bool running = p != NULL && p->state == PART_RUNNING;
+        int other;
         if (intid == BOARD_INTID_GIC_MAINT) {
             ARCH_WRITE_SYSREG(ICC_DIR_EL1, intid);
             maintenance(v);
+        } else if (intid == VGIC_SGI_KICK) {
+            ARCH_WRITE_SYSREG(ICC_DIR_EL1, intid);
+            kicked(v);
         } else if (intid < HYP_IRQ_SLOTS && hyp_irq[intid] != NULL) {
             hyp_irq[intid](v);
             ARCH_WRITE_SYSREG(ICC_DIR_EL1, intid);
-        } else if (v->part != NULL && v->part->state == PART_RUNNING && intid >= GIC_SGI_COUNT &&
-                   (intid < GIC_SPI_BASE || part_owns_irq(v->part, intid))) {
+        } else if (running && vcpu_on(v) && intid >= GIC_SGI_COUNT &&
+                   (intid < GIC_SPI_BASE || part_owns_irq(p, intid))) {
             vgic_inject(v, intid, intid, false); /* the guest's EOI deactivates it */
             /* Devices' lines (SPIs) only: a PPI is a CPU's own timer or PMU, whose driver handles a stale
              * interrupt itself (it reads the timer's status), and the timer fires in every idle WFI with
              * IRQs masked: re-checking it cost Linux one more trap per tick (cyclictest min/avg 5/5 us
              * against 4/4 without, icount, deterministic mode, seed 1). */
-            if (intid >= GIC_SPI_BASE && !guest_takes_now(v) && gicv3_irq_is_level(v->cpu, intid)) {
+            if (intid >= GIC_SPI_BASE && !guest_takes_now(v, irq_prio(v, intid)) &&
+                gicv3_irq_is_level(v->cpu, intid)) {
                 ARCH_WRITE_SYSREG(ICH_HCR_EL2, ARCH_READ_SYSREG(ICH_HCR_EL2) | ICH_HCR_TALL1);
             }
+        } else if (running && !p->going_down && part_owns_irq(p, intid) &&
+                   (other = other_on_cpu(p, v)) >= 0) {
+            /* The partition's SPI reached a CPU of it that is off (Linux moves its interrupts before it
+             * turns a CPU off, so this is one in flight, or a guest that did not): routed to a CPU that
+             * is on and made pending again there; the deactivation here lets it go. */
+            gicv3_spi_place(intid, vgic_irouter_of((unsigned)other));
+            gicv3_spi_set_pending(intid);
+            ARCH_WRITE_SYSREG(ICC_DIR_EL1, intid);
         } else {
             /* Not the partition's, or it has stopped: dropped, and disabled so that a level that stays
              * asserted (a stopped guest's timer) cannot keep this CPU in EL2. */
@@ -314,6 +456,55 @@ void vgic_handle_irq(struct vcpu *v)
             ARCH_WRITE_SYSREG(ICC_DIR_EL1, intid);
         }
     }
+}
+
+void vgic_private_state(struct vcpu *v, uint32_t *pending, uint32_t *active)
+{
+    uint32_t pend = 0, act = 0;
+    uint64_t empty = ARCH_READ_SYSREG(ICH_ELRSR_EL2);
+    for (unsigned i = 0; i < v->vgic.nlr; i++) {
+        uint64_t lr = ich_lr_read(i);
+        unsigned id = (unsigned)(lr & ICH_LR_VINTID_MASK);
+        if (((empty >> i) & 1u) == 0 && id < GIC_SPI_BASE) {
+            pend |= (lr & ICH_LR_PENDING) ? 1u << id : 0u;
+            act |= (lr & ICH_LR_ACTIVE) ? 1u << id : 0u;
+        }
+    }
+    *pending = pend | v->vgic.sw_pending[0] | __atomic_load_n(&v->vgic.sgi_in, __ATOMIC_ACQUIRE);
+    *active = act;
+}
+
+void vgic_sgi_write(struct vcpu *v, uint64_t reg, uint32_t sgis)
+{
+    sgis &= (1u << GIC_SGI_COUNT) - 1u;
+    while (sgis != 0) {
+        unsigned sgi = (unsigned)__builtin_ctz(sgis);
+        uint32_t bit = 1u << sgi;
+        sgis &= sgis - 1u;
+        uint64_t lr = 0;
+        int i = lr_find(v, sgi, &lr);
+        if (reg == GICR_ISPENDR0) {
+            vgic_inject(v, sgi, 0, false);
+        } else if (reg == GICR_ICPENDR0) {
+            /* Pending wherever it waits: its list register (active stays), the queue, a handover. */
+            if (i >= 0) {
+                ich_lr_write((unsigned)i, (lr & ICH_LR_ACTIVE) ? lr & ~(uint64_t)ICH_LR_PENDING : 0u);
+            }
+            v->vgic.sw_pending[0] &= ~bit;
+            __atomic_fetch_and(&v->vgic.sgi_in, ~bit, __ATOMIC_ACQ_REL);
+        } else if (reg == GICR_ISACTIVER0) {
+            /* With every list register busy, an SGI that is not listed cannot be made active: ignored
+             * (4 list registers on QEMU; a guest making more than that active at once is not served). */
+            if (i >= 0) {
+                ich_lr_write((unsigned)i, lr | ICH_LR_ACTIVE);
+            } else {
+                (void)lr_put(v, sgi, 0, false, ICH_LR_ACTIVE);
+            }
+        } else if (reg == GICR_ICACTIVER0 && i >= 0 && (lr & ICH_LR_ACTIVE)) {
+            ich_lr_write((unsigned)i, (lr & ICH_LR_PENDING) ? lr & ~(uint64_t)ICH_LR_ACTIVE : 0u);
+        }
+    }
+    arch_isb();
 }
 
 bool vgic_sysreg_trap(struct vcpu *v, uint64_t esr)
@@ -329,7 +520,7 @@ bool vgic_sysreg_trap(struct vcpu *v, uint64_t esr)
         (hcr & ICH_HCR_TALL1)) {
         /* The Group 1 access TALL1 was set for (vgic_handle_irq): withdraw what the line no longer
          * asserts, stop trapping, and let the access run again natively (the PC stays on it). */
-        v->part->stats.resamples++;
+        __atomic_fetch_add(&v->part->stats.resamples, 1u, __ATOMIC_RELAXED);
         resample_levels(v);
         ARCH_WRITE_SYSREG(ICH_HCR_EL2, hcr & ~(uint64_t)ICH_HCR_TALL1);
         return true;
@@ -346,12 +537,16 @@ bool vgic_sysreg_trap(struct vcpu *v, uint64_t esr)
     }
     uint64_t val = rt == ESR_REG_ZR ? 0 : v->guest.x[rt];
     unsigned sgi = (unsigned)(val >> ICC_SGI1R_INTID_SHIFT) % GIC_SGI_COUNT;
-    bool broadcast = (val & ICC_SGI1R_IRM) != 0; /* all but self */
-    uint64_t aff1 = (val >> ICC_SGI1R_AFF1_SHIFT) & 0xffu;
-    /* A partition's SGIs stay inside it; with one CPU per partition only self-targets remain. */
-    if (!broadcast && aff1 == MPIDR_AFF1(v->mpidr) &&
-        ((val >> (MPIDR_AFF0(v->mpidr) % ICC_SGI1R_TARGET_AFF0_MAX)) & 1u)) {
-        vgic_inject(v, sgi, 0, false);
+    /* A partition's SGIs stay inside it (vgic_route.c), to its CPUs that are on. */
+    uint64_t targets = vgic_sgi_targets(v->part, v->cpu, val);
+    while (targets != 0) {
+        unsigned c = (unsigned)__builtin_ctzll(targets);
+        targets &= targets - 1u;
+        if (c == v->cpu) {
+            vgic_inject(v, sgi, 0, false);
+        } else {
+            vgic_post_sgi(&hyp_vcpu[c], sgi);
+        }
     }
     return true;
 }

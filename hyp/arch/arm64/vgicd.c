@@ -2,8 +2,14 @@
  * GIC distributor and redistributors as the partitions see them. They are shared hardware, so every
  * partition's accesses trap (they are never mapped at stage 2) and are filtered here: a partition reads
  * and changes only the interrupts its configuration gives it; everything else reads as zero and ignores
- * writes. Routing (IROUTER) of an owned SPI is forced to a CPU of the owning partition, so no partition
- * can steer an interrupt onto another's core.
+ * writes. Routing (IROUTER) of an owned SPI goes to the CPU of the owning partition the guest names, or
+ * to its boot CPU when it names none of them (vgic_route.c), so no partition can steer an interrupt
+ * onto another's core.
+ *
+ * What has no physical register behind it is emulated: the emulated SPIs' enable, priority and route
+ * (the partition's level sources), each CPU's GICR_WAKER, and the pending and active state of SGIs in a
+ * CPU's own frame (they are virtual and live in its list registers, vgic.c); that frame's PPIs read
+ * as pending or active as the guest sees them (listed and not taken yet: pending, not active).
  *
  * Access policy. The filter emulates only the accesses the GICv3 architecture defines: naturally
  * aligned; 32-bit to any register; 64-bit to the 64-bit registers (GICD_IROUTER<n>, GICR_TYPER, of
@@ -24,6 +30,7 @@
 
 #include "arch/spinlock.h"
 #include "arch/vgic.h"
+#include "arch/vgic_route.h"
 #include "arm64/gicv3.h"
 #include "board.h"
 #include "hyp/partition.h"
@@ -155,10 +162,15 @@ static bool gicd_access(const struct vgicd_hw *hw, struct partition *p, uint64_t
         unsigned first = (unsigned)(off - GICD_IPRIORITYR);
         for (unsigned i = 0; i < size; i++) {
             bool own = part_owns_irq(p, first + i);
+            struct vgic_level *l = part_level(p, first + i); /* an emulated SPI: its byte is the source's */
             if (!write) {
-                *val |= own ? (uint64_t)*reg8(hw->gicd, off + i) << (8u * i) : 0u;
+                *val |= own         ? (uint64_t)*reg8(hw->gicd, off + i) << (8u * i)
+                        : l != NULL ? (uint64_t)l->prio << (8u * i)
+                                    : 0u;
             } else if (own) {
                 *reg8(hw->gicd, off + i) = (uint8_t)(wval >> (8u * i));
+            } else if (l != NULL) {
+                l->prio = (uint8_t)(wval >> (8u * i));
             }
         }
     } else if (in(off, GICD_ICFGR, GICD_ICFGR_SPAN)) {
@@ -175,13 +187,26 @@ static bool gicd_access(const struct vgicd_hw *hw, struct partition *p, uint64_t
     } else if (in(off, GICD_IROUTER, GICD_IROUTER_END - GICD_IROUTER)) {
         /* 64-bit register, or either 32-bit half; always accessed whole here. */
         uint64_t reg = off & ~7ull;
-        if (!part_owns_irq(p, (unsigned)((reg - GICD_IROUTER) / 8u))) {
+        unsigned intid = (unsigned)((reg - GICD_IROUTER) / 8u);
+        struct vgic_level *l = part_level(p, intid);
+        if (!part_owns_irq(p, intid) && l == NULL) {
             return false;
         }
         if (write) {
-            *reg64(hw->gicd, reg) = part_first_affinity(p); /* whatever was written */
+            /* A 32-bit write changes its half of the value the guest sees; the result names a CPU of
+             * the partition (vgic_route.c), whatever was written. */
+            uint64_t cur = l != NULL ? vgic_irouter_of(l->cpu) : *reg64(hw->gicd, reg);
+            uint64_t next = size == 8    ? *val
+                            : (off & 4u) ? (cur & 0xffffffffull) | ((uint64_t)wval << 32)
+                                         : (cur & ~0xffffffffull) | wval;
+            unsigned cpu = vgic_irouter_cpu(p, next);
+            if (l != NULL) {
+                l->cpu = (uint8_t)cpu;
+            } else {
+                *reg64(hw->gicd, reg) = vgic_irouter_of(cpu);
+            }
         } else {
-            uint64_t r = *reg64(hw->gicd, reg);
+            uint64_t r = l != NULL ? vgic_irouter_of(l->cpu) : *reg64(hw->gicd, reg);
             *val = size == 8 ? r : (off & 4u) ? r >> 32 : (uint32_t)r;
         }
     }
@@ -213,9 +238,51 @@ bool vgicd_mmio(struct vcpu *v, void *ctx, uint64_t off, bool write, uint64_t *v
     bool enabled = gicd_access(hw, v->part, off, write, val, size);
     spin_unlock(&gicd_lock);
     if (enabled) {
-        vgic_sync_levels(v); /* a level source already high is pending at once, as on a real GIC */
+        /* A level source already high is pending at once, as on a real GIC, at the CPU it is routed to. */
+        vgic_levels_changed(v->part, v);
     }
     return true;
+}
+
+/* Every SGI bit of a redistributor register. */
+#define SGI_BITS ((1u << GIC_SGI_COUNT) - 1u)
+
+/* GICR_ISPENDR0, ICPENDR0, ISACTIVER0, ICACTIVER0 (soff: offset in SGI_base) of frame t, one of v's
+ * partition's CPUs. SGIs are virtual: in v's own frame they are the list registers' (vgic.c); in
+ * another CPU's frame a set-pending sends them (as an SGI would), and everything else about them reads
+ * as zero and is ignored (that CPU's list registers are its own system registers; Linux never looks).
+ * PPIs are the physical ones, except that in v's own frame a PPI listed and not taken yet reads as
+ * pending and not active (it is active at the physical GIC: acknowledged at EL2). The hypervisor's
+ * private interrupts read as zero and never change. */
+static void pend_active(struct vcpu *v, struct vcpu *t, uintptr_t base, uint64_t soff, bool write,
+                        uint32_t wval, uint64_t *val)
+{
+    uint64_t off = GICR_SGI_OFFSET + soff;
+    bool self = t == v;
+    bool set_pending = soff == GICR_ISPENDR0, pending_reg = soff == GICR_ISPENDR0 || soff == GICR_ICPENDR0;
+    if (write) {
+        uint32_t sgis = wval & SGI_BITS & ~VGIC_HYP_PPIS;
+        if (self) {
+            vgic_sgi_write(v, soff, sgis);
+        } else if (set_pending) {
+            for (unsigned sgi = 0; sgi < GIC_SGI_COUNT; sgi++) {
+                if ((sgis >> sgi) & 1u) {
+                    vgic_post_sgi(t, sgi);
+                }
+            }
+        }
+        *reg32(base, off) = wval & ~SGI_BITS & ~VGIC_HYP_PPIS;
+        return;
+    }
+    uint32_t phys = *reg32(base, off) & ~SGI_BITS;
+    uint32_t listed_pend = 0, listed_act = 0;
+    if (self) {
+        vgic_private_state(v, &listed_pend, &listed_act);
+    }
+    uint32_t listed = listed_pend | listed_act;
+    /* Physically active while listed (acknowledged at EL2): what the list register says counts. */
+    uint32_t r = pending_reg ? phys | listed_pend : (phys & ~listed) | listed_act;
+    *val = r & ~VGIC_HYP_PPIS;
 }
 
 bool vgicr_mmio(struct vcpu *v, void *ctx, uint64_t off_in_region, bool write, uint64_t *val, unsigned size)
@@ -254,13 +321,14 @@ bool vgicr_mmio(struct vcpu *v, void *ctx, uint64_t off_in_region, bool write, u
     if (!own) {
         return true; /* another partition's redistributor: reads as zero, writes ignored */
     }
+    struct vcpu *t = &hyp_vcpu[frame]; /* the partition's CPU whose frame this is */
     if (off < GICR_SGI_OFFSET) {
         if (off == GICR_WAKER) {
             /* The guest sleeps and wakes a virtual view; the physical redistributor stays awake. */
             if (write) {
-                v->vgic.gicr_waker = wval & GICR_WAKER_PS;
+                t->vgic.gicr_waker = wval & GICR_WAKER_PS;
             } else {
-                *val = v->vgic.gicr_waker | ((v->vgic.gicr_waker & GICR_WAKER_PS) ? GICR_WAKER_CA : 0u);
+                *val = t->vgic.gicr_waker | ((t->vgic.gicr_waker & GICR_WAKER_PS) ? GICR_WAKER_CA : 0u);
             }
         } else if (!write && (off == GICR_CTLR || off >= GICR_ID_START)) {
             *val = *reg32(base, off);
@@ -268,8 +336,11 @@ bool vgicr_mmio(struct vcpu *v, void *ctx, uint64_t off_in_region, bool write, u
         return true; /* LPI tables and the rest: RAZ/WI */
     }
     uint64_t soff = off - GICR_SGI_OFFSET;
-    if (soff >= GICR_ISENABLER0 && soff < GICR_IPRIORITYR0 && (soff & (GICD_BITREG_SPAN - 1u)) == 0) {
-        /* ISENABLER0 .. ICACTIVER0: one bit per SGI/PPI. */
+    if (soff >= GICR_ISPENDR0 && soff < GICR_IPRIORITYR0 && (soff & (GICD_BITREG_SPAN - 1u)) == 0) {
+        pend_active(v, t, base, soff, write, wval, val);
+    } else if (soff >= GICR_ISENABLER0 && soff < GICR_IPRIORITYR0 && (soff & (GICD_BITREG_SPAN - 1u)) == 0) {
+        /* ISENABLER0, ICENABLER0: one bit per SGI/PPI, kept physically (the physical SGIs 0..12 of a
+         * trapping CPU are never raised, so their enables are the guest's own storage). */
         if (write) {
             *reg32(base, off) = wval & ~VGIC_HYP_PPIS;
         } else {

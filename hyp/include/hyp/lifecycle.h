@@ -1,18 +1,39 @@
 /*
- * Stopping and restarting a partition (core/lifecycle.c): what PSCI SYSTEM_OFF/RESET and fatal guest
- * traps do. The other partitions keep running; the machine powers off when none is left.
+ * Starting, stopping and restarting a partition and its CPUs (core/lifecycle.c): what PSCI CPU_ON,
+ * CPU_OFF, SYSTEM_OFF/RESET and fatal guest traps do. The other partitions keep running; the machine
+ * powers off when none is left.
  */
 #ifndef HYP_LIFECYCLE_H
 #define HYP_LIFECYCLE_H
 
-struct vcpu;
+#include <stdint.h>
 
-/* Enters v's partition at its entry point (first start or after a reset). */
+#include "hyp/vcpu.h"
+
+/* This CPU's first entry (at boot): its partition's boot CPU enters it at its entry point; another CPU
+ * waits in the hypervisor until the partition starts it with CPU_ON. */
 void part_enter(struct vcpu *v) __attribute__((noreturn));
-/* Stops v's partition with a logged reason; this CPU stays parked. */
+/* Stops v's partition (all its CPUs) with a logged reason; this CPU stays parked. */
 void part_stop(struct vcpu *v, const char *why) __attribute__((noreturn));
-/* Restarts v's partition on this CPU from its pristine images (PSCI SYSTEM_RESET). */
+/* Restarts v's partition from its pristine images (PSCI SYSTEM_RESET): all its CPUs stop, then its boot
+ * CPU alone starts. */
 void part_reset(struct vcpu *v) __attribute__((noreturn));
+
+/* What CPU_ON of a CPU of the caller's own partition did. */
+enum part_cpu_on {
+    CPU_ON_STARTED, /* it was off: it starts at the entry point with x0 = the context id */
+    CPU_ON_ALREADY, /* it is on */
+    CPU_ON_PENDING, /* an earlier CPU_ON has not made it start yet */
+    CPU_ON_REFUSED, /* the partition is stopping or restarting */
+};
+/* Starts CPU `cpu` of v's partition (the caller checked it is one, and that entry lies in its RAM). */
+enum part_cpu_on part_cpu_on(struct vcpu *v, unsigned cpu, uint64_t entry, uint64_t ctx);
+/* The power state of CPU `cpu` (AFFINITY_INFO). */
+enum vcpu_power part_cpu_power(unsigned cpu);
+/* PSCI CPU_OFF on v's CPU: it turns off and waits for CPU_ON; the partition's last CPU on stops it. */
+void part_cpu_off(struct vcpu *v) __attribute__((noreturn));
+/* Serves what other CPUs asked of v's (a stop), on its way back to its guest. */
+void part_cpu_poll(struct vcpu *v);
 
 /* The longest fault description part_fault keeps (longer ones are cut in the log). */
 #define HYP_FAULT_TEXT_MAX 128u

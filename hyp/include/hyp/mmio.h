@@ -22,7 +22,7 @@ struct mmio_region {
     mmio_handler_t handler;
     void *ctx;
     const char *name;  /* for the reports: "uart", "gicd", ... */
-    uint64_t accesses; /* emulated (or refused) accesses since boot, written by the partition's CPU only */
+    uint64_t accesses; /* emulated (or refused) accesses since boot (atomic: the partition's CPUs add) */
 };
 
 /* Adds a region named `name` to p's table; an overlap or a full table stops the machine (a set-up bug). */

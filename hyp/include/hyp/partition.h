@@ -44,6 +44,7 @@ struct partition {
      * while enabled, as a distributor forwards only enabled ones: a driver that freed its interrupt with
      * its device's line still high must not get it again and again. Cleared at every start. */
     uint32_t virqs[HYP_INTID_WORDS], virq_enabled[HYP_INTID_WORDS];
+    struct vgic_dist vgic; /* those emulated SPIs' sources, priorities and routes (vgic.c) */
     struct part_image kernel, initrd, dtb;
     uint64_t entry_ipa; /* PC at entry (EL1h, MMU off, x0 = dtb.ipa) */
     struct {
@@ -65,6 +66,9 @@ struct partition {
     uint64_t *s2_root;
     uint64_t vttbr;
     volatile int state; /* enum part_state; read by other CPUs */
+    /* One of its CPUs is stopping or restarting the partition (lifecycle.c; under its CPU lock): no
+     * CPU_ON is accepted, and its other CPUs are being turned off. */
+    volatile bool going_down;
     struct vuart uart;
     struct mmio_region mmio[HYP_MAX_MMIO];
     unsigned nmmio;
@@ -120,20 +124,45 @@ static inline bool part_virq_enabled(const struct partition *p, unsigned intid)
            (intid < HYP_MAX_INTID && ((p->virq_enabled[intid / 32u] >> (intid % 32u)) & 1u) != 0);
 }
 
+/* p's level source (emulated SPI) intid, or NULL. */
+static inline struct vgic_level *part_level(struct partition *p, unsigned intid)
+{
+    for (unsigned i = 0; i < VGIC_MAX_LEVELS; i++) {
+        if (p->vgic.level[i].intid == intid && intid != 0) {
+            return &p->vgic.level[i];
+        }
+    }
+    return NULL;
+}
+
 static inline bool part_owns_irq(const struct partition *p, unsigned intid)
 {
     return intid >= 32u && intid < HYP_MAX_INTID && ((p->irqs[intid / 32u] >> (intid % 32u)) & 1u) != 0;
 }
 
-/* The affinity (MPIDR) of p's first CPU, where its SPIs are routed; 0 for a partition without CPUs. */
+/* p's boot CPU: its first. It starts with the partition; the others start with PSCI CPU_ON. */
+static inline unsigned part_boot_cpu(const struct partition *p)
+{
+    return p->cpu_mask != 0 ? (unsigned)__builtin_ctzll(p->cpu_mask) : 0u;
+}
+
+/* The affinity (MPIDR) of p's boot CPU, where its SPIs are routed at each start; 0 for a partition
+ * without CPUs. */
 static inline uint64_t part_first_affinity(const struct partition *p)
 {
+    return p->cpu_mask != 0 ? hyp_vcpu[part_boot_cpu(p)].mpidr : 0;
+}
+
+/* The CPU of p whose affinity (packed Aff3:Aff2:Aff1:Aff0, as struct vcpu's mpidr) is aff, or -1: the
+ * partition knows no other CPU. */
+static inline int part_cpu_of_affinity(const struct partition *p, uint64_t aff)
+{
     for (unsigned c = 0; c < HYP_MAX_CPUS; c++) {
-        if (p->cpu_mask & (1ull << c)) {
-            return hyp_vcpu[c].mpidr;
+        if (((p->cpu_mask >> c) & 1u) != 0 && hyp_vcpu[c].mpidr == aff) {
+            return (int)c;
         }
     }
-    return 0;
+    return -1;
 }
 
 static inline unsigned part_index(const struct partition *p)

@@ -5,6 +5,7 @@
 #ifndef HYP_VCPU_H
 #define HYP_VCPU_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "arch/vcpu_state.h"
@@ -28,12 +29,25 @@ enum hyp_entry {
     HYP_ENTRY_KINDS
 };
 
+/* The PSCI power state of the partition's virtual CPU on this CPU (AFFINITY_INFO answers it). */
+enum vcpu_power { VCPU_OFF = 0, VCPU_ON_PENDING, VCPU_ON };
+
+/* vcpu.requests: what another CPU of the partition asks of this one; it is served when this CPU next
+ * leaves the guest (the kick SGI makes it leave) or wakes in the hypervisor. */
+#define VCPU_REQ_STOP 1u /* the partition stops or restarts: quiesce and turn off */
+
 struct vcpu {
     struct guest_regs guest;
     struct partition *part; /* NULL: the CPU belongs to no partition (parked) */
     unsigned cpu;
     uint64_t mpidr; /* affinity (Aff3:Aff2:Aff1:Aff0) */
     struct vgic_cpu vgic;
+    /* enum vcpu_power. Changed under the partition's CPU lock (lifecycle.c), read by any CPU; the
+     * transition to ON_PENDING publishes on_entry and on_ctx (CPU_ON's entry point and context id). */
+    volatile int power;
+    uint64_t on_entry, on_ctx;
+    uint32_t requests; /* VCPU_REQ_*; set and cleared under the partition's CPU lock */
+    bool leaving;      /* in CPU_OFF, quiescing (under the same lock): no longer counted as on */
     /* Written by this CPU only (relaxed atomics, so others read whole values). */
     uint64_t entries[HYP_ENTRY_KINDS];
 };
@@ -50,7 +64,8 @@ _Static_assert(__builtin_offsetof(struct vcpu, guest) == 0, "vectors.S saves gue
 extern struct vcpu hyp_vcpu[HYP_MAX_CPUS];
 
 /* Prints one line per CPU with a partition: its EL2 entries, in total and by enum hyp_entry
- * (`rtmux: el2-entries cpu=N partition=NAME total=N dabt=N ...`). */
+ * (`rtmux: el2-entries cpu=N partition=NAME total=N dabt=N ...`), and after a partition's last CPU the
+ * partition's emulated MMIO accesses (mmio_report). */
 void vcpu_report_entries(void);
 /* Each CPU's EL2 stack (start.S sets SP to the top of its own; every guest entry resets it there). */
 extern uint8_t hyp_stacks[HYP_MAX_CPUS][HYP_STACK_SIZE];

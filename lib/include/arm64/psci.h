@@ -6,7 +6,9 @@
 
 #define PSCI_VERSION          0x84000000u
 #define PSCI_CPU_OFF          0x84000002u
+#define PSCI_CPU_ON_32        0x84000003u
 #define PSCI_CPU_ON_64        0xc4000003u
+#define PSCI_AFFINITY_INFO_32 0x84000004u
 #define PSCI_AFFINITY_INFO_64 0xc4000004u
 #define PSCI_SYSTEM_OFF       0x84000008u
 #define PSCI_SYSTEM_RESET     0x84000009u
@@ -28,14 +30,17 @@
  * SYSTEM_OFF. */
 #define PSCI_RESET2_RTMUX_FATAL (PSCI_RESET2_VENDOR | 0x1u)
 
-#define PSCI_SUCCESS        0
-#define PSCI_NOT_SUPPORTED  (-1)
-#define PSCI_INVALID_PARAMS (-2)
-#define PSCI_DENIED         (-3)
-#define PSCI_ALREADY_ON     (-4)
+#define PSCI_SUCCESS         0
+#define PSCI_NOT_SUPPORTED   (-1)
+#define PSCI_INVALID_PARAMS  (-2)
+#define PSCI_DENIED          (-3)
+#define PSCI_ALREADY_ON      (-4)
+#define PSCI_ON_PENDING      (-5)
+#define PSCI_INVALID_ADDRESS (-9)
 
 /* AFFINITY_INFO states. */
-#define PSCI_AFFINITY_ON  0
-#define PSCI_AFFINITY_OFF 1
+#define PSCI_AFFINITY_ON         0
+#define PSCI_AFFINITY_OFF        1
+#define PSCI_AFFINITY_ON_PENDING 2
 
 #endif /* ARM64_PSCI_H */

@@ -47,11 +47,13 @@
 #include "hyp/vuart.h"
 #include "hyp_stubs.h"
 #include "lib/vbus.h"
+#include "vgic_stub.h"
 
 /* vgic.c's: never reached, no partition here has an emulated SPI whose enabling would need it. */
-void vgic_sync_levels(struct vcpu *v)
+void vgic_levels_changed(struct partition *p, struct vcpu *self)
 {
-    (void)v;
+    (void)p;
+    (void)self;
     abort();
 }
 
@@ -62,10 +64,12 @@ unsigned hyp_nparts;
 #define PAGE        4096u
 #define GICR_REGION ((uint64_t)HYP_MAX_CPUS * BOARD_GICR_STRIDE)
 #define SGI         GICR_SGI_OFFSET
-/* The hypervisor's private interrupts (vgicd.c keeps them from the guest): maintenance, EL2 timer and the
- * V-Bus doorbell SGI. */
+/* The hypervisor's private interrupts (vgicd.c keeps them from the guest): maintenance, EL2 timer, the
+ * kick SGI (13) and the V-Bus doorbell SGI. */
 #define RESERVED_PPIS \
-    ((1u << BOARD_INTID_GIC_MAINT) | (1u << BOARD_INTID_HYP_TIMER) | (1u << VBUS_SGI_TO_HYP))
+    ((1u << BOARD_INTID_GIC_MAINT) | (1u << BOARD_INTID_HYP_TIMER) | (1u << 13) | (1u << VBUS_SGI_TO_HYP))
+/* The SGIs' bits of a redistributor register: virtual, the vGIC's (vgic_stub records them). */
+#define SGI_BITS 0xffffu
 
 /* ------------------------------------------------------------------------------------------------ */
 /* Random numbers, seed, and the report of the access under test. */
@@ -163,13 +167,15 @@ static void wr64(uint8_t *m, uint64_t off, uint64_t v)
 /* Values a guest might write: random, all ones, zero, or one bit. */
 static uint64_t pick_val(void)
 {
-    switch (below(6)) {
+    switch (below(7)) {
     case 0:
         return ~0ull;
     case 1:
         return 0;
     case 2:
         return 1ull << below(64);
+    case 3:
+        return below(8); /* a CPU's affinity (IROUTER), a low SGI */
     default:
         return rnd();
     }
@@ -181,8 +187,8 @@ static unsigned pick_size(void)
 }
 
 /* ------------------------------------------------------------------------------------------------ */
-/* The system: two partitions, A and B, each owning one CPU of a board with ncpus CPUs and a random
- * share of the SPIs. */
+/* The system: two partitions, A and B, each owning one or more CPUs of a board with ncpus CPUs and a
+ * random share of the SPIs. */
 
 static struct vgicd_hw hw;
 static unsigned ncpus;
@@ -193,10 +199,12 @@ static bool owns_cpu(const struct partition *p, uint64_t cpu)
     return cpu < HYP_MAX_CPUS && ((p->cpu_mask >> cpu) & 1u) != 0;
 }
 
+/* One of p's CPUs, at random: the one making the access. */
 static struct vcpu *vcpu_of(const struct partition *p)
 {
+    unsigned n = (unsigned)__builtin_popcountll(p->cpu_mask), k = (unsigned)below(n);
     for (unsigned c = 0; c < HYP_MAX_CPUS; c++) {
-        if (owns_cpu(p, c)) {
+        if (owns_cpu(p, c) && k-- == 0) {
             return &hyp_vcpu[c];
         }
     }
@@ -214,10 +222,17 @@ static void setup_system(unsigned cpus)
     pb = &hyp_part[1];
     pa->name = "A";
     pb->name = "B";
+    /* Each CPU: A's, B's or nobody's; each partition gets at least one. */
     unsigned ca = (unsigned)below(cpus), cb = (unsigned)below(cpus - 1u);
     cb += cb >= ca;
     pa->cpu_mask = 1ull << ca;
     pb->cpu_mask = 1ull << cb;
+    for (unsigned c = 0; c < cpus; c++) {
+        uint64_t r = below(3);
+        if (c != ca && c != cb && r < 2) {
+            (r == 0 ? pa : pb)->cpu_mask |= 1ull << c;
+        }
+    }
     for (unsigned c = 0; c < HYP_MAX_CPUS; c++) {
         hyp_vcpu[c].cpu = c;
         hyp_vcpu[c].mpidr = c;
@@ -233,14 +248,19 @@ static void setup_system(unsigned cpus)
     }
 }
 
-static uint64_t affinity_of(const struct partition *p)
+/* The GICD_IROUTER value routing to p's CPU that `irouter` names, or to its first CPU when it names
+ * none of p's (1-of-N routing, bit 31, included). MPIDR layout: Aff3 at [39:32], Aff2..0 at [23:0]. */
+static uint64_t route_of(const struct partition *p, uint64_t irouter)
 {
-    for (unsigned c = 0; c < HYP_MAX_CPUS; c++) {
-        if (owns_cpu(p, c)) {
-            return hyp_vcpu[c].mpidr;
+    uint64_t aff = (irouter & 0xffffffu) | (((irouter >> 32) & 0xffu) << 24);
+    unsigned cpu = (unsigned)__builtin_ctzll(p->cpu_mask);
+    for (unsigned c = 0; c < HYP_MAX_CPUS && (irouter & (1ull << 31)) == 0; c++) {
+        if (owns_cpu(p, c) && hyp_vcpu[c].mpidr == aff) {
+            cpu = c;
         }
     }
-    return 0;
+    uint64_t m = hyp_vcpu[cpu].mpidr;
+    return (m & 0xffffffu) | (((m >> 24) & 0xffu) << 32);
 }
 
 /* ------------------------------------------------------------------------------------------------ */
@@ -434,7 +454,11 @@ static void model_gicd(const struct partition *p, uint64_t off, unsigned size, b
             if (!write) {
                 e->val = size == 8 ? rd64(s, off) : rd32(s, off);
             } else {
-                uint64_t aff = affinity_of(p); /* routing is forced to the owner's CPU */
+                uint64_t old = rd64(s, reg);
+                uint64_t next = size == 8    ? val
+                                : (off & 4u) ? (old & 0xffffffffull) | ((uint64_t)v32 << 32)
+                                             : (old & ~0xffffffffull) | v32;
+                uint64_t aff = route_of(p, next); /* routing is forced to one of the owner's CPUs */
                 set_word(e, reg, (uint32_t)aff);
                 set_word(e, reg + 4u, (uint32_t)(aff >> 32));
             }
@@ -463,6 +487,8 @@ static bool reserved_ppi(unsigned intid)
 }
 
 static uint32_t model_waker[HYP_MAX_CPUS];
+/* Each CPU's virtual SGIs, pending and active, as the filter must have left them in the vGIC. */
+static uint32_t model_vpend[HYP_MAX_CPUS], model_vact[HYP_MAX_CPUS];
 
 static void model_gicr(const struct vcpu *v, uint64_t off, unsigned size, bool write, uint64_t val,
                        struct effect *e)
@@ -493,7 +519,7 @@ static void model_gicr(const struct vcpu *v, uint64_t off, unsigned size, bool w
         return;
     }
     if (o == GICR_WAKER) {
-        uint32_t *w = &model_waker[v->cpu];
+        uint32_t *w = &model_waker[frame];
         if (write) {
             *w = v32 & GICR_WAKER_PS;
         } else {
@@ -508,7 +534,27 @@ static void model_gicr(const struct vcpu *v, uint64_t off, unsigned size, bool w
         return;
     }
     uint64_t so = o - SGI;
-    if (so >= GICR_ISENABLER0 && so < GICR_IPRIORITYR0) {
+    if (so >= GICR_ISPENDR0 && so < GICR_IPRIORITYR0) {
+        /* Pending and active: SGIs are the vGIC's (in the accessing CPU's own frame; in another CPU's
+         * frame of the partition a set-pending sends them there), PPIs physical. */
+        if (so % GICD_BITREG_SPAN != 0) {
+            return;
+        }
+        bool self = frame == v->cpu, pending = so < GICR_ISACTIVER0, set = so % (2u * GICD_BITREG_SPAN) == 0;
+        if (write) {
+            uint32_t sgis = v32 & SGI_BITS & ~RESERVED_PPIS;
+            uint32_t *m = pending ? &model_vpend[frame] : &model_vact[frame];
+            if (self || (pending && set)) {
+                *m = set ? *m | sgis : *m & ~sgis;
+            }
+            e->has_sc = true;
+            e->sc_off = off;
+            e->sc_written = v32 & ~SGI_BITS & ~RESERVED_PPIS;
+        } else {
+            uint32_t phys = rd32(s, off) & ~SGI_BITS & ~RESERVED_PPIS;
+            e->val = phys | (self ? (pending ? model_vpend[frame] : model_vact[frame]) : 0u);
+        }
+    } else if (so >= GICR_ISENABLER0 && so < GICR_IPRIORITYR0) {
         if (so % GICD_BITREG_SPAN != 0) {
             return;
         }
@@ -733,8 +779,23 @@ static void gic_access(struct region *r, const struct partition *p, uint64_t off
         for (unsigned i = 0; i < e.nbytes; i++) {
             r->shadow[e.byte[i].off] = e.byte[i].v;
         }
-        if (r == &gicr && v->vgic.gicr_waker != model_waker[v->cpu] && !isolation_only) {
-            fail("virtual GICR_WAKER is 0x%x, model 0x%x", v->vgic.gicr_waker, model_waker[v->cpu]);
+        for (unsigned c = 0; r == &gicr && c < HYP_MAX_CPUS; c++) {
+            if (hyp_vcpu[c].vgic.gicr_waker != model_waker[c] && (!isolation_only || !owns_cpu(p, c))) {
+                fail("CPU %u's virtual GICR_WAKER is 0x%x, model 0x%x", c, hyp_vcpu[c].vgic.gicr_waker,
+                     model_waker[c]);
+            }
+            bool changed = vgic_stub.pending[c] != model_vpend[c] || vgic_stub.active[c] != model_vact[c];
+            if (changed && !owns_cpu(p, c)) {
+                fail("ISOLATION: CPU %u's virtual SGIs changed (pending 0x%x, active 0x%x) by partition %s",
+                     c, vgic_stub.pending[c], vgic_stub.active[c], p->name);
+            }
+            if (changed && !isolation_only) {
+                fail("CPU %u's virtual SGIs: pending 0x%x, active 0x%x; model 0x%x, 0x%x", c,
+                     vgic_stub.pending[c], vgic_stub.active[c], model_vpend[c], model_vact[c]);
+            }
+            model_waker[c] = hyp_vcpu[c].vgic.gicr_waker;
+            model_vpend[c] = vgic_stub.pending[c];
+            model_vact[c] = vgic_stub.active[c];
         }
     }
     compare_region(r, p);
@@ -795,7 +856,7 @@ static uint64_t pick_gicd_register(const struct partition *p, unsigned *size)
 
 static uint64_t pick_gicr_register(const struct partition *p, unsigned *size)
 {
-    uint64_t frame = below(4) ? (uint64_t)__builtin_ctzll(p->cpu_mask) : below(ncpus);
+    uint64_t frame = below(4) ? (uint64_t)vcpu_of(p)->cpu : below(ncpus);
     static const uint64_t regs[] = {
         GICR_CTLR,           GICR_TYPER,          GICR_TYPER + 4u,       GICR_WAKER,
         GICR_PIDR2,          SGI + GICR_IGROUPR0, SGI + GICR_ISENABLER0, SGI + GICR_ICENABLER0,

@@ -8,6 +8,7 @@
 #include <sys/mman.h>
 
 #include "arch/vgic.h"
+#include "arch/vgic_route.h"
 #include "arch/vgicd.h"
 #include "arm64/gicv3.h"
 #include "board.h"
@@ -15,6 +16,7 @@
 #include "hyp/partition.h"
 #include "hyp/vcpu.h"
 #include "hyp_stubs.h"
+#include "vgic_stub.h"
 
 struct vcpu hyp_vcpu[HYP_MAX_CPUS];
 struct partition hyp_part[HYP_MAX_PARTITIONS];
@@ -216,11 +218,11 @@ static void test_gicr(struct vcpu *va)
     memcpy(&en, gicr + GICR_SGI_OFFSET + GICR_ISENABLER0, 4);
     CHECK(en == 0);
     /* Its own frame (CPU 1): everything but the hypervisor's private interrupts (maintenance 25, EL2 timer
-     * 26, the V-Bus doorbell SGI 15). */
+     * 26, the kick SGI 13, the V-Bus doorbell SGI 15). */
     uint64_t own = 1 * BOARD_GICR_STRIDE;
     (void)vgicr_mmio(va, &hw, own + GICR_SGI_OFFSET + GICR_ISENABLER0, true, &val, 4);
     memcpy(&en, gicr + own + GICR_SGI_OFFSET + GICR_ISENABLER0, 4);
-    CHECK(en == (0xffffffffu & ~((1u << 25) | (1u << 26) | (1u << 15))));
+    CHECK(en == (0xffffffffu & ~((1u << 25) | (1u << 26) | (1u << 13) | (1u << 15))));
     val = 0xffffffffffffffffull;
     (void)vgicr_mmio(va, &hw, own + GICR_SGI_OFFSET + GICR_IPRIORITYR0 + 24, true, &val, 4);
     CHECK(gicr[own + GICR_SGI_OFFSET + GICR_IPRIORITYR0 + 24] == 0xff);
@@ -328,9 +330,9 @@ static void test_hostile_accesses(struct vcpu *va, struct vcpu *vb)
  * emulated SPI of another partition is invisible. */
 /* vgic.c's: the distributor asks for its level sources to be looked at again (counted here). */
 static unsigned level_syncs;
-void vgic_sync_levels(struct vcpu *v)
+void vgic_levels_changed(struct partition *p, struct vcpu *self)
 {
-    (void)v;
+    CHECK(self != NULL && self->part == p); /* the writer's CPU: it knows where each source goes */
     level_syncs++;
 }
 
@@ -369,6 +371,130 @@ static void test_emulated_spis(struct vcpu *va, struct vcpu *vb)
     va->part->virqs[word] &= ~bit;
 }
 
+static uint64_t rd64_at(const uint8_t *base, uint64_t off)
+{
+    uint64_t v;
+    memcpy(&v, base + off, 8);
+    return v;
+}
+
+static uint32_t rd32_at(const uint8_t *base, uint64_t off)
+{
+    uint32_t v;
+    memcpy(&v, base + off, 4);
+    return v;
+}
+
+static bool line_high(const void *ctx)
+{
+    (void)ctx;
+    return true;
+}
+
+/* Each of the hypervisor's SGIs (the kick 13, the V-Bus doorbell 15) and every SGI bit. */
+#define HYP_SGIS ((1u << 13) | (1u << 15))
+#define ALL_SGIS 0xffffu
+
+/* A partition on several CPUs (A on CPUs 1, 2 and 3; B on CPU 0): SPI routing names any CPU of A and
+ * only those; an emulated SPI's priority and route are its own; SGI state lives in the vGIC, per CPU. */
+static void test_several_cpus(struct vcpu *va, struct vcpu *vb)
+{
+    struct partition *a = va->part;
+    a->cpu_mask = 0xe;
+    struct vcpu *v2 = &hyp_vcpu[2], *v3 = &hyp_vcpu[3];
+    v2->part = a, v2->cpu = 2;
+    v3->part = a, v3->cpu = 3;
+    memset(gicd, 0, GICD_SIZE);
+    memset(gicr, 0, GICR_REGION);
+    /* IROUTER of an owned SPI: the CPU named when A has it; else A's boot CPU (1): B's CPU 0, a CPU
+     * beyond A, 1-of-N routing (IRM, bit 31), an affinity with Aff3 set. */
+    const uint64_t r40 = GICD_IROUTER + 40 * 8;
+    wr(v2, false, r40, 2, 8);
+    CHECK(rd64_at(gicd, r40) == 2);
+    wr(v2, false, r40, 0, 8);
+    CHECK(rd64_at(gicd, r40) == 1);
+    wr(v2, false, r40, 7, 8);
+    CHECK(rd64_at(gicd, r40) == 1);
+    wr(v2, false, r40, (1ull << 31) | 3u, 8);
+    CHECK(rd64_at(gicd, r40) == 1);
+    wr(v2, false, r40, 3, 4); /* the low half alone */
+    CHECK(rd64_at(gicd, r40) == 3 && rd(v3, false, r40, 8) == 3);
+    wr(v2, false, r40 + 4, 1, 4); /* Aff3 = 1: no such CPU */
+    CHECK(rd64_at(gicd, r40) == 1);
+    wr(vb, false, r40, 2, 8); /* B cannot route A's SPI */
+    CHECK(rd64_at(gicd, r40) == 1);
+
+    /* An emulated SPI (a level source): priority and route in the source, never in the distributor. */
+    const unsigned vi = 224;
+    a->vgic.level[0] = (struct vgic_level){vi, line_high, NULL, 0, 1};
+    a->virqs[vi / 32u] |= 1u << (vi % 32u);
+    wr(v3, false, GICD_IPRIORITYR + vi, 0xa0, 1);
+    CHECK(a->vgic.level[0].prio == 0xa0);
+    wr(v3, false, GICD_IPRIORITYR + vi, 0x10203040u, 4); /* 224..227: only 224 is A's */
+    CHECK(a->vgic.level[0].prio == 0x40 && rd32_at(gicd, GICD_IPRIORITYR + vi) == 0);
+    CHECK(rd(v3, false, GICD_IPRIORITYR + vi, 4) == 0x40 && rd(vb, false, GICD_IPRIORITYR + vi, 1) == 0);
+    wr(v3, false, GICD_IROUTER + vi * 8u, 3, 8);
+    CHECK(a->vgic.level[0].cpu == 3 && rd(v2, false, GICD_IROUTER + vi * 8u, 8) == 3);
+    wr(v3, false, GICD_IROUTER + vi * 8u, 0, 8);
+    CHECK(a->vgic.level[0].cpu == 1);
+    wr(vb, false, GICD_IROUTER + vi * 8u, 3, 8);
+    CHECK(a->vgic.level[0].cpu == 1 && rd64_at(gicd, GICD_IROUTER + vi * 8u) == 0);
+    a->vgic.level[0] = (struct vgic_level){0};
+    a->virqs[vi / 32u] = 0;
+
+    /* SGIs through CPU 2's own frame: the vGIC's state (vgic_stub), never the physical pending and
+     * active bits; the hypervisor's SGIs untouched. PPIs stay physical. */
+    memset(&vgic_stub, 0, sizeof(vgic_stub));
+    const uint64_t f2 = 2 * BOARD_GICR_STRIDE + GICR_SGI_OFFSET, f3 = 3 * BOARD_GICR_STRIDE + GICR_SGI_OFFSET;
+    wr(v2, true, f2 + GICR_ISPENDR0, 0xffffffffu, 4);
+    CHECK(vgic_stub.pending[2] == (ALL_SGIS & ~HYP_SGIS));
+    CHECK(rd32_at(gicr, f2 + GICR_ISPENDR0) == (0xffff0000u & ~((1u << 25) | (1u << 26))));
+    CHECK(rd(v2, true, f2 + GICR_ISPENDR0, 4) == (0xffffffffu & ~HYP_SGIS & ~((1u << 25) | (1u << 26))));
+    wr(v2, true, f2 + GICR_ICPENDR0, 1u << 3, 4);
+    CHECK(vgic_stub.pending[2] == (ALL_SGIS & ~HYP_SGIS & ~(1u << 3)));
+    CHECK(rd32_at(gicr, f2 + GICR_ICPENDR0) == 0);
+    wr(v2, true, f2 + GICR_ISACTIVER0, (1u << 4) | (1u << 13), 4);
+    CHECK(vgic_stub.active[2] == 1u << 4);
+    CHECK(rd(v2, true, f2 + GICR_ISACTIVER0, 4) == 1u << 4);
+    wr(v2, true, f2 + GICR_ICACTIVER0, 1u << 4, 4);
+    CHECK(vgic_stub.active[2] == 0);
+    /* CPU 3's frame from CPU 2: set-pending sends the SGI to CPU 3; its SGI state reads as zero and a
+     * clear does nothing (CPU 3's list registers are not CPU 2's to change). */
+    wr(v2, true, f3 + GICR_ISPENDR0, 1u << 5, 4);
+    CHECK(vgic_stub.pending[3] == 1u << 5 && vgic_stub.posts == 1);
+    wr(v2, true, f3 + GICR_ICPENDR0, 1u << 5, 4);
+    CHECK(vgic_stub.pending[3] == 1u << 5 && rd(v2, true, f3 + GICR_ISPENDR0, 4) == 0);
+    /* B's CPU 0: nothing reaches it, through its frame or from B's own side to A's. */
+    wr(v2, true, GICR_SGI_OFFSET + GICR_ISPENDR0, 0xffffffffu, 4);
+    CHECK(vgic_stub.pending[0] == 0 && rd32_at(gicr, GICR_SGI_OFFSET + GICR_ISPENDR0) == 0);
+    wr(vb, true, f2 + GICR_ISPENDR0, 1u << 6, 4);
+    CHECK((vgic_stub.pending[2] & (1u << 6)) == (ALL_SGIS & ~HYP_SGIS & (1u << 6)) && vgic_stub.posts == 1);
+    /* Each CPU's GICR_WAKER is its own, whichever of A's CPUs writes it. */
+    v2->vgic.gicr_waker = GICR_WAKER_PS;
+    v3->vgic.gicr_waker = GICR_WAKER_PS;
+    wr(v2, true, 3 * BOARD_GICR_STRIDE + GICR_WAKER, 0, 4);
+    CHECK(v3->vgic.gicr_waker == 0 && v2->vgic.gicr_waker == GICR_WAKER_PS);
+
+    /* SGI targets (ICC_SGI1R_EL1): A's CPUs only. IRM: all of A's but the sender. */
+    const uint64_t irm = 1ull << 40, aff1 = 1ull << 16, rs1 = 1ull << 44;
+    CHECK(vgic_sgi_targets(a, 2, irm | (5ull << 24)) == 0xa);
+    CHECK(vgic_sgi_targets(a, 2, 0xffff) == 0xe);  /* CPU 0 (B's) dropped, CPUs 4.. not A's */
+    CHECK(vgic_sgi_targets(a, 2, 1u << 2) == 0x4); /* itself */
+    CHECK(vgic_sgi_targets(a, 2, 0) == 0);
+    CHECK(vgic_sgi_targets(a, 2, aff1 | 0xffff) == 0 && vgic_sgi_targets(a, 2, rs1 | 0xffff) == 0);
+    CHECK(vgic_sgi_targets(vb->part, 0, irm) == 0 && vgic_sgi_targets(vb->part, 0, 0xffff) == 1);
+    /* Affinities are compared whole: with CPU 3 at Aff1 1, Aff0 17 (RS 1, bit 1), only that names it. */
+    hyp_vcpu[3].mpidr = 0x111;
+    CHECK(vgic_sgi_targets(a, 2, aff1 | rs1 | (1u << 1)) == 0x8);
+    CHECK(vgic_sgi_targets(a, 2, 0xffff) == 0x6);
+    CHECK(vgic_irouter_cpu(a, 0x111) == 3 && vgic_irouter_of(3) == 0x111);
+    CHECK(vgic_irouter_cpu(a, 0x11) == 1);
+    hyp_vcpu[3].mpidr = 3;
+
+    a->cpu_mask = 1u << 1;
+    v2->part = v3->part = NULL;
+}
+
 int main(void)
 {
     gicd = map_guarded(GICD_SIZE);
@@ -387,5 +513,6 @@ int main(void)
     test_gicr(va);
     test_hostile_accesses(va, vb);
     test_emulated_spis(va, vb);
+    test_several_cpus(va, vb);
     UNIT_DONE("hyp vgicd");
 }

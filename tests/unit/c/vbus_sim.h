@@ -117,9 +117,10 @@ static void sim_after(void)
 /* ------------------------------------------------------------------------------------------------ */
 /* The hypervisor's surroundings */
 
-void vgic_sync_levels(struct vcpu *v)
+void vgic_levels_changed(struct partition *p, struct vcpu *self)
 {
-    (void)v;
+    (void)p;
+    (void)self;
 }
 
 void gicv3_send_sgi(uint64_t aff, unsigned sgi)

@@ -151,7 +151,7 @@ def damaged(data: bytes, offset: int, value: bytes) -> bytes:
         ("over hypervisor", "partition rtos: RAM 0x40000000+0x1000000 is outside the board's RAM or over"),
         ("overlapping", "partitions rtos and linux overlap in RAM"),
         ("cpu twice", "partition linux: bad kind 2 or CPUs 0x1 (overlapping or beyond 8 CPUs)"),
-        ("several cpus", "partition linux: CPUs 0x6: this hypervisor runs one CPU per partition"),
+        ("rtos on several cpus", "partition rtos: CPUs 0x5: an rtos partition runs on one CPU"),
         ("not an spi", "partition linux: interrupt 27 is not an SPI"),
         ("image outside ram", "partition rtos: image 2 (0x800 bytes at IPA 0x41000000) is outside its RAM"),
         ("no image", "partition rtos has no image"),
@@ -197,8 +197,8 @@ def test_damaged_blob_is_refused_with_its_reason(
             data = blob.pack(with_partition(good, 1, ram_pa=0x4800_0000 + 2 * MIB))
         case "cpu twice":
             data = blob.pack(with_partition(good, 1, cpu_mask=0b1))
-        case "several cpus":
-            data = blob.pack(with_partition(good, 1, cpu_mask=0b110))
+        case "rtos on several cpus":
+            data = blob.pack(with_partition(good, 0, cpu_mask=0b101))
         case "not an spi":
             data = blob.pack(with_partition(good, 1, irqs=(27,)))
         case "image outside ram":

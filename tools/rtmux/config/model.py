@@ -61,9 +61,10 @@ VBUS_NAME_RE = re.compile(r"^[A-Za-z0-9_-][A-Za-z0-9._-]*$")
 # Limits of the hypervisor (hyp/include/hyp/hyp.h) and of the blob's fixed-size records (rtmux.image.blob).
 MAX_PARTITIONS = 4
 MAX_CPUS = 8
-# The hypervisor gives each partition one CPU (hyp/core/config.c refuses more at boot): no SMP
-# partition yet (no vCPU start/stop, no cross-CPU vGIC state).
-MAX_PARTITION_CPUS = 1
+# CPUs of an rtos partition: the rtos is single-core (it owns its CPU's physical GIC interface, which
+# the hypervisor never touches, so it has no way to start a further CPU of the partition); a Linux
+# partition may have any number of the board's CPUs (hyp/core/config.c checks the same at boot).
+MAX_RTOS_CPUS = 1
 MAX_DEVICES = 8
 MAX_IRQS = 32
 MAX_STREAMS = 2  # ranges of IOMMU stream IDs per partition (blob: BLOB_MAX_STREAMS)

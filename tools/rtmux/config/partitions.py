@@ -39,9 +39,9 @@ from rtmux.config.model import (
     MAX_DEVICES,
     MAX_IRQS,
     MAX_NAME,
-    MAX_PARTITION_CPUS,
     MAX_RESTART_WINDOW_S,
     MAX_RESTARTS,
+    MAX_RTOS_CPUS,
     MAX_STREAMS,
     NAME_RE,
     RAM_ALIGN,
@@ -232,11 +232,11 @@ class PartitionReader(Fields):
                 self.error(ctx, f"cpus: CPU {cpu} is listed twice")
             else:
                 d.cpus.append(cpu)
-        if len(d.cpus) > MAX_PARTITION_CPUS:
+        if d.kind == KIND_RTOS and len(d.cpus) > MAX_RTOS_CPUS:
             self.error(
                 ctx,
-                f"cpus: {len(d.cpus)} CPUs ({', '.join(map(str, d.cpus))}) but the hypervisor runs "
-                f"{MAX_PARTITION_CPUS} CPU per partition so far; give the partition one CPU",
+                f"cpus: {len(d.cpus)} CPUs ({', '.join(map(str, d.cpus))}) but the rtos runs on "
+                f"{MAX_RTOS_CPUS} CPU; give an rtos partition one CPU (several CPUs suit a Linux partition)",
             )
 
     def load_memory(self, d: PartDraft, table: dict[str, Any]) -> None:

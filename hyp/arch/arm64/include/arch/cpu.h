@@ -19,10 +19,11 @@ static inline void arch_dsb_ishst(void)
     __asm__ volatile("dsb ishst" : : : "memory");
 }
 
-/* Newly written instructions (loaded images) are visible to every CPU's instruction fetch. */
+/* Newly written instructions (loaded images) are visible to every CPU's instruction fetch: the
+ * invalidation is broadcast (inner shareable), since a partition's other CPUs run what one CPU loaded. */
 static inline void arch_sync_icache(void)
 {
-    __asm__ volatile("dsb sy\n\tic iallu\n\tdsb sy\n\tisb" : : : "memory");
+    __asm__ volatile("dsb sy\n\tic ialluis\n\tdsb sy\n\tisb" : : : "memory");
 }
 
 /* CTR_EL0.DminLine: log2 of the smallest data cache line, in 4-byte words. */
@@ -54,7 +55,12 @@ static inline void arch_wfi(void)
 
 static inline void arch_irq_enable(void)
 {
-    __asm__ volatile("msr daifclr, #2" : : : "memory");
+    __asm__ volatile("msr daifclr, #2\n\tisb" : : : "memory");
+}
+
+static inline void arch_irq_disable(void)
+{
+    __asm__ volatile("msr daifset, #2" : : : "memory");
 }
 
 static inline uint64_t arch_counter(void)

@@ -22,21 +22,33 @@ struct guest_regs {
 _Static_assert(sizeof(struct guest_regs) % 16 == 0, "guest_regs keeps SP 16-byte aligned");
 _Static_assert(__builtin_offsetof(struct guest_regs, x) == 0, "vectors.S stores x0..x29 at 8 * n");
 
-/* A purely virtual level-triggered interrupt (an emulated device's line): re-sampled after the guest's
- * EOI and whenever the device model says it may have changed. */
+/* A purely virtual level-triggered interrupt (an emulated device's SPI): re-sampled after the guest's
+ * EOI and whenever the device model says it may have changed. Its distributor state has no physical
+ * register behind it, so the guest's priority and routing for it live here (vgicd.c writes them). */
 struct vgic_level {
     unsigned intid; /* 0: unused slot */
     bool (*line)(const void *ctx);
     const void *ctx;
+    uint8_t prio; /* the guest's GICD_IPRIORITYR byte (0, the reset value, at every start) */
+    uint8_t cpu;  /* the CPU its GICD_IROUTER names (a CPU of the partition; its first at every start) */
 };
 
 #define VGIC_MAX_LEVELS 2u
 
+/* A partition's virtual distributor state that no physical register holds: its level sources. */
+struct vgic_dist {
+    struct vgic_level level[VGIC_MAX_LEVELS];
+};
+
+/* One CPU's virtual CPU interface state. The list registers are this CPU's system registers, so only
+ * this CPU lists interrupts for itself: another CPU of the partition hands it SGIs and level changes
+ * through sgi_in and resync (atomic) and the hypervisor's kick SGI (vgic.c). */
 struct vgic_cpu {
     unsigned nlr;                         /* list registers in use (implemented, at most ICH_LR_MAX) */
     uint32_t sw_pending[HYP_INTID_WORDS]; /* virtual interrupts waiting for a free list register */
     uint32_t gicr_waker;                  /* the guest's view of GICR_WAKER */
-    struct vgic_level level[VGIC_MAX_LEVELS];
+    uint32_t sgi_in;                      /* SGIs other CPUs sent (bit n = SGI n), not listed yet */
+    uint32_t resync;                      /* non-zero: re-sample the level sources routed here */
 };
 
 #endif /* HYP_ARCH_VCPU_STATE_H */

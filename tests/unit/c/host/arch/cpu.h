@@ -17,6 +17,7 @@ static inline void arch_sync_icache(void) {}
 static inline void arch_yield(void) {}
 static inline void arch_wfi(void) {}
 static inline void arch_irq_enable(void) {}
+static inline void arch_irq_disable(void) {}
 static inline uint64_t arch_counter(void)
 {
     return host_counter;
