@@ -223,6 +223,12 @@ int64_t guest_smc(uint64_t fn, uint64_t a1, uint64_t a2, uint64_t a3)
     return (int64_t)x0;
 }
 
+__attribute__((weak)) void guest_secondary(uint64_t ctx)
+{
+    (void)ctx;
+    guest_halt();
+}
+
 void guest_halt(void)
 {
     for (;;) {

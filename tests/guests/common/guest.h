@@ -28,6 +28,12 @@ void guest_on_irq(struct guest_frame *f);
 
 /* Called from start.S. */
 void guest_start(uint64_t dtb);
+/* A further CPU's C entry (guest_secondary_entry, started with PSCI CPU_ON): ctx is the context id
+ * given to CPU_ON; its low 2 bits chose the CPU's stack (GUEST_CPU_SLOTS of them). A guest that starts
+ * further CPUs defines it; the default halts the CPU. */
+void guest_secondary(uint64_t ctx);
+void guest_secondary_entry(void);
+#define GUEST_CPU_SLOTS 4u
 void guest_sync(struct guest_frame *f);
 void guest_irq(struct guest_frame *f);
 void guest_serror(struct guest_frame *f);

@@ -8,6 +8,9 @@
 /* Register frame the vectors save: x0..x30, ELR, SPSR, ESR (struct guest_frame in guest.h). */
 #define FRAME_SIZE 272
 #define STACK_SIZE 16384
+/* Further CPUs (guest_secondary_entry): GUEST_CPU_SLOTS stacks of CPU_STACK_SIZE (guest.h). */
+#define CPU_STACK_SIZE 8192
+#define CPU_SLOT_MASK  3
 
     .section .text.head, "ax"
     ARM64_IMAGE_HEADER entry
@@ -35,6 +38,28 @@ entry:
     bl      guest_start
 3:  wfe
     b       3b
+
+/* A further CPU, started with PSCI CPU_ON at this address: x0 = the context id, whose low bits choose
+ * its stack slot (guest.h: guest_cpu_on). No BSS clear: the boot CPU did it. */
+    .globl guest_secondary_entry
+guest_secondary_entry:
+    mov     x19, x0
+    and     x1, x0, #CPU_SLOT_MASK
+    add     x1, x1, #1
+    mov     x2, #CPU_STACK_SIZE
+    adrp    x3, guest_cpu_stacks
+    add     x3, x3, :lo12:guest_cpu_stacks
+    madd    x3, x1, x2, x3
+    mov     sp, x3
+    adr     x1, guest_vectors
+    msr     vbar_el1, x1
+    mov     x1, #(3 << 20)
+    msr     cpacr_el1, x1
+    isb
+    mov     x0, x19
+    bl      guest_secondary
+4:  wfe
+    b       4b
 
 .macro save_frame
     sub     sp, sp, #FRAME_SIZE
@@ -115,3 +140,5 @@ restore_frame:
     .balign 16
 guest_stack:
     .space  STACK_SIZE
+guest_cpu_stacks:
+    .space  CPU_STACK_SIZE * (CPU_SLOT_MASK + 1)
