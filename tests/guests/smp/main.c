@@ -53,19 +53,19 @@ enum cmd { CMD_NONE, CMD_SEND, CMD_MASK_OFF, CMD_OFF, CMD_SYSTEM_OFF, CMD_SYSTEM
 
 struct cpu {
     volatile uint64_t mpidr, ctx;
-    volatile uint32_t starts;           /* times it entered guest_secondary */
+    volatile uint32_t starts;             /* times it entered guest_secondary */
     volatile uint32_t sgi[GIC_SGI_COUNT]; /* SGIs taken */
-    volatile uint32_t uart;             /* UART interrupts taken */
-    volatile uint32_t uart_limit;       /* EOIs left asserted before the handler drops the line */
+    volatile uint32_t uart;               /* UART interrupts taken */
+    volatile uint32_t uart_limit;         /* EOIs left asserted before the handler drops the line */
     volatile uint32_t cmd, cmd_seq, done_seq;
-    volatile uint64_t arg;              /* CMD_SEND: the ICC_SGI1R_EL1 value */
+    volatile uint64_t arg; /* CMD_SEND: the ICC_SGI1R_EL1 value */
 };
 
 static struct cpu cpus[NCPU];
 /* Boot CPU's own records: the INTIDs it took, in order (priority checks). */
 static volatile uint32_t order[8];
 static volatile unsigned norder;
-static volatile bool nest;              /* the low-priority SGI's handler sends the high one and waits */
+static volatile bool nest; /* the low-priority SGI's handler sends the high one and waits */
 static volatile uint32_t active_seen, pending_seen; /* GICR state read from inside a handler */
 static volatile uint32_t nested_inside;             /* the high SGI came inside the low one's handler */
 
@@ -254,7 +254,9 @@ void guest_secondary(uint64_t ctx)
         } else if (cmd == CMD_MASK_OFF) {
             irqs_off(); /* SGIs sent now stay pending in this CPU's list registers */
         } else if (cmd == CMD_OFF || cmd == CMD_SYSTEM_OFF || cmd == CMD_SYSTEM_RESET) {
-            uint32_t fn = cmd == CMD_OFF ? PSCI_CPU_OFF : cmd == CMD_SYSTEM_OFF ? PSCI_SYSTEM_OFF : PSCI_SYSTEM_RESET;
+            uint32_t fn = cmd == CMD_OFF          ? PSCI_CPU_OFF
+                          : cmd == CMD_SYSTEM_OFF ? PSCI_SYSTEM_OFF
+                                                  : PSCI_SYSTEM_RESET;
             me->done_seq = me->cmd_seq;
             dsb();
             (void)guest_hvc(fn, 0, 0, 0);
@@ -409,8 +411,8 @@ static void redistributor(void)
     guest_printf("smp: redist: set=%u cleared=%u taken-after-clear=%u taken-after-set=%u sent-pending=%u "
                  "sent-cleared=%u sent-taken=%u active=%u inactive=%u handler-active=%u handler-pending=%u "
                  "after-eoi=%u\n",
-                 set, cleared, after_clear, after_set, sent_pending, sent_cleared, sent_taken, active, inactive,
-                 active_seen, pending_seen, after_eoi);
+                 set, cleared, after_clear, after_set, sent_pending, sent_cleared, sent_taken, active,
+                 inactive, active_seen, pending_seen, after_eoi);
 }
 
 static void priorities(void)
