@@ -166,16 +166,18 @@ void conmux_init(unsigned focus, uint8_t escape, bool view)
     }
 }
 
-/* Serialises a partition's console ring between the drain CPU and the partition's own CPU closing it
- * before a stop or reset: one consumer at a time, and no read of RAM being wiped. */
-static spinlock_t ring_lock[HYP_MAX_PARTITIONS];
+/* One CPU at a time moves partitions' output (the consumer side of the console rings and of the UART
+ * models): the drain CPU, a partition's CPU closing its ring before a stop or reset (so no ring is read
+ * while its RAM is wiped), the last CPU at power-off. */
+static spinlock_t drain_lock;
 
-/* Moves what p wrote into its console ring to its UART model's output (caller holds its ring lock).
- * The partition is trusted with its ring but its indices are still bounded: at most one ring's worth. */
-static void ring_pull(struct partition *p)
+/* Moves what p wrote into its console ring to its UART model's output, as much as that has room for
+ * (caller holds the drain lock); true when some is left in the ring. The partition is trusted with its
+ * ring but its indices are still bounded: at most one ring's worth. */
+static bool ring_pull(struct partition *p)
 {
     if (!__atomic_load_n(&p->conring_on, __ATOMIC_ACQUIRE)) {
-        return;
+        return false;
     }
     struct conring *r = p->conring;
     uint32_t head = __atomic_load_n(&r->head, __ATOMIC_ACQUIRE);
@@ -183,7 +185,7 @@ static void ring_pull(struct partition *p)
     if (head - tail > p->conring_size) {
         tail = head - p->conring_size; /* a producer past the invariant: keep its newest ring's worth */
     }
-    for (; tail != head; tail++) {
+    for (uint32_t room = vuart_tx_room(&p->uart); tail != head && room > 0; tail++, room--) {
         vuart_tx_push(&p->uart, r->data[tail & (p->conring_size - 1u)]);
     }
     p->conring_tail = tail;
@@ -194,28 +196,38 @@ static void ring_pull(struct partition *p)
                    dropped - p->conring_dropped);
         p->conring_dropped = dropped;
     }
+    return tail != head;
+}
+
+/* Empties p's console ring through its UART model (the console ring holds 16 KiB, the model 4: an
+ * rtos that prints a long report and stops at once, as the latency app's histogram, must lose none of
+ * it). Caller holds the drain lock. */
+static void ring_flush(struct partition *p)
+{
+    while (ring_pull(p)) {
+        vuart_drain(&p->uart, p->name, VUART_DRAIN_LINES, part_line, p);
+    }
 }
 
 void con_ring_close(struct partition *p)
 {
-    spinlock_t *lock = &ring_lock[part_index(p)];
-    spin_lock(lock);
-    ring_pull(p);
+    spin_lock(&drain_lock);
+    ring_flush(p);
     __atomic_store_n(&p->conring_on, false, __ATOMIC_RELEASE);
-    spin_unlock(lock);
+    spin_unlock(&drain_lock);
 }
 
 void con_drain(enum vuart_drain_mode mode)
 {
+    spin_lock(&drain_lock);
     for (unsigned i = 0; i < hyp_nparts; i++) {
         struct partition *p = &hyp_part[i];
         if (p->conring != NULL) {
-            spin_lock(&ring_lock[i]);
-            ring_pull(p);
-            spin_unlock(&ring_lock[i]);
+            ring_flush(p);
         }
         vuart_drain(&p->uart, p->name, mode, part_line, p);
     }
+    spin_unlock(&drain_lock);
 }
 
 static void rx_char(char c)

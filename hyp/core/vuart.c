@@ -60,6 +60,11 @@ void vuart_tx_push(struct vuart *u, char c)
     put(u, c);
 }
 
+uint32_t vuart_tx_room(const struct vuart *u)
+{
+    return (uint32_t)sizeof(u->tx) - (u->tx_prod - __atomic_load_n(&u->tx_cons, __ATOMIC_ACQUIRE));
+}
+
 static bool rx_empty(const struct vuart *u)
 {
     return __atomic_load_n(&u->rx_prod, __ATOMIC_ACQUIRE) == __atomic_load_n(&u->rx_cons, __ATOMIC_RELAXED);

@@ -50,6 +50,8 @@ bool vuart_rx(struct vuart *u, char c);
 /* Adds c to the output ring, as a UARTDR write does (the console ring's drain uses it): a caller is the
  * ring's only producer while it runs (conmux.c: the partition no longer writes UARTDR then). */
 void vuart_tx_push(struct vuart *u, char c);
+/* Characters the output ring can take now (the drain makes room). */
+uint32_t vuart_tx_room(const struct vuart *u);
 /* What a drain does with an unfinished line (one without its newline yet). */
 enum vuart_drain_mode {
     VUART_DRAIN_LINES, /* keeps it: a drain on the partition's own UART write, in the middle of a line */

@@ -187,10 +187,14 @@ static void test_drain_modes(void)
     CHECK(strcmp(seen, "abcde|$ ~") == 0);
     vuart_drain(&uart, "test", VUART_DRAIN_TICK, collect, NULL);
     CHECK(strcmp(seen, "abcde|$ ~") == 0);
-    /* Characters the periodic drain itself moves count as output too (a console ring's producer). */
+    /* Characters the periodic drain itself moves count as output too (a console ring's producer). The
+     * ring's room is what a console ring's pull may push (conmux.c). */
+    CHECK(vuart_tx_room(&uart) == VUART_TX_SIZE);
     vuart_tx_push(&uart, 'x');
+    CHECK(vuart_tx_room(&uart) == VUART_TX_SIZE - 1u);
     vuart_drain(&uart, "test", VUART_DRAIN_TICK, collect, NULL);
     CHECK(strcmp(seen, "abcde|$ ~") == 0);
+    CHECK(vuart_tx_room(&uart) == VUART_TX_SIZE);
     type("y");
     vuart_drain(&uart, "test", VUART_DRAIN_ALL, collect, NULL); /* the last drain: everything now */
     CHECK(strcmp(seen, "abcde|$ ~xy~") == 0);

@@ -14,6 +14,9 @@ under load:
                            `echo` (echo=1): Linux measures round trips and throughput through it and
                            through a pipe pair (rtmux-ping), then keeps V-Bus traffic going while the
                            rtos partition measures
+  Linux on 3 CPUs          (not with --quick) configs/qemu-virt-4cpu.toml, Linux on CPUs 1-3: boot,
+                           hackbench, then the Linux load while the rtos partition (CPU 0) measures;
+                           reference: Debian's standard kernel bare with -smp 3, boot and hackbench
 
 plus the rtos context-switch time, Linux's boot-to-shell time and a hackbench run (bare and under rtmux),
 the hypervisor's size, and a determinism check (the quick bare rtos cases run twice must agree exactly).
@@ -43,6 +46,8 @@ from rtmux.bench.model import (
     PERIOD_US,
     SAMPLES_FULL,
     SAMPLES_QUICK,
+    SMP_CONFIG,
+    SMP_LINUX_CPUS,
     SWITCHES,
     VBUS_BULK_S_FULL,
     VBUS_BULK_S_QUICK,
@@ -54,6 +59,7 @@ from rtmux.bench.model import (
     RunDoc,
     RunOutput,
     records,
+    smp_extra_samples,
     vbus_extra_samples,
 )
 from rtmux.bench.progress import plan_cost, predicted_s
@@ -106,8 +112,9 @@ class Bench:
             ("linux", f"period_us={PERIOD_US} samples=0", "rtmux-linux"),
             ("linux-cpu0", f"period_us={PERIOD_US} samples=0", "rtmux-linux-cpu0"),
             ("vbus", self.vbus_rtos_args(), "rtmux-vbus"),
+            ("smp", self.smp_rtos_args(), "rtmux-smp"),
         ):
-            if name == "linux-cpu0" and self.opts.quick:
+            if name in ("linux-cpu0", "smp") and self.opts.quick:
                 continue
             self.systems[name] = linux_script.system_argv(
                 f"{self.mode}-{name}",
@@ -116,6 +123,7 @@ class Bench:
                 folder=self.data / "configs",
                 swapped=name == "linux-cpu0",
                 script_text=self._write_script(run_id, plans[run_id]).read_text(encoding="utf-8"),
+                base=SMP_CONFIG if name == "smp" else system.DEFAULT_CONFIG,
             )
 
     # ----------------------------------------------------------------------------- the runs
@@ -131,6 +139,13 @@ class Bench:
 
     def vbus_rtos_args(self) -> str:
         return f"period_us={PERIOD_US} samples={self.vbus_rtos_samples()} echo=1"
+
+    def smp_rtos_samples(self) -> int:
+        loops = HACKBENCH_LOOPS_QUICK if self.opts.quick else HACKBENCH_LOOPS_FULL
+        return self.samples + PARTITION_WARMUP + smp_extra_samples(loops)
+
+    def smp_rtos_args(self) -> str:
+        return f"period_us={PERIOD_US} samples={self.smp_rtos_samples()}"
 
     def plans(self) -> dict[str, linux_script.Plan]:
         """What Linux does in each Linux boot."""
@@ -151,6 +166,14 @@ class Bench:
                 n,
                 vbus=self.vbus_plan(),
                 hold_until_s=self.vbus_rtos_samples() * PERIOD_US / 1e6 + PARTITION_HOLD_MARGIN_S,
+            ),
+            "linux-std-smp3": linux_script.Plan(n, hackbench=True, hackbench_loops=loops),
+            "rtmux-smp": linux_script.Plan(
+                n,
+                hackbench=True,
+                hackbench_loops=loops,
+                load=True,
+                hold_until_s=self.smp_rtos_samples() * PERIOD_US / 1e6 + PARTITION_HOLD_MARGIN_S,
             ),
         }
 
@@ -230,6 +253,20 @@ class Bench:
                     lambda phase: self.rtmux_linux_cpu0(plans["rtmux-linux-cpu0"], phase),
                 )
             )
+            runs += [
+                Run(
+                    "linux-std-smp3",
+                    f"Linux std bare (-smp {SMP_LINUX_CPUS}): boot, hackbench",
+                    plan_cost(icount, plans["linux-std-smp3"], "linux", linux_cpus=SMP_LINUX_CPUS),
+                    lambda phase: self.linux_bare_smp(plans["linux-std-smp3"], phase),
+                ),
+                Run(
+                    "rtmux-smp",
+                    "rtmux -smp 4: Linux on CPUs 1-3 boot, hackbench, then loaded while the rtos measures",
+                    plan_cost(icount, plans["rtmux-smp"], "rtmux", linux_cpus=SMP_LINUX_CPUS),
+                    lambda phase: self.rtmux_smp(plans["rtmux-smp"], phase),
+                ),
+            ]
         if icount:
             # Determinism: the quick bare rtos cases twice (the quick run's own cases are the first time).
             q = SAMPLES_QUICK
@@ -314,9 +351,9 @@ class Bench:
 
     # ------------------------------------------------------------------------------- Linux
 
-    def _linux_timeout(self, plan: linux_script.Plan) -> float:
+    def _linux_timeout(self, plan: linux_script.Plan, linux_cpus: int = 1) -> float:
         """Three times the predicted wall time, plus 5 minutes."""
-        return 300.0 + 3.0 * plan_cost(self.icount, plan, "rtmux")
+        return 300.0 + 3.0 * plan_cost(self.icount, plan, "rtmux", linux_cpus=linux_cpus)
 
     def _write_script(self, run_id: str, plan: linux_script.Plan) -> Path:
         path = self.data / f"{run_id}.sh"
@@ -346,13 +383,15 @@ class Bench:
         )
         return Row(row_id, label, system_name, load, hist.stats(), dict(hist.counts), path, run_id)
 
-    def linux_bare(self, flavour: str, plan: linux_script.Plan, phase: Callable[[str], None]) -> RunOutput:
-        run_id = f"linux-{flavour}"
+    def _linux_bare_boot(
+        self, run_id: str, flavour: str, smp: int, plan: linux_script.Plan, phase: Callable[[str], None]
+    ) -> tuple[linux_script.LinuxResult, RunDoc, datetime]:
+        """One boot of Debian's `flavour` kernel bare with `smp` CPUs running `plan`."""
         guest = self.guests[flavour]
         script_path = self._write_script(run_id, plan)
         argv = linux.boot_argv(
             guest,
-            smp=1,
+            smp=smp,
             memory=linux.DEFAULT_MEMORY,
             icount=self.icount,
             append="",
@@ -360,20 +399,32 @@ class Bench:
             seed=linux_script.SEED,
         )
         started = datetime.now().astimezone()
+        name = "Linux std" if flavour == "std" else "Linux PREEMPT_RT"
         result = linux_script.run(
-            argv, plan, what=f"Linux {flavour} bare", timeout_s=self._linux_timeout(plan), on_phase=phase
+            argv,
+            plan,
+            what=f"{name} bare (-smp {smp})",
+            timeout_s=self._linux_timeout(plan, smp),
+            on_phase=phase,
         )
         _check_kernel(result, guest.kernel.release, run_id)
-        name = "Linux std" if flavour == "std" else "Linux PREEMPT_RT"
-        rtmux_args = ["linux", "run", "--kernel", flavour] + ["--icount"] * self.icount + ["--smp", "1"]
+        if result.cpus != smp:
+            raise RtmuxError(f"{run_id}: Linux counted {result.cpus} CPUs, not {smp}")
+        rtmux_args = ["linux", "run", "--kernel", flavour] + ["--icount"] * self.icount + ["--smp", str(smp)]
         rtmux_args += ["--seed", str(linux_script.SEED), "--linux-script", paths.display(script_path)]
         doc = RunDoc(
             run_id,
-            f"{name} bare (-smp 1)",
+            f"{name} bare (-smp {smp})",
             _rtmux_cmd(rtmux_args),
             _shown_argv(argv),
             linux_script.script(plan),
         )
+        return result, doc, started
+
+    def linux_bare(self, flavour: str, plan: linux_script.Plan, phase: Callable[[str], None]) -> RunOutput:
+        run_id = f"linux-{flavour}"
+        result, doc, started = self._linux_bare_boot(run_id, flavour, 1, plan, phase)
+        name = "Linux std" if flavour == "std" else "Linux PREEMPT_RT"
         assert result.idle is not None and result.loaded is not None
         cmd_idle = cyclictest.command(plan.samples, linux_script.histfile("idle"))
         cmd_loaded = cyclictest.command(plan.samples, linux_script.histfile("loaded"))
@@ -464,6 +515,7 @@ class Bench:
         rtos_args: str,
         plan: linux_script.Plan,
         phase: Callable[[str], None],
+        linux_cpus: int = 1,
     ) -> tuple[RunDoc, datetime, linux_script.LinuxResult]:
         """One boot of the system `system_name` whose rtos partition measures `rtos_samples` samples."""
         doc = self._system_doc(run_id, title, system_name, rtos_args, plan)
@@ -472,7 +524,7 @@ class Bench:
             self.systems[system_name][0],
             plan,
             what=title,
-            timeout_s=self._linux_timeout(plan),
+            timeout_s=self._linux_timeout(plan, linux_cpus),
             rtos_samples=rtos_samples,
             on_phase=phase,
         )
@@ -578,6 +630,49 @@ class Bench:
             summary=f"V-Bus rtt avg {v.rtt.avg_us:.1f} us (pipe {v.pipe_rtt.avg_us:.1f}), "
             f"{v.bulk.tx_mbps:.1f}/{v.bulk.rx_mbps:.1f} MB/s (pipe {v.pipe_bulk.tx_mbps:.1f}); "
             f"rtos {_summary(row.stats)}, EL2 entries {result.rtos_el2}",
+        )
+
+    def linux_bare_smp(self, plan: linux_script.Plan, phase: Callable[[str], None]) -> RunOutput:
+        """The multi-CPU case's reference: the standard kernel bare on as many CPUs, boot and hackbench."""
+        result, doc, _ = self._linux_bare_boot("linux-std-smp3", "std", SMP_LINUX_CPUS, plan, phase)
+        return RunOutput(linux=result, docs=[doc], summary=_linux_summary(result))
+
+    def rtmux_smp(self, plan: linux_script.Plan, phase: Callable[[str], None]) -> RunOutput:
+        """Linux on CPUs 1-3 (configs/qemu-virt-4cpu.toml): boot and hackbench on its three CPUs, then the
+        load while the rtos partition on CPU 0 measures."""
+        run_id = "rtmux-smp"
+        rtos_samples = self.smp_rtos_samples()
+        rtos_args = self.smp_rtos_args()
+        title = "rtmux -smp 4: Linux on CPUs 1-3, hackbench, then loaded"
+        doc, started, result = self._partition_run(
+            run_id, title, "smp", rtos_samples, rtos_args, plan, phase, linux_cpus=SMP_LINUX_CPUS
+        )
+        _check_kernel(result, self.guests["std"].kernel.release, run_id)
+        if result.cpus != SMP_LINUX_CPUS:
+            raise RtmuxError(f"{run_id}: Linux counted {result.cpus} CPUs, not {SMP_LINUX_CPUS}")
+        assert result.rtos is not None and result.load_start_s is not None
+        under_load_s = rtos_samples * PERIOD_US / 1e6 - result.load_start_s
+        if under_load_s < self.samples * PERIOD_US / 1e6:
+            raise RtmuxError(
+                f"{run_id}: the load started at {result.load_start_s:.2f} s of Linux's uptime, leaving "
+                f"{under_load_s:.2f} s of the rtos partition's sampling under it, less than "
+                f"{self.samples} samples (rtmux.bench.model.smp_extra_samples is too small)"
+            )
+        row = self._rtos_partition_row(
+            "rtos-rtmux-smp-load",
+            f"rtos in rtmux partition, {SMP_LINUX_CPUS}-CPU Linux load (-smp 4)",
+            True,
+            result.rtos,
+            run_id,
+            started,
+            rtos_args,
+            result.rtos_el2,
+        )
+        return RunOutput(
+            rows=[row],
+            linux=result,
+            docs=[doc],
+            summary=f"{_linux_summary(result)}; rtos {_summary(row.stats)}, EL2 entries {result.rtos_el2}",
         )
 
     def rtmux_linux_idle(self, plan: linux_script.Plan, phase: Callable[[str], None]) -> RunOutput:

@@ -452,15 +452,16 @@ def system_argv(
     folder: Path,
     swapped: bool = False,
     script_text: str | None = None,
+    base: Path = system.DEFAULT_CONFIG,
 ) -> tuple[list[str], Path]:
-    """Pack the default system with the rtos partition running the latency app with `rtos_bootargs`, as
-    build/system/bench-NAME.img (a copy of configs/qemu-virt.toml named after the case, so that cases,
-    and other users of ./rtmux run, never overwrite each other's image; without its network device;
-    `swapped`: with the partitions' CPUs exchanged), in the measurement mode (SEED), Linux running
+    """Pack the system `base` (the default one unless said) with the rtos partition running the latency
+    app with `rtos_bootargs`, as build/system/bench-NAME.img (a copy of `base` named after the case, so
+    that cases, and other users of ./rtmux run, never overwrite each other's image; without its network
+    device; `swapped`: with the partitions' CPUs exchanged), in the measurement mode (SEED), Linux running
     `script_text` at boot. Returns QEMU's command line and the configuration copy."""
     folder.mkdir(parents=True, exist_ok=True)
     config = folder / f"bench-{name}.toml"
-    text = without_devices(system.DEFAULT_CONFIG.read_text(encoding="utf-8"))
+    text = without_devices(base.read_text(encoding="utf-8"))
     config.write_text(swap_cpus(text) if swapped else text, encoding="utf-8")
     with _build_lock:
         built = system.build(

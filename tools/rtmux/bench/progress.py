@@ -123,8 +123,11 @@ def predicted_s(
     return boots[boot] + 37.0 * (hackbench + loaded_s) + 0.6 * idle_s + 5.5 * rtos_load_s + 6.0 * vbus_s
 
 
-def plan_cost(icount: bool, plan: linux_script.Plan, boot: str, shell_s: float = 1.0) -> float:
-    """predicted_s of a Linux boot that runs `plan` (Linux reaches its shell at `shell_s` guest seconds)."""
+def plan_cost(
+    icount: bool, plan: linux_script.Plan, boot: str, shell_s: float = 1.0, linux_cpus: int = 1
+) -> float:
+    """predicted_s of a Linux boot that runs `plan` (Linux reaches its shell at `shell_s` guest seconds) on
+    `linux_cpus` CPUs: in icount mode one host thread runs every vCPU, so each busy one costs its share."""
     guest = plan.samples * PERIOD_US / 1e6
     idle = guest if plan.idle else 0.0
     loaded = guest if plan.loaded else 0.0
@@ -139,4 +142,6 @@ def plan_cost(icount: bool, plan: linux_script.Plan, boot: str, shell_s: float =
     if plan.load:
         loaded += 0.3  # stopping the load
     loops = plan.hackbench_loops if plan.hackbench else 0
+    if icount:
+        loaded *= linux_cpus
     return predicted_s(icount, boot=boot, hackbench_loops=loops, idle_s=idle, loaded_s=loaded, vbus_s=vbus)

@@ -31,6 +31,7 @@ TARGET_VBUS_RTT_VS_PIPE = 1.5
 TARGET_VBUS_RTT_US = 20.0
 TARGET_VBUS_MBPS = 100.0
 TARGET_VBUS_RTOS_VS_IDLE = 1.05
+TARGET_SMP_RTOS_VS_1CPU = 1.05
 
 CSV_FIELDS = (
     "mode", "case", "label", "system", "load", "samples", "min_us", "avg_us", "p99_us", "p99_9_us", "max_us",
@@ -97,6 +98,7 @@ def targets(r: BenchResults) -> list[Target]:
         ("rtos-rtmux-idle", "Linux idle"),
         ("rtos-rtmux-load", "Linux load"),
         ("rtos-rtmux-vbus", "V-Bus traffic"),
+        ("rtos-rtmux-smp-load", "3-CPU Linux load"),
     ):
         row = r.row(row_id)
         if row is not None and row.el2_entries is not None:
@@ -169,7 +171,59 @@ def targets(r: BenchResults) -> list[Target]:
             )
         )
     out += _vbus_targets(r)
+    out += _smp_targets(r)
     return out
+
+
+def _smp_targets(r: BenchResults) -> list[Target]:
+    out = []
+    within = f"{TARGET_LINUX_UNDER_RTMUX - 1:.0%}"
+    under, bare = _linux(r, "rtmux-smp"), _linux(r, "linux-std-smp3")
+    if under and bare and under.hackbench_s and bare.hackbench_s:
+        ratio = _ratio(under.hackbench_s, bare.hackbench_s)
+        out.append(
+            Target(
+                f"Linux on 3 CPUs under rtmux: `{linux_script.hackbench(r.hackbench_loops)}` within {within} "
+                "of bare -smp 3",
+                f"{under.hackbench_s:.3f} vs {bare.hackbench_s:.3f} s = {ratio:.2f} x",
+                ratio <= TARGET_LINUX_UNDER_RTMUX,
+            )
+        )
+    smp, one = r.row("rtos-rtmux-smp-load"), r.row("rtos-rtmux-load")
+    if smp is not None and one is not None:
+        ratio = _ratio(smp.stats.max_us, one.stats.max_us)
+        out.append(
+            Target(
+                f"rtos in partition, 3-CPU Linux load: max <= {TARGET_SMP_RTOS_VS_1CPU:g} x its max with a "
+                "1-CPU Linux load",
+                f"{smp.stats.max_us:.3f} us = {ratio:.2f} x {one.stats.max_us:.3f} us",
+                ratio <= TARGET_SMP_RTOS_VS_1CPU,
+            )
+        )
+    return out
+
+
+def _smp_table(r: BenchResults) -> list[str]:
+    under, bare = _linux(r, "rtmux-smp"), _linux(r, "linux-std-smp3")
+    if under is None or bare is None:
+        return []
+    lines = [
+        "Linux on three CPUs, bare (`-smp 3`) and as the rtmux partition on CPUs 1-3 of `-smp 4`",
+        "(configs/qemu-virt-4cpu.toml, the rtos partition measuring on CPU 0), guest time:",
+        "",
+        "| Linux, 3 CPUs | std bare (-smp 3) | std under rtmux (CPUs 1-3) | rtmux / bare |",
+        "|---|---:|---:|---:|",
+        f"| CPUs Linux counted | {bare.cpus} | {under.cpus} | |",
+    ]
+    hackbench = f"`{linux_script.hackbench(r.hackbench_loops)}` (guest s)"
+    for name, a, b, fmt in (
+        ("boot to shell (guest s, /proc/uptime)", under.boot_s, bare.boot_s, ".2f"),
+        (hackbench, under.hackbench_s, bare.hackbench_s, ".3f"),
+    ):
+        ratio = f"{a / b:.2f}" if a is not None and b else "–"
+        cells = ["–" if v is None else format(v, fmt) for v in (b, a)]
+        lines.append(f"| {name} | {cells[0]} | {cells[1]} | {ratio} |")
+    return lines
 
 
 def _vbus_targets(r: BenchResults) -> list[Target]:
@@ -468,6 +522,9 @@ def render_section(r: BenchResults, csv_file: Path, png_file: Path | None, outpu
     vbus_table = _vbus_table(r)
     if vbus_table:
         lines += [*vbus_table, ""]
+    smp_table = _smp_table(r)
+    if smp_table:
+        lines += [*smp_table, ""]
     if r.ctxsw is not None:
         c = r.ctxsw
         lines += [_para(CTXSW_TEXT), "", "| switches | total (ns) | ns per switch |", "|---:|---:|---:|"]
