@@ -1,7 +1,8 @@
 /*
- * Reference load on the second CPU (see rtos/cpuload.h). Everything here after cpu1_main starts runs
- * on that CPU with IRQs masked: it touches only its own stack, its copy buffers, its own timer and its
- * own redistributor frame, never kernel state (the kernel's lock is "IRQs masked on one CPU").
+ * Reference load on the CPUs after the boot CPU (see rtos/cpuload.h). Everything here after cpu1_main
+ * starts runs on such a CPU with IRQs masked: it touches only its own stack, its own copy buffers, its
+ * own timer and its own redistributor frame, never kernel state (the kernel's lock is "IRQs masked on
+ * one CPU").
  */
 #include "rtos/cpuload.h"
 
@@ -27,10 +28,16 @@ enum pattern { PAT_SPIN, PAT_COPY, PAT_TICK };
 
 static const char *const names[] = {"spin", "copy", "tick"};
 
-static struct arch_secondary boot;
-static uint64_t cpu1_stack[CPU1_STACK / 8u] __attribute__((aligned(16)));
-static uint64_t copy_src[COPY_WORDS], copy_dst[COPY_WORDS];
-static uint64_t tick_ticks;
+/* One loaded CPU: what it runs and its own memory. */
+struct load_cpu {
+    struct arch_secondary boot;
+    enum pattern pattern;
+    uint64_t stack[CPU1_STACK / 8u] __attribute__((aligned(16)));
+    uint64_t copy_src[COPY_WORDS], copy_dst[COPY_WORDS];
+};
+
+static struct load_cpu loads[RT_CPULOAD_MAX_CPUS];
+static uint64_t tick_ticks; /* written before any loaded CPU starts, then only read */
 static bool started;
 
 static bool name_is(const char *a, const char *b)
@@ -49,10 +56,10 @@ static void spin(uint64_t n)
     }
 }
 
-static void copy_once(void)
+static void copy_once(struct load_cpu *c)
 {
     for (size_t i = 0; i < COPY_WORDS; i++) {
-        copy_dst[i] = copy_src[i] + i;
+        c->copy_dst[i] = c->copy_src[i] + i;
     }
 }
 
@@ -93,7 +100,8 @@ static void cpu1_gic_init(void)
 
 static void cpu1_main(void *arg)
 {
-    enum pattern p = (enum pattern)(uintptr_t)arg;
+    struct load_cpu *c = arg;
+    enum pattern p = c->pattern;
     uint64_t next = arch_counter() + tick_ticks;
     if (p == PAT_TICK) {
         cpu1_gic_init();
@@ -104,7 +112,7 @@ static void cpu1_main(void *arg)
             spin(UINT64_MAX);
             break;
         case PAT_COPY:
-            copy_once();
+            copy_once(c);
             break;
         case PAT_TICK:
             timer_set(next);
@@ -118,40 +126,50 @@ static void cpu1_main(void *arg)
     }
 }
 
-int rt_cpuload_start(const char *pattern)
+int rt_cpuload_start(const char *pattern, unsigned ncpus)
 {
     unsigned p = 0;
     while (p < sizeof(names) / sizeof(names[0]) && !name_is(pattern, names[p])) {
         p++;
     }
-    if (p == sizeof(names) / sizeof(names[0])) {
+    if (p == sizeof(names) / sizeof(names[0]) || ncpus == 0 || ncpus > RT_CPULOAD_MAX_CPUS) {
         return RT_EINVAL;
     }
     if (started) {
         return RT_EBUSY;
     }
     tick_ticks = rt_ns_to_ticks(TICK_NS);
-    boot.sp = (uint64_t)(uintptr_t)&cpu1_stack[CPU1_STACK / 8u];
-    boot.entry = cpu1_main;
-    boot.arg = (void *)(uintptr_t)p;
-    int64_t r = arch_cpu_start(arch_mpidr_affinity() + 1u, arch_secondary_entry, &boot);
-    if (r == PSCI_SUCCESS) {
-        started = true;
-        return RT_OK;
+    for (unsigned i = 0; i < ncpus; i++) {
+        struct load_cpu *c = &loads[i];
+        c->pattern = (enum pattern)p;
+        c->boot.sp = (uint64_t)(uintptr_t)&c->stack[CPU1_STACK / 8u];
+        c->boot.entry = cpu1_main;
+        c->boot.arg = c;
+        int64_t r = arch_cpu_start(arch_mpidr_affinity() + 1u + i, arch_secondary_entry, &c->boot);
+        if (r != PSCI_SUCCESS) {
+            /* The CPUs started so far keep their load (nothing stops one); a second call is refused. */
+            started = i > 0;
+            return r == PSCI_ALREADY_ON ? RT_EBUSY : r == PSCI_INVALID_PARAMS ? RT_EINVAL : RT_EPERM;
+        }
     }
-    return r == PSCI_ALREADY_ON ? RT_EBUSY : r == PSCI_INVALID_PARAMS ? RT_EINVAL : RT_EPERM;
+    started = true;
+    return RT_OK;
 }
 
 void rt_cpuload_start_from_bootargs(const char *who)
 {
-    char pattern[16];
+    char pattern[16], count[8];
     if (rt_bootarg("cpu1", pattern, sizeof(pattern)) == 0) {
         return;
     }
-    int rc = rt_cpuload_start(pattern);
+    unsigned ncpus = 1;
+    if (rt_bootarg("load_cpus", count, sizeof(count)) != 0) {
+        ncpus = count[0] >= '1' && count[0] <= '9' && count[1] == '\0' ? (unsigned)(count[0] - '0') : 0u;
+    }
+    int rc = rt_cpuload_start(pattern, ncpus);
     if (rc == RT_OK) {
-        rt_printf("%s: cpu1 load '%s' started\n", who, pattern);
+        rt_printf("%s: cpu1 load '%s' started on %u CPU(s)\n", who, pattern, ncpus);
     } else {
-        rt_printf("%s: cpu1 load '%s' not started: %s\n", who, pattern, rt_strerror(rc));
+        rt_printf("%s: cpu1 load '%s' on %u CPU(s) not started: %s\n", who, pattern, ncpus, rt_strerror(rc));
     }
 }

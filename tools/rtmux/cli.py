@@ -214,6 +214,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="boot two vCPUs and run this reference load on the second (rtos/include/rtos/cpuload.h)",
     )
     p.add_argument(
+        "--load-cpus",
+        type=int,
+        choices=range(1, rtos.LOAD_CPUS_MAX + 1),
+        default=1,
+        metavar="N",
+        help=f"with --cpu1: boot 1 + N vCPUs, the load on all but the first (1 to {rtos.LOAD_CPUS_MAX}; 1)",
+    )
+    p.add_argument(
         "--histogram",
         type=Path,
         default=paths.BUILD_DIR / "latency-hist.dat",
@@ -321,6 +329,7 @@ def cmd_latency(args: argparse.Namespace) -> int:
         histogram_path=args.histogram,
         on_line=rtos.latency_echo,
         cpu1=args.cpu1,
+        load_cpus=args.load_cpus,
     )
     rts = run.report.summary
     print(

@@ -267,7 +267,8 @@ static void faulter_entry(void *arg)
 
 void rt_main(void)
 {
-    static const char *const known[] = {"latmon", "period_us", "cpu1", "echo_open_s", "fault_s", NULL};
+    static const char *const known[] = {"latmon",      "period_us", "cpu1", "load_cpus",
+                                        "echo_open_s", "fault_s",   NULL};
     (void)rt_bootargs_check(known);
     rt_cpuload_start_from_bootargs("demo");
     (void)rt_msgq_init(&status_q, status_storage, sizeof(struct status), 4);

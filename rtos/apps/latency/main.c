@@ -79,7 +79,8 @@ static void start_load(void)
 
 void rt_main(void)
 {
-    static const char *const known[] = {"period_us", "samples", "load", "report_ms", "cpu1", "echo", NULL};
+    static const char *const known[] = {"period_us", "samples",   "load", "report_ms",
+                                        "cpu1",      "load_cpus", "echo", NULL};
     (void)rt_bootargs_check(known);
     rt_cpuload_start_from_bootargs("latency");
     uint64_t period_us = rt_bootarg_u64("period_us", 1000);

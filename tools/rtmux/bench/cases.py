@@ -16,7 +16,8 @@ under load:
                            rtos partition measures
   Linux on 3 CPUs          (not with --quick) configs/qemu-virt-4cpu.toml, Linux on CPUs 1-3: boot,
                            hackbench, then the Linux load while the rtos partition (CPU 0) measures;
-                           reference: Debian's standard kernel bare with -smp 3, boot and hackbench
+                           references: Debian's standard kernel bare with -smp 3, boot and hackbench;
+                           the rtos bare metal with -smp 4 and CPUs 1-3 copying memory (load_cpus=3)
 
 plus the rtos context-switch time, Linux's boot-to-shell time and a hackbench run (bare and under rtmux),
 the hypervisor's size, and a determinism check (the quick bare rtos cases run twice must agree exactly).
@@ -46,6 +47,7 @@ from rtmux.bench.model import (
     PERIOD_US,
     SAMPLES_FULL,
     SAMPLES_QUICK,
+    SMP_BARE_SAMPLES,
     SMP_CONFIG,
     SMP_LINUX_CPUS,
     SWITCHES,
@@ -255,6 +257,14 @@ class Bench:
             )
             runs += [
                 Run(
+                    "rtos-bare-cpus3",
+                    f"rtos bare metal (-smp 4), CPUs 1-{SMP_LINUX_CPUS} copying memory",
+                    predicted_s(icount, boot="rtos", loaded_s=3.0 if icount else SMP_BARE_SAMPLES / 1000),
+                    lambda phase: self.rtos_bare(
+                        False, SMP_BARE_SAMPLES, "rtos-bare-cpus3", CPU1_REFERENCE, SMP_LINUX_CPUS
+                    ),
+                ),
+                Run(
                     "linux-std-smp3",
                     f"Linux std bare (-smp {SMP_LINUX_CPUS}): boot, hackbench",
                     plan_cost(icount, plans["linux-std-smp3"], "linux", linux_cpus=SMP_LINUX_CPUS),
@@ -294,10 +304,11 @@ class Bench:
     # ---------------------------------------------------------------------------- rtos bare
 
     def _rtos_latency(
-        self, load: bool, samples: int, hist: Path, cpu1: str | None = None
+        self, load: bool, samples: int, hist: Path, cpu1: str | None = None, load_cpus: int = 1
     ) -> latmus.LatencyReport:
         run = rtos.latency(
             cpu1=cpu1,
+            load_cpus=load_cpus,
             period_us=PERIOD_US,
             samples=samples,
             load=load,
@@ -308,23 +319,33 @@ class Bench:
         )
         return run.report
 
-    def rtos_bare(self, load: bool, samples: int, row_id: str, cpu1: str | None = None) -> RunOutput:
+    def rtos_bare(
+        self, load: bool, samples: int, row_id: str, cpu1: str | None = None, load_cpus: int = 1
+    ) -> RunOutput:
         hist = self.data / f"{row_id}.dat"
-        report = self._rtos_latency(load, samples, hist, cpu1)
+        report = self._rtos_latency(load, samples, hist, cpu1, load_cpus)
         stats = latstats.rtos_stats(report)
         label = "rtos bare metal, rtos load" if load else "rtos bare metal, idle"
-        if cpu1 is not None:
+        if cpu1 is not None and load_cpus == 1:
             label = f"rtos bare metal (-smp 2), CPU 1 busy (cpu1={cpu1}, reference)"
+        elif cpu1 is not None:
+            label = (
+                f"rtos bare metal (-smp {1 + load_cpus}), CPUs 1-{load_cpus} busy "
+                f"(cpu1={cpu1} load_cpus={load_cpus}, reference)"
+            )
         row = Row(row_id, label, "rtos bare", load, stats, dict(report.histogram.counts), hist, row_id)
         args = ["rtos", "latency"] + ["--icount"] * self.icount
         args += ["--period-us", str(PERIOD_US), "--samples", str(samples)] + ["--load"] * load
         args += ["--cpu1", cpu1] if cpu1 is not None else []
+        args += ["--load-cpus", str(load_cpus)] if load_cpus != 1 else []
         args += ["--histogram", paths.display(hist)]
         boot_args: dict[str, object] = {"period_us": PERIOD_US, "samples": samples, "load": load}
         if cpu1 is not None:
             boot_args["cpu1"] = cpu1
+        if load_cpus != 1:
+            boot_args["load_cpus"] = load_cpus
         bootargs = rtos.format_bootargs(boot_args)
-        smp = 1 if cpu1 is None else 2
+        smp = 1 if cpu1 is None else 1 + load_cpus
         shown = rtos.shown_command("latency", bootargs, self.icount, smp)
         doc = RunDoc(row_id, label, _rtmux_cmd(args), shown)
         out = RunOutput(rows=[row], docs=[doc], summary=_summary(stats))

@@ -50,6 +50,10 @@ def vbus_extra_samples(round_trips: int, bulk_s: int) -> int:
 # from Linux's uptime).
 SMP_CONFIG = paths.REPO_ROOT / "configs" / "qemu-virt-4cpu.toml"
 SMP_LINUX_CPUS = 3
+# Samples of the bare-metal reference with CPUs 1-3 copying memory: fewer than the other cases', because
+# icount's round-robin makes each of its samples late by up to 200 ms (2,000 samples: ~2 minutes of wall
+# time, at 2026-11-24's measurement), and one such run is enough to show the emulator's delay.
+SMP_BARE_SAMPLES = 2_000
 
 
 def smp_extra_samples(hackbench_loops: int) -> int:

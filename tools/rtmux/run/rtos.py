@@ -59,6 +59,8 @@ def build(enabled: bool = True) -> None:
 
 # The reference loads rtos/include/rtos/cpuload.h defines for the second vCPU (boot argument cpu1=).
 CPU1_PATTERNS = ("spin", "copy", "tick")
+# The most CPUs such a load may occupy (load_cpus=N, RT_CPULOAD_MAX_CPUS): -smp 4.
+LOAD_CPUS_MAX = 3
 
 
 def image_for(app: str) -> Path:
@@ -179,22 +181,30 @@ def latency(
     histogram_path: Path,
     on_line: Callable[[str], None] | None,
     cpu1: str | None = None,
+    load_cpus: int = 1,
 ) -> LatencyRun:
     """Run the latency monitor, check its output strictly and write the gnuplot histogram. With `cpu1`
-    (a pattern of rtos/cpuload.h) the board has two vCPUs and the second runs that reference load."""
+    (a pattern of rtos/cpuload.h) the board has 1 + `load_cpus` vCPUs and all but the first run that
+    reference load."""
     if period_us < 1:
         raise RtmuxError("the sampling period must be at least 1 us")
     if samples < 1:
         raise RtmuxError("the sample count must be at least 1 (every run needs an end)")
     args: dict[str, object] = {"period_us": period_us, "samples": samples, "load": load}
+    if not 1 <= load_cpus <= LOAD_CPUS_MAX:
+        raise RtmuxError(f"the load may occupy 1 to {LOAD_CPUS_MAX} CPUs, not {load_cpus}")
     if cpu1 is not None:
         args["cpu1"] = cpu1
+        if load_cpus != 1:
+            args["load_cpus"] = load_cpus
+    elif load_cpus != 1:
+        raise RtmuxError("load_cpus needs a load pattern (cpu1)")
     bootargs = format_bootargs(args)
-    smp = 1 if cpu1 is None else 2
+    smp = 1 if cpu1 is None else 1 + load_cpus
     started = datetime.now().astimezone()
     result = boot("latency", bootargs, icount=icount, timeout_s=timeout_s, on_line=on_line, smp=smp)
-    if cpu1 is not None and f"cpu1 load '{cpu1}' started" not in result.console:
-        raise GuestFailure(f"latency: the cpu1={cpu1} load did not start", result)
+    if cpu1 is not None and f"cpu1 load '{cpu1}' started on {load_cpus} CPU(s)" not in result.console:
+        raise GuestFailure(f"latency: the cpu1={cpu1} load did not start on {load_cpus} CPU(s)", result)
     check_exit(result, "latency")
     try:
         report = latmus.parse_latency(result.console)
