@@ -5,10 +5,12 @@ from __future__ import annotations
 import io
 import subprocess
 import time
+from pathlib import Path
 
 import pytest
 
 from rtmux.bench import linux_script, model, report, runner
+from rtmux.bench.cases import Bench
 from rtmux.bench.progress import Progress, estimate_remaining, plan_cost
 from rtmux.errors import RtmuxError
 
@@ -199,6 +201,25 @@ def test_plan_cost() -> None:
     hb = linux_script.Plan(10000, hackbench=True, idle=True, hackbench_loops=500)
     assert plan_cost(True, hb, "linux") == pytest.approx(5.0 + 37.0 * 0.6 + 0.6 * 10)
     assert plan_cost(False, hb, "linux") == pytest.approx(10.0 + 1.8 + 11.0)
+    # icount runs every vCPU in one host thread: three loaded Linux CPUs cost three times the wall time
+    assert plan_cost(True, plan, "rtmux", linux_cpus=3) == pytest.approx(10.0 + 37.0 * 3 * (1.8 + 0.3))
+    assert plan_cost(False, plan, "rtmux", linux_cpus=3) == plan_cost(False, plan, "rtmux")
+
+
+def test_bench_runs_and_plans_of_the_multi_cpu_case(tmp_path: Path) -> None:
+    full = Bench(model.Options(data_dir=tmp_path), io.StringIO())
+    quick = Bench(model.Options(quick=True, data_dir=tmp_path), io.StringIO())
+    ids = [r.id for r in full.runs()]
+    assert {"rtos-bare-cpus3", "linux-std-smp3", "rtmux-smp"} <= set(ids)
+    assert not {"rtos-bare-cpus3", "linux-std-smp3", "rtmux-smp"} & {r.id for r in quick.runs()}
+    plan = full.plans()["rtmux-smp"]
+    assert plan.hackbench and plan.load and not plan.loaded
+    assert plan.hackbench_loops == model.HACKBENCH_LOOPS_FULL
+    samples = full.smp_rtos_samples()
+    assert samples == model.SAMPLES_FULL + model.PARTITION_WARMUP + model.smp_extra_samples(500) == 13100
+    assert plan.hold_until_s == pytest.approx(samples / 1000 + model.PARTITION_HOLD_MARGIN_S)
+    assert full.smp_rtos_args() == f"period_us=1000 samples={samples}"
+    assert full.plans()["linux-std-smp3"].phases == ["hackbench", "dump"]
 
 
 def test_compare_records() -> None:

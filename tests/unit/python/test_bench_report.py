@@ -303,3 +303,37 @@ def test_vbus_targets_and_table() -> None:
             "### How each case runs"
         )[0]
     )
+
+
+def test_smp_targets_and_table() -> None:
+    r = results()
+    r.rows.append(
+        model.Row(
+            "rtos-rtmux-smp-load",
+            "label smp",
+            "rtos in rtmux",
+            True,
+            rtos_stats(12355.968, 13100, 3337),
+            {0: 13100},
+            Path("/x/s.dat"),
+            "run",
+            0,
+        )
+    )
+    r.linux["linux-std-smp3"] = linux_result("6.1.0-56-arm64", 1.00, 0.655)
+    r.linux["rtmux-smp"] = linux_result("6.1.0-56-arm64", 1.06, 0.730)
+    r.linux["linux-std-smp3"].cpus = r.linux["rtmux-smp"].cpus = 3
+    got = {t.name: t for t in report.targets(r)}
+    hackbench = got["Linux on 3 CPUs under rtmux: `hackbench -g 2 -f 10 -l 500` within 10% of bare -smp 3"]
+    assert not hackbench.met and hackbench.measured == "0.730 vs 0.655 s = 1.11 x"
+    rtos = got["rtos in partition, 3-CPU Linux load: max <= 1.05 x its max with a 1-CPU Linux load"]
+    assert not rtos.met and rtos.measured == "12355.968 us = 20322.32 x 0.608 us"
+    assert got["rtos in partition, 3-CPU Linux load: EL2 entries of the rtos CPU while it measures = 0"].met
+    section = report.render_section(r, Path("/x/B.csv"), None, Path("/x/B.md"))
+    assert "| CPUs Linux counted | 3 | 3 | |" in section
+    assert "| boot to shell (guest s, /proc/uptime) | 1.00 | 1.06 | 1.06 |" in section
+    assert "| `hackbench -g 2 -f 10 -l 500` (guest s) | 0.655 | 0.730 | 1.11 |" in section
+    # without the multi-CPU runs (a --quick run): no table, no targets
+    plain = results()
+    assert "Linux on three CPUs" not in report.render_section(plain, Path("/x/B.csv"), None, Path("/x/B.md"))
+    assert not [t for t in report.targets(plain) if "3-CPU" in t.name or "3 CPUs" in t.name]

@@ -98,6 +98,26 @@ def test_latency(fake_qemu: Callable[..., Path], consoles: SimpleNamespace, caps
     assert "-append 'period_us=1000 samples=3000 load=0'" in header["command"]
 
 
+def test_latency_load_on_three_cpus(
+    fake_qemu: Callable[..., Path], consoles: SimpleNamespace, capsys, tmp_path: Path
+) -> None:
+    started = "latency: cpu1 load 'copy' started on 3 CPU(s)\n"
+    argv = fake_qemu(started + consoles.latency(samples=3000))
+    cmd = ["rtos", "latency", "--no-build", "--samples", "3000", "--histogram", str(tmp_path / "h.dat")]
+    rc, _, err = run_cli([*cmd, "--cpu1", "copy", "--load-cpus", "3"], capsys)
+    assert rc == 0, err
+    args = argv.read_text().splitlines()
+    assert args[args.index("-smp") + 1] == "4"
+    assert args[args.index("-append") + 1] == "period_us=1000 samples=3000 load=0 cpu1=copy load_cpus=3"
+    # the guest said it loaded another number of CPUs: refused
+    fake_qemu(started.replace("3 CPU", "1 CPU") + consoles.latency(samples=3000))
+    rc, _, err = run_cli([*cmd, "--cpu1", "copy", "--load-cpus", "3"], capsys)
+    assert rc == EXIT_FAILED and "did not start on 3 CPU(s)" in err
+    # a CPU count without a load
+    rc, _, err = run_cli([*cmd, "--load-cpus", "2"], capsys)
+    assert rc != 0 and "needs a load pattern" in err
+
+
 def test_latency_sample_mismatch(fake_qemu: Callable[..., Path], consoles: SimpleNamespace, capsys) -> None:
     fake_qemu(consoles.latency(samples=3000))
     rc, _, err = run_cli(["rtos", "latency", "--no-build", "--samples", "2000", "--load"], capsys)
@@ -140,6 +160,7 @@ def test_missing_qemu(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys) -
         ["rtos", "latency", "--samples", "10", "--duration", "1"],
         ["rtos", "latency", "--samples", "0"],
         ["rtos", "latency", "--period-us", "-5"],
+        ["rtos", "latency", "--cpu1", "copy", "--load-cpus", "4"],
         ["rtos", "selftest", "--timeout", "0"],
         ["rtos", "selftest", "--only", "a b"],
         ["rtos", "run", "--app", "nope"],
