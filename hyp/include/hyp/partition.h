@@ -61,6 +61,11 @@ struct partition {
         unsigned max_restarts; /* 1..HYP_MAX_RESTARTS with FAULT_RESTART */
         uint32_t window_s;
     } fault;
+    /* Shared-core mode (an rtos partition only): its CPU also runs the Linux partition that lists it,
+     * whenever the rtos is idle (arch/arm64/share.c); starved_ms: how long Linux may go without running
+     * there before the console says so (non-zero exactly when shared). */
+    bool shared;
+    uint32_t starved_ms;
     /* runtime */
     uint64_t starts; /* partition starts so far: boot, then one per reset */
     uint64_t *s2_root;
