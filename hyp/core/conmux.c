@@ -18,12 +18,13 @@
 #include "hyp/vcpu.h"
 #include "hyp/vuart.h"
 #include "lib/conring.h"
+#include "lib/prio.h"
 #include "lib/string.h"
 
 /* Priority of the UART input interrupt at the physical GIC. The drain CPU takes every interrupt at EL2
  * with ICC_PMR_EL1 fully open (vgic_cpu_init), so this only orders it among pending ones: mid-range, as
  * the hypervisor's PPIs. */
-#define CONMUX_UART_PRIO 0x80u
+#define CONMUX_UART_PRIO RTMUX_PRIO_HYP /* waits while the rtos of a CPU it shares runs */
 
 int con_drain_cpu = -1;
 struct partition *con_focus;

@@ -14,6 +14,14 @@
  * private interrupts, which only it can reach) and turned off. Only then is the partition's shared
  * state wiped: its SPIs, its devices, its RAM. A restart then starts its boot CPU alone (handed over as
  * CPU_ON would, when the restart ran on another CPU); Linux starts the others with CPU_ON, as at boot.
+ *
+ * Shared-core mode: on a CPU an rtos shares with Linux, both virtual CPUs live (hyp_rtos_vcpu and
+ * hyp_vcpu), and the power states above are Linux's as everywhere. The rtos has the CPU whenever it is
+ * running and not idle: its idle WFI traps (part_rtos_idle) and hands the CPU to Linux if Linux's virtual
+ * CPU is on (resumed) or starting (started), else the hypervisor waits there; any interrupt of the rtos
+ * while Linux runs or while the hypervisor waits gives the CPU back to it at once (part_rtos_preempt).
+ * Whatever stops one side leaves the other running: a Linux CPU that turns off or stops, or a stopped
+ * rtos, goes on with the other world (shared_next).
  */
 #include "hyp/lifecycle.h"
 
@@ -25,6 +33,7 @@
 #include "hyp/conmux.h"
 #include "hyp/partition.h"
 #include "hyp/printf.h"
+#include "hyp/share.h"
 #include "hyp/vbus.h"
 #include "hyp/vcpu.h"
 
@@ -74,10 +83,22 @@ static uint64_t boot_x0(const struct partition *p)
  * and WFI wakes on a masked interrupt too, so a kick that comes between the check and the WFI is not
  * slept through.
  */
+static void __attribute__((noreturn)) shared_next(unsigned cpu, bool rtos_idle, uint64_t t0);
+
+static bool rtos_runs_on(unsigned cpu)
+{
+    const struct partition *r = hyp_rtos_vcpu[cpu].part;
+    return r != NULL && r->state == PART_RUNNING;
+}
+
 static void __attribute__((noreturn)) cpu_wait(struct vcpu *v)
 {
     spinlock_t *lock = cpus_lock_of(v->part);
-    arch_guest_wait_setup();
+    if (v->part->kind == PART_LINUX && rtos_runs_on(v->cpu)) {
+        shared_next(v->cpu, false,
+                    arch_counter()); /* the rtos has the CPU; Linux's CPU_ON reaches it there */
+    }
+    arch_guest_wait_setup(v);
     for (;;) {
         arch_irq_disable();
         spin_lock(lock);
@@ -120,6 +141,84 @@ static void __attribute__((noreturn)) cpu_stopped(struct vcpu *v)
     arch_guest_park((int)v->cpu == con_drain_cpu);
 }
 
+/* Linux's virtual CPU lx on its shared CPU takes the CPU, whose other world is saved or stopped: resumed
+ * where it left, or started (CPU_ON, a restart, the boot). Returns when it is off (a stop asked of it by
+ * another CPU of its partition is served here: it turns off). */
+static void linux_take_cpu(struct vcpu *lx, uint64_t t0)
+{
+    if ((__atomic_load_n(&lx->requests, __ATOMIC_ACQUIRE) & VCPU_REQ_STOP) != 0) {
+        cpu_turn_off(lx);
+    }
+    spinlock_t *lock = cpus_lock_of(lx->part);
+    spin_lock(lock);
+    enum vcpu_power power = get_power(lx);
+    if (power == VCPU_ON_PENDING && (lx->requests & VCPU_REQ_STOP) == 0) {
+        set_power(lx, VCPU_ON);
+    }
+    spin_unlock(lock);
+    if (power == VCPU_OFF || (power == VCPU_ON && lx->part->state != PART_RUNNING)) {
+        share_linux_gone(lx->cpu);
+        return;
+    }
+    vgic_shared_reclaim(lx); /* the rtos's GIC start-up may have disabled Linux's PPIs */
+    if (power == VCPU_ON) {
+        arch_world_enter(lx, share_switch(lx->cpu, WORLD_LINUX, t0, true));
+    }
+    (void)share_switch(lx->cpu, WORLD_LINUX, t0, false);
+    arch_guest_start(lx, lx->on_entry, lx->on_ctx);
+}
+
+/* Waits in the hypervisor on a shared CPU whose rtos is idle and whose Linux is off, taking the
+ * hypervisor's interrupts (a kick may start Linux); true once an rtos interrupt is pending. */
+static bool shared_idle_wait(struct vcpu *lx)
+{
+    vgic_shared_reclaim(lx); /* the kick and the console tick, which the rtos's GIC start-up disables */
+    arch_hyp_cpuif();
+    arch_wfi(); /* interrupts stay masked at EL2: a pending one ends the WFI and is read below */
+    return vgic_handle_irq(lx);
+}
+
+/* Shared CPU `cpu` after the world that had it cannot go on (the rtos idles, the rtos stopped, or
+ * Linux's CPU turned off or stopped; the rtos's state, if it runs, is saved): Linux if it can run,
+ * else the rtos, or the hypervisor waits for either. */
+static void __attribute__((noreturn)) shared_next(unsigned cpu, bool rtos_idle, uint64_t t0)
+{
+    struct vcpu *lx = &hyp_vcpu[cpu], *r = &hyp_rtos_vcpu[cpu];
+    bool waiting = false;
+    for (;;) {
+        linux_take_cpu(lx, t0); /* returns only when Linux is off */
+        if (!rtos_runs_on(cpu)) {
+            cpu_wait(lx); /* neither runs: as any Linux CPU that is off */
+        }
+        if (!rtos_idle) {
+            /* It was not idle when Linux got the CPU: back to it (its next idle WFI comes back here). */
+            arch_world_enter(r, share_switch(cpu, WORLD_RTOS, t0, true));
+        }
+        if (!waiting) {
+            (void)share_switch(cpu, WORLD_NONE, t0, false);
+            waiting = true;
+        }
+        if (shared_idle_wait(lx)) {
+            arch_world_enter(r, share_switch(cpu, WORLD_RTOS, arch_counter(), true));
+        }
+        t0 = arch_counter();
+    }
+}
+
+void part_rtos_idle(struct vcpu *r)
+{
+    uint64_t t0 = arch_counter();
+    r->guest.elr += 4; /* past the WFI: it returns as if woken */
+    arch_world_save(r);
+    shared_next(r->cpu, true, t0);
+}
+
+void part_rtos_preempt(struct vcpu *lx, uint64_t t0)
+{
+    arch_world_save(lx);
+    arch_world_enter(&hyp_rtos_vcpu[lx->cpu], share_switch(lx->cpu, WORLD_RTOS, t0, true));
+}
+
 /* Takes v's partition down to this CPU alone (header comment); false when another CPU already does. */
 static bool take_down(struct vcpu *v)
 {
@@ -154,6 +253,15 @@ static bool take_down(struct vcpu *v)
 void part_enter(struct vcpu *v)
 {
     struct partition *p = v->part;
+    if (p->kind != PART_LINUX && p->shared) {
+        /* The rtos starts first; Linux, if this is its boot CPU, at the rtos's first idle WFI. */
+        struct vcpu *lx = &hyp_vcpu[v->cpu];
+        if (v->cpu == part_boot_cpu(lx->part)) {
+            lx->on_entry = lx->part->entry_ipa;
+            lx->on_ctx = boot_x0(lx->part);
+            set_power(lx, VCPU_ON_PENDING);
+        }
+    }
     if (v->cpu == part_boot_cpu(p)) {
         set_power(v, VCPU_ON);
         arch_guest_start(v, p->entry_ipa, boot_x0(p));
@@ -174,6 +282,7 @@ static void __attribute__((noreturn)) stop_down(struct vcpu *v, const char *why)
     hyp_printf("rtmux: partition %s stopped: %s\n", p->name, why);
     report_stats(p);
     vcpu_report_entries();
+    share_report();
     vbus_report();
     bool last = !part_any_running();
     spin_unlock(&part_lock);
@@ -187,7 +296,10 @@ static void __attribute__((noreturn)) stop_down(struct vcpu *v, const char *why)
     }
     /* The drain CPU still carries the console (input, and the other partitions' output): it keeps
      * taking interrupts at EL2; the stopped partition's own interrupts are dropped (vgic.c). A stopped
-     * partition's CPUs never start again. */
+     * partition's CPUs never start again. A shared CPU goes on with the other world. */
+    if (share_cpu(v->cpu)) {
+        shared_next(v->cpu, false, arch_counter());
+    }
     if (p->kind == PART_LINUX) {
         cpu_wait(v);
     }
@@ -215,7 +327,7 @@ static void __attribute__((noreturn)) restart_down(struct vcpu *v)
     part_load(p);
     arch_part_irqs_init(p); /* its SPIs back on its boot CPU, as at the first start */
     vbus_part_up(p);
-    struct vcpu *boot = &hyp_vcpu[part_boot_cpu(p)];
+    struct vcpu *boot = part_vcpu(p, part_boot_cpu(p));
     spinlock_t *lock = cpus_lock_of(p);
     spin_lock(lock);
     p->going_down = false;
@@ -311,9 +423,9 @@ enum part_cpu_on part_cpu_on(struct vcpu *v, unsigned cpu, uint64_t entry, uint6
     return ret;
 }
 
-enum vcpu_power part_cpu_power(unsigned cpu)
+enum vcpu_power part_cpu_power(const struct partition *p, unsigned cpu)
 {
-    return get_power(&hyp_vcpu[cpu]);
+    return get_power(part_vcpu(p, cpu));
 }
 
 void part_cpu_off(struct vcpu *v)

@@ -22,6 +22,7 @@
 #include "hyp/lifecycle.h"
 #include "hyp/partition.h"
 #include "hyp/printf.h"
+#include "hyp/share.h"
 #include "hyp/vbus.h"
 #include "hyp/vcpu.h"
 
@@ -40,6 +41,14 @@ static void cpu_init(unsigned cpu)
     ARCH_WRITE_SYSREG(ICC_SRE_EL2, ICC_SRE_SRE | ICC_SRE_ENABLE);
     arch_isb();
     v->part = part_of_cpu(cpu);
+    struct partition *shared = part_rtos_sharing(cpu);
+    if (shared != NULL) {
+        /* Shared-core mode: the rtos's virtual CPU beside Linux's (hyp/vcpu.h). */
+        struct vcpu *r = &hyp_rtos_vcpu[cpu];
+        r->cpu = cpu;
+        r->mpidr = v->mpidr;
+        r->part = shared;
+    }
     if (v->part != NULL && v->part->kind == PART_LINUX) {
         vgic_cpu_init(v);
         if ((int)cpu == con_drain_cpu) {
@@ -50,7 +59,7 @@ static void cpu_init(unsigned cpu)
 
 static void __attribute__((noreturn)) enter(unsigned cpu)
 {
-    struct vcpu *v = &hyp_vcpu[cpu];
+    struct vcpu *v = share_cpu(cpu) ? &hyp_rtos_vcpu[cpu] : &hyp_vcpu[cpu]; /* the rtos first */
     if (v->part == NULL) {
         hyp_printf("rtmux: CPU %u belongs to no partition; parked\n", cpu);
         for (;;) {
@@ -73,6 +82,7 @@ static void hyp_tick(struct vcpu *v)
     }
     conmux_tick(v);
     iommu_poll(CONMUX_TICK_HZ);
+    share_tick();
 }
 
 /* The emulated devices every partition sees: its own UART, and the GIC filtered by ownership. */
@@ -106,6 +116,8 @@ void hyp_main(unsigned cpu, uint64_t dtb, uint64_t secondary_entry)
                   (unsigned long)config.ram_base, (unsigned long)config.ram_size);
     }
     vgicd_board.ncpus = config.board_cpus; /* redistributor frames beyond them do not exist */
+    part_share_init();
+    share_init();
     gicv3_dist_init();
     for (unsigned i = 0; i < hyp_nparts; i++) {
         part_setup(&hyp_part[i]);

@@ -125,9 +125,35 @@ bool part_any_running(void)
 struct partition *part_of_cpu(unsigned cpu)
 {
     for (unsigned i = 0; i < hyp_nparts; i++) {
-        if (hyp_part[i].cpu_mask & (1ull << cpu)) {
-            return &hyp_part[i]; /* config_parse refuses a CPU in two partitions */
+        /* config_parse allows a CPU in two partitions only for an rtos that shares it with Linux. */
+        if ((hyp_part[i].cpu_mask & (1ull << cpu)) != 0 && !hyp_part[i].shared) {
+            return &hyp_part[i];
         }
     }
     return NULL;
+}
+
+struct partition *part_rtos_sharing(unsigned cpu)
+{
+    for (unsigned i = 0; i < hyp_nparts; i++) {
+        if ((hyp_part[i].cpu_mask & (1ull << cpu)) != 0 && hyp_part[i].shared) {
+            return &hyp_part[i];
+        }
+    }
+    return NULL;
+}
+
+void part_share_init(void)
+{
+    for (unsigned i = 0; i < hyp_nparts; i++) {
+        struct partition *r = &hyp_part[i];
+        if (!r->shared) {
+            continue;
+        }
+        r->share_mask = r->cpu_mask;
+        struct partition *l = part_of_cpu(part_boot_cpu(r));
+        if (l != NULL) {
+            l->share_mask |= r->cpu_mask;
+        }
+    }
 }

@@ -126,6 +126,26 @@ void gicv3_spi_set_pending(unsigned intid)
     *gicd32(GICD_ISPENDR + (intid / 32u) * 4u) = 1u << (intid % 32u);
 }
 
+void gicv3_spi_set_priority(unsigned intid, uint8_t prio)
+{
+    *(volatile uint8_t *)(BOARD_GICD_BASE + GICD_IPRIORITYR + intid) = prio;
+}
+
+void gicv3_private_set_pending(unsigned cpu, uint32_t mask)
+{
+    *gicr_sgi32(cpu, GICR_ISPENDR0) = mask;
+}
+
+void gicv3_private_enable(unsigned cpu, uint32_t mask)
+{
+    *gicr_sgi32(cpu, GICR_ISENABLER0) = mask;
+}
+
+void gicv3_private_set_priority(unsigned cpu, unsigned intid, uint8_t prio)
+{
+    *(volatile uint8_t *)(gicr_rd(cpu) + GICR_SGI_OFFSET + GICR_IPRIORITYR0 + intid) = prio;
+}
+
 void gicv3_send_sgi(uint64_t aff, unsigned sgi)
 {
     uint64_t v = (1ull << (MPIDR_AFF0(aff) % ICC_SGI1R_TARGET_AFF0_MAX)) |

@@ -35,6 +35,13 @@ bool gicv3_irq_is_pending(unsigned cpu, unsigned intid);
 uint8_t gicv3_irq_priority(unsigned cpu, unsigned intid);
 /* Makes SPI `intid` pending (GICD_ISPENDR). */
 void gicv3_spi_set_pending(unsigned intid);
+/* Sets an SPI's priority byte. */
+void gicv3_spi_set_priority(unsigned intid, uint8_t prio);
+/* Makes SGIs/PPIs pending (bit n = INTID n) in CPU cpu's redistributor. */
+void gicv3_private_set_pending(unsigned cpu, uint32_t mask);
+/* SGIs/PPIs of cpu: enables (bit n = INTID n), and one's priority. */
+void gicv3_private_enable(unsigned cpu, uint32_t mask);
+void gicv3_private_set_priority(unsigned cpu, unsigned intid, uint8_t prio);
 /* Sends Group 1 SGI `sgi` to the CPU with affinity `aff` (packed as arch_mpidr_affinity returns it),
  * after this CPU's earlier memory writes (they are visible to the target when it takes the SGI). */
 void gicv3_send_sgi(uint64_t aff, unsigned sgi);

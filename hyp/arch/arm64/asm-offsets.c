@@ -19,4 +19,7 @@ void asm_offsets(void)
     DEFINE(HYP_NCPUS, HYP_MAX_CPUS);
     DEFINE(HYP_STACK_BYTES, HYP_STACK_SIZE);
     DEFINE(VCPU_CPU, offsetof(struct vcpu, cpu));
+    DEFINE(EL1_FPCR, offsetof(struct el1_state, fpcr));
+    DEFINE(EL1_FPSR, offsetof(struct el1_state, fpsr));
+    DEFINE(EL1_V, offsetof(struct el1_state, v));
 }

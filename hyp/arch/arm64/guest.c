@@ -12,6 +12,7 @@
 #include "drivers/gicv3.h"
 #include "hyp/partition.h"
 #include "hyp/vcpu.h"
+#include "lib/prio.h"
 
 /* 39-bit IPA (level-1 start), write-back inner-shareable walks, 4 KiB granule, 40-bit PA. */
 #define VTCR_VALUE                                                                                   \
@@ -34,10 +35,24 @@
     (MDCR_EL2_TPMCR | MDCR_EL2_TPM | MDCR_EL2_TDA | MDCR_EL2_TDOSA | MDCR_EL2_TDRA | MDCR_EL2_TPMS | \
      MDCR_EL2_TTRF)
 
+/* The EL1 and EL0 system registers a partition can write (the timers apart), in struct el1_state's
+ * order: what a CPU shared by two partitions switches (shared-core mode). */
+#define EL1_SYSREGS(X)                                                                                       \
+    X(sctlr_el1)                                                                                             \
+    X(cpacr_el1) X(vbar_el1) X(ttbr0_el1) X(ttbr1_el1) X(tcr_el1) X(mair_el1) X(amair_el1) X(contextidr_el1) \
+        X(tpidr_el1) X(tpidr_el0) X(tpidrro_el0) X(sp_el0) X(sp_el1) X(elr_el1) X(spsr_el1) X(esr_el1)       \
+            X(far_el1) X(afsr0_el1) X(afsr1_el1) X(par_el1) X(csselr_el1) X(cntkctl_el1)
+#define COUNT_ONE(reg) +1
+_Static_assert(0 EL1_SYSREGS(COUNT_ONE) == EL1_SAVED_SYSREGS, "struct el1_state holds every register listed");
+
 /* The EL1 and EL0 system registers a partition can write, back to the values it finds at its first
  * start, so a reset leaves nothing of the previous run (FP/SIMD included). */
-static void reset_el1_state(const struct partition *p)
+static void reset_el1_state(const struct vcpu *v)
 {
+    const struct partition *p = v->part;
+    /* On a shared CPU each partition has one EL1 timer (the rtos the physical, Linux the virtual one),
+     * and the other's keeps running. */
+    bool shared = ((p->share_mask >> v->cpu) & 1u) != 0;
     ARCH_WRITE_SYSREG(sctlr_el1, SCTLR_EL1_RES1);
     ARCH_WRITE_SYSREG(cpacr_el1, 0);
     ARCH_WRITE_SYSREG(vbar_el1, 0);
@@ -61,10 +76,14 @@ static void reset_el1_state(const struct partition *p)
     ARCH_WRITE_SYSREG(par_el1, 0);
     ARCH_WRITE_SYSREG(csselr_el1, 0);
     ARCH_WRITE_SYSREG(cntkctl_el1, 0);
-    ARCH_WRITE_SYSREG(cntv_ctl_el0, 0);
-    ARCH_WRITE_SYSREG(cntv_cval_el0, 0);
-    ARCH_WRITE_SYSREG(cntp_ctl_el0, 0);
-    ARCH_WRITE_SYSREG(cntp_cval_el0, 0);
+    if (!shared || p->kind == PART_LINUX) {
+        ARCH_WRITE_SYSREG(cntv_ctl_el0, 0);
+        ARCH_WRITE_SYSREG(cntv_cval_el0, 0);
+    }
+    if (!shared || p->kind != PART_LINUX) {
+        ARCH_WRITE_SYSREG(cntp_ctl_el0, 0);
+        ARCH_WRITE_SYSREG(cntp_cval_el0, 0);
+    }
     if (p->kind != PART_LINUX) {
         /* Direct delivery: the physical CPU interface is the partition's own (its virtual one, for a
          * trapping partition, is reset with the vGIC). */
@@ -77,19 +96,45 @@ static void reset_el1_state(const struct partition *p)
     arch_fp_reset();
 }
 
-void arch_guest_start(struct vcpu *v, uint64_t entry, uint64_t x0)
+void arch_hyp_cpuif(void)
 {
-    struct partition *p = v->part;
+    ARCH_WRITE_SYSREG(ICC_CTLR_EL1, ICC_CTLR_EOIMODE);
+    ARCH_WRITE_SYSREG(ICC_PMR_EL1, ICC_PMR_UNMASKED);
+    ARCH_WRITE_SYSREG(ICC_BPR1_EL1, 0);
+    ARCH_WRITE_SYSREG(ICC_IGRPEN1_EL1, ICC_IGRPEN1_EN);
+    arch_isb();
+}
+
+/* Whether v is the rtos of a CPU it shares with Linux. */
+static bool shared_rtos(const struct vcpu *v)
+{
+    return v->part->kind != PART_LINUX && v->part->shared;
+}
+
+/* The EL2 controls that make v's partition the guest on this CPU, and the physical CPU interface for a
+ * partition whose interrupts trap (a CPU shared with the rtos carries the rtos's values there in between). */
+static void guest_controls(struct vcpu *v)
+{
+    const struct partition *p = v->part;
     /* No HCR_EL2.FB: each virtual CPU always runs on its own physical CPU (they never migrate), so the
      * TLB and I-cache maintenance a guest does for one CPU only (local) reaches exactly the caches that
      * hold what that CPU used, and its broadcast maintenance (the inner-shareable forms, which Linux
      * uses for SMP) already reaches every CPU, tagged with its VMID. Forcing local maintenance to
-     * broadcast would only make Linux's local flushes reach the rtos's CPU. Each CPU invalidates its
-     * own TLB for the VMID before it enters (below), so a restarted partition finds nothing of its
-     * previous run on any of its CPUs. */
+     * broadcast would only make Linux's local flushes reach the rtos's CPU. Two partitions sharing a CPU
+     * have their own VMIDs, so neither's TLB entries are the other's. */
     uint64_t hcr = HCR_GUEST;
+    uint64_t cnthctl = CNTHCTL_EL1PCTEN | CNTHCTL_EL1PCEN;
     if (p->kind == PART_LINUX) {
         hcr |= HCR_EL2_IMO | HCR_EL2_FMO | HCR_EL2_AMO; /* interrupts through the virtual CPU interface */
+        if (((p->share_mask >> v->cpu) & 1u) != 0) {
+            /* The EL1 physical timer is the rtos's on this CPU (its timer=phys): Linux's accesses trap
+             * and are refused; Linux uses the virtual timer. */
+            cnthctl = CNTHCTL_EL1PCTEN;
+        }
+        arch_hyp_cpuif();
+    } else if (shared_rtos(v)) {
+        /* Its idle WFI is where the CPU passes to Linux (lifecycle.c, part_rtos_idle). */
+        hcr |= HCR_EL2_TWI;
     }
     /* The rtos takes physical interrupts at EL1 directly: IMO/FMO clear, no trap on its hot path. */
     uint64_t hpmn = (ARCH_READ_SYSREG(pmcr_el0) >> PMCR_N_SHIFT) & PMCR_N_MASK;
@@ -99,11 +144,17 @@ void arch_guest_start(struct vcpu *v, uint64_t entry, uint64_t x0)
     ARCH_WRITE_SYSREG(hcr_el2, hcr);
     ARCH_WRITE_SYSREG(cptr_el2, CPTR_EL2_RES1);
     ARCH_WRITE_SYSREG(hstr_el2, 0);
-    ARCH_WRITE_SYSREG(cnthctl_el2, CNTHCTL_EL1PCTEN | CNTHCTL_EL1PCEN);
+    ARCH_WRITE_SYSREG(cnthctl_el2, cnthctl);
     ARCH_WRITE_SYSREG(cntvoff_el2, 0);
     ARCH_WRITE_SYSREG(vpidr_el2, ARCH_READ_SYSREG(midr_el1));
     ARCH_WRITE_SYSREG(vmpidr_el2, ARCH_READ_SYSREG(mpidr_el1));
-    reset_el1_state(p);
+    ARCH_WRITE_SYSREG(tpidr_el2, (uint64_t)(uintptr_t)v); /* the running world (vectors.S saves there) */
+}
+
+void arch_guest_start(struct vcpu *v, uint64_t entry, uint64_t x0)
+{
+    guest_controls(v);
+    reset_el1_state(v);
     arch_isb();
     __asm__ volatile("tlbi vmalls12e1\n\tdsb nsh\n\tisb" : : : "memory");
     for (unsigned i = 0; i < 31; i++) {
@@ -115,17 +166,64 @@ void arch_guest_start(struct vcpu *v, uint64_t entry, uint64_t x0)
     arch_guest_enter(&v->guest);
 }
 
+#define SAVE_ONE(reg) s->sysreg[i++] = ARCH_READ_SYSREG(reg);
+#define LOAD_ONE(reg) ARCH_WRITE_SYSREG(reg, s->sysreg[i++]);
+
+void arch_world_save(struct vcpu *v)
+{
+    struct el1_state *s = &v->saved;
+    unsigned i = 0;
+    EL1_SYSREGS(SAVE_ONE)
+    if (v->part->kind != PART_LINUX) {
+        /* The physical CPU interface is the rtos's own (Linux's state is in the virtual one, which
+         * stays in place: with IMO clear nothing of it reaches the rtos). No interrupt is active: the
+         * rtos leaves only from its idle thread. */
+        s->icc_pmr = ARCH_READ_SYSREG(ICC_PMR_EL1);
+        s->icc_ctlr = ARCH_READ_SYSREG(ICC_CTLR_EL1);
+        s->icc_bpr1 = ARCH_READ_SYSREG(ICC_BPR1_EL1);
+        s->icc_igrpen1 = ARCH_READ_SYSREG(ICC_IGRPEN1_EL1);
+    }
+    arch_fp_save(s);
+}
+
+void arch_world_enter(struct vcpu *v, uint64_t *stamp)
+{
+    const struct el1_state *s = &v->saved;
+    unsigned i = 0;
+    guest_controls(v);
+    EL1_SYSREGS(LOAD_ONE)
+    if (v->part->kind != PART_LINUX) {
+        ARCH_WRITE_SYSREG(ICC_CTLR_EL1, s->icc_ctlr);
+        ARCH_WRITE_SYSREG(ICC_BPR1_EL1, s->icc_bpr1);
+        ARCH_WRITE_SYSREG(ICC_IGRPEN1_EL1, s->icc_igrpen1);
+        ARCH_WRITE_SYSREG(ICC_PMR_EL1, s->icc_pmr);
+    }
+    arch_fp_load(s);
+    arch_isb();
+    if (stamp != NULL) {
+        *stamp = arch_counter();
+    }
+    arch_guest_enter(&v->guest);
+}
+
 void arch_vcpu_quiesce(struct vcpu *v)
 {
-    /* The EL1 timers first: a level still asserted would come straight back. */
-    ARCH_WRITE_SYSREG(cntv_ctl_el0, 0);
-    ARCH_WRITE_SYSREG(cntp_ctl_el0, 0);
+    /* The EL1 timers first: a level still asserted would come straight back. On a shared CPU each
+     * partition has one of them, and the private interrupts are split (VGIC_SHARED_RTOS_PRIVATE). */
+    bool shared = ((v->part->share_mask >> v->cpu) & 1u) != 0;
+    if (!shared || v->part->kind == PART_LINUX) {
+        ARCH_WRITE_SYSREG(cntv_ctl_el0, 0);
+    }
+    if (!shared || v->part->kind != PART_LINUX) {
+        ARCH_WRITE_SYSREG(cntp_ctl_el0, 0);
+    }
     arch_isb();
     if (v->part->kind == PART_LINUX) {
         vgic_cpu_reset(v);
-        gicv3_ppi_quiesce(v->cpu, ALL_PRIVATE_IRQS & ~VGIC_HYP_PPIS);
+        gicv3_ppi_quiesce(v->cpu,
+                          ALL_PRIVATE_IRQS & ~VGIC_HYP_PPIS & ~(shared ? VGIC_SHARED_RTOS_PRIVATE : 0u));
     } else {
-        gicv3_ppi_quiesce(v->cpu, ALL_PRIVATE_IRQS);
+        gicv3_ppi_quiesce(v->cpu, shared ? VGIC_SHARED_RTOS_PRIVATE : ALL_PRIVATE_IRQS);
     }
 }
 
@@ -139,13 +237,19 @@ void arch_part_quiesce(struct partition *p)
     }
 }
 
-void arch_part_irqs_init(const struct partition *p)
+void arch_part_irqs_init(struct partition *p)
 {
     uint64_t aff = part_first_affinity(p);
     for (unsigned intid = GIC_SPI_BASE; intid < HYP_MAX_INTID; intid++) {
         if (part_owns_irq(p, intid)) {
             gicv3_spi_quiesce(intid);
             gicv3_spi_place(intid, aff);
+            if (p->kind == PART_LINUX && p->share_mask != 0) {
+                /* It may reach a CPU the rtos shares: below the rtos's mask whatever Linux writes
+                 * (vgicd.c keeps Linux's own value for its list registers). */
+                gicv3_spi_set_priority(intid, RTMUX_PRIO_LINUX);
+                p->spi_prio[intid] = 0;
+            }
         }
     }
 }
@@ -153,7 +257,7 @@ void arch_part_irqs_init(const struct partition *p)
 void arch_guest_park(bool keep_irqs)
 {
     if (keep_irqs) {
-        arch_guest_wait_setup();
+        arch_guest_wait_setup(NULL);
         arch_irq_enable();
     } else {
         ARCH_WRITE_SYSREG(hcr_el2, HCR_EL2_RW); /* nothing of the partition's can reach this CPU any more */
@@ -163,8 +267,11 @@ void arch_guest_park(bool keep_irqs)
     }
 }
 
-void arch_guest_wait_setup(void)
+void arch_guest_wait_setup(struct vcpu *v)
 {
     ARCH_WRITE_SYSREG(hcr_el2, HCR_EL2_RW | HCR_EL2_IMO | HCR_EL2_FMO);
-    arch_isb();
+    if (v != NULL) {
+        ARCH_WRITE_SYSREG(tpidr_el2, (uint64_t)(uintptr_t)v);
+    }
+    arch_hyp_cpuif(); /* on a shared CPU the rtos may have left its own values there */
 }

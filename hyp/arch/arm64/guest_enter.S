@@ -80,3 +80,55 @@ arch_fp_reset:
     msr     fpcr, xzr
     msr     fpsr, xzr
     ret
+
+/* void arch_fp_save(struct el1_state *s), void arch_fp_load(const struct el1_state *s): the FP/SIMD
+ * file of the world leaving a shared CPU, and of the one coming back (struct el1_state's v, fpcr, fpsr). */
+    .globl arch_fp_save
+arch_fp_save:
+    add     x1, x0, #EL1_V
+    stp     q0, q1, [x1, #0]
+    stp     q2, q3, [x1, #32]
+    stp     q4, q5, [x1, #64]
+    stp     q6, q7, [x1, #96]
+    stp     q8, q9, [x1, #128]
+    stp     q10, q11, [x1, #160]
+    stp     q12, q13, [x1, #192]
+    stp     q14, q15, [x1, #224]
+    stp     q16, q17, [x1, #256]
+    stp     q18, q19, [x1, #288]
+    stp     q20, q21, [x1, #320]
+    stp     q22, q23, [x1, #352]
+    stp     q24, q25, [x1, #384]
+    stp     q26, q27, [x1, #416]
+    stp     q28, q29, [x1, #448]
+    stp     q30, q31, [x1, #480]
+    mrs     x2, fpcr
+    mrs     x3, fpsr
+    str     x2, [x0, #EL1_FPCR]
+    str     x3, [x0, #EL1_FPSR]
+    ret
+
+    .globl arch_fp_load
+arch_fp_load:
+    add     x1, x0, #EL1_V
+    ldp     q0, q1, [x1, #0]
+    ldp     q2, q3, [x1, #32]
+    ldp     q4, q5, [x1, #64]
+    ldp     q6, q7, [x1, #96]
+    ldp     q8, q9, [x1, #128]
+    ldp     q10, q11, [x1, #160]
+    ldp     q12, q13, [x1, #192]
+    ldp     q14, q15, [x1, #224]
+    ldp     q16, q17, [x1, #256]
+    ldp     q18, q19, [x1, #288]
+    ldp     q20, q21, [x1, #320]
+    ldp     q22, q23, [x1, #352]
+    ldp     q24, q25, [x1, #384]
+    ldp     q26, q27, [x1, #416]
+    ldp     q28, q29, [x1, #448]
+    ldp     q30, q31, [x1, #480]
+    ldr     x2, [x0, #EL1_FPCR]
+    ldr     x3, [x0, #EL1_FPSR]
+    msr     fpcr, x2
+    msr     fpsr, x3
+    ret

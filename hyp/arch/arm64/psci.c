@@ -82,7 +82,7 @@ static int64_t affinity_info(const struct vcpu *v, bool smc64)
     if (ret != PSCI_SUCCESS) {
         return PSCI_INVALID_PARAMS; /* another partition's CPU does not exist for this one */
     }
-    switch (part_cpu_power(cpu)) {
+    switch (part_cpu_power(v->part, cpu)) {
     case VCPU_ON:
         return PSCI_AFFINITY_ON;
     case VCPU_ON_PENDING:

@@ -221,6 +221,8 @@ static enum hyp_entry entry_kind(uint64_t ec)
         return ENTRY_SMC;
     case ESR_EC_SYSREG:
         return ENTRY_SYSREG;
+    case ESR_EC_WFX:
+        return ENTRY_WFI;
     default:
         return ENTRY_OTHER;
     }
@@ -250,6 +252,13 @@ void hyp_guest_sync(void)
     case ESR_EC_IABT_LOW:
         instruction_abort(v, esr);
         return;
+    case ESR_EC_WFX:
+        /* Trapped only for the rtos of a shared CPU (HCR_EL2.TWI, guest.c): its idle. */
+        if (v->part->kind != PART_LINUX && v->part->shared) {
+            part_rtos_idle(v);
+        }
+        v->guest.elr += 4;
+        return;
     default:
         break;
     }
@@ -271,12 +280,16 @@ void hyp_guest_serror(void)
 }
 
 /* Physical interrupts reach EL2 only on CPUs of partitions without direct delivery (Linux), and on
- * CPUs parked in the hypervisor. */
+ * CPUs parked in the hypervisor. On a CPU shared with the rtos, an interrupt of the rtos's gives it the
+ * CPU at once (before anything Linux's CPU was asked: the rtos first). */
 void hyp_guest_irq(void)
 {
+    uint64_t t0 = arch_counter();
     struct vcpu *v = this_vcpu();
     vcpu_count_entry(v, ENTRY_IRQ);
-    vgic_handle_irq(v);
+    if (vgic_handle_irq(v)) {
+        part_rtos_preempt(v, t0);
+    }
     part_cpu_poll(v); /* a kick may have asked this CPU to stop */
 }
 
@@ -284,7 +297,7 @@ void hyp_el2_irq(void)
 {
     struct vcpu *v = this_vcpu();
     vcpu_count_entry(v, ENTRY_EL2_IRQ);
-    vgic_handle_irq(v);
+    (void)vgic_handle_irq(v); /* no rtos runs on a CPU that waits here */
 }
 
 void hyp_bad_exception(uint64_t kind, uint64_t esr, uint64_t elr, uint64_t far)

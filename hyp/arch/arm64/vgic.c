@@ -44,9 +44,12 @@
 #include "hyp/assert.h"
 #include "hyp/partition.h"
 #include "hyp/vcpu.h"
+#include "lib/prio.h"
 
-/* Priority of the hypervisor's own PPIs at the physical GIC (mid-range; nothing else runs at EL2). */
-#define HYP_PPI_PRIO 0x80u
+/* Priority of the hypervisor's own PPIs at the physical GIC: in the band the rtos masks (lib/prio.h),
+ * so that on a CPU shared with the rtos they wait while the rtos runs. Elsewhere only their order
+ * against Linux's interrupts matters, and every pending one is taken in one pass. */
+#define HYP_PPI_PRIO RTMUX_PRIO_HYP
 
 /* Handlers of the hypervisor's own interrupts, by INTID (PPIs and SPIs below 64 are enough here). */
 #define HYP_IRQ_SLOTS 64u
@@ -56,6 +59,28 @@ void vgic_set_hyp_irq(unsigned intid, vgic_hyp_irq_t fn)
 {
     HYP_ASSERT(intid < HYP_IRQ_SLOTS);
     hyp_irq[intid] = fn;
+}
+
+/* Whether v's CPU is shared with an rtos (v is Linux's virtual CPU there). */
+static bool cpu_shared(const struct vcpu *v)
+{
+    return hyp_rtos_vcpu[v->cpu].part != NULL;
+}
+
+/* Linux's private interrupts on a shared CPU back to reset: its view (enables, priorities) cleared, its
+ * PPIs physically below the rtos's mask. */
+static void shared_private_reset(struct vcpu *v)
+{
+    if (!cpu_shared(v)) {
+        return;
+    }
+    v->vgic.priv_enabled = 0;
+    for (unsigned i = 0; i < GIC_SPI_BASE; i++) {
+        v->vgic.priv_prio[i] = 0;
+        if (((VGIC_SHARED_LINUX_PPIS >> i) & 1u) != 0) {
+            gicv3_private_set_priority(v->cpu, i, RTMUX_PRIO_LINUX);
+        }
+    }
 }
 
 void vgic_cpu_init(struct vcpu *v)
@@ -78,11 +103,27 @@ void vgic_cpu_init(struct vcpu *v)
     arch_isb();
     gicv3_redist_wake(v->cpu);
     v->vgic.gicr_waker = GICR_WAKER_PS; /* the guest finds its redistributor asleep, as after reset */
+    shared_private_reset(v);
     gicv3_ppi_enable(v->cpu, BOARD_INTID_GIC_MAINT, HYP_PPI_PRIO);
     gicv3_ppi_enable(v->cpu, BOARD_INTID_HYP_TIMER, HYP_PPI_PRIO);
     gicv3_ppi_enable(v->cpu, VBUS_SGI_TO_HYP, HYP_PPI_PRIO); /* handled if a V-Bus device registers it */
     gicv3_ppi_enable(v->cpu, VGIC_SGI_KICK, HYP_PPI_PRIO);
     ARCH_WRITE_SYSREG(cnthp_ctl_el2, 0);
+}
+
+void vgic_shared_reclaim(const struct vcpu *v)
+{
+    gicv3_private_enable(v->cpu, VGIC_HYP_PPIS | (v->vgic.priv_enabled & VGIC_SHARED_LINUX_PPIS));
+}
+
+/* Whether intid, pending on v's CPU, is the rtos's that shares it (VGIC_SHARED_RTOS_PRIVATE, its SPIs). */
+static bool rtos_irq(const struct vcpu *v, unsigned intid)
+{
+    const struct partition *r = hyp_rtos_vcpu[v->cpu].part;
+    if (r == NULL || r->state != PART_RUNNING) {
+        return false;
+    }
+    return intid < GIC_SPI_BASE ? ((VGIC_SHARED_RTOS_PRIVATE >> intid) & 1u) != 0 : part_owns_irq(r, intid);
 }
 
 static bool is_level_source(const struct vcpu *v, unsigned intid)
@@ -124,6 +165,7 @@ void vgic_cpu_reset(struct vcpu *v)
     v->vgic.gicr_waker = GICR_WAKER_PS;
     __atomic_store_n(&v->vgic.sgi_in, 0u, __ATOMIC_RELEASE);
     __atomic_store_n(&v->vgic.resync, 0u, __ATOMIC_RELEASE);
+    shared_private_reset(v);
     arch_isb();
 }
 
@@ -155,7 +197,17 @@ void vgic_part_reset(struct partition *p)
 static uint8_t irq_prio(const struct vcpu *v, unsigned intid)
 {
     const struct vgic_level *l = intid >= GIC_SPI_BASE ? part_level(v->part, intid) : NULL;
-    return l != NULL ? l->prio : gicv3_irq_priority(v->cpu, intid);
+    if (l != NULL) {
+        return l->prio;
+    }
+    /* Sharing a CPU with the rtos, Linux's priorities are kept apart from the physical ones (vgicd.c). */
+    if (intid < GIC_SPI_BASE && cpu_shared(v)) {
+        return v->vgic.priv_prio[intid];
+    }
+    if (intid >= GIC_SPI_BASE && v->part->share_mask != 0) {
+        return v->part->spi_prio[intid];
+    }
+    return gicv3_irq_priority(v->cpu, intid);
 }
 
 /* Index of the LR holding vintid, or -1. */
@@ -406,14 +458,32 @@ static int other_on_cpu(const struct partition *p, const struct vcpu *v)
     return -1;
 }
 
-void vgic_handle_irq(struct vcpu *v)
+bool vgic_handle_irq(struct vcpu *v)
 {
+    bool shared = cpu_shared(v);
     for (;;) {
+        /* The rtos's interrupts are above every other (lib/prio.h): if one is pending it is the highest,
+         * and it is left for the rtos to acknowledge. */
+        if (shared && rtos_irq(v, (unsigned)(ARCH_READ_SYSREG(ICC_HPPIR1_EL1) & GIC_INTID_MASK))) {
+            return true;
+        }
         unsigned intid = (unsigned)(ARCH_READ_SYSREG(ICC_IAR1_EL1) & GIC_INTID_MASK);
         if (intid >= GIC_INTID_SPECIAL) {
-            return;
+            return false;
         }
         ARCH_WRITE_SYSREG(ICC_EOIR1_EL1, intid); /* priority drop only (EOImode 1) */
+        if (shared && rtos_irq(v, intid)) {
+            /* Raised between the peek and the acknowledge: given back. A level interrupt is pending again
+             * once inactive while its line is high; an edge one (an SGI) is made pending again. */
+            bool level = gicv3_irq_is_level(v->cpu, intid);
+            ARCH_WRITE_SYSREG(ICC_DIR_EL1, intid);
+            if (!level && intid < GIC_SPI_BASE) {
+                gicv3_private_set_pending(v->cpu, 1u << intid);
+            } else if (!level) {
+                gicv3_spi_set_pending(intid);
+            }
+            return true;
+        }
         struct partition *p = v->part;
         bool running = p != NULL && p->state == PART_RUNNING;
         int other;
@@ -450,7 +520,7 @@ void vgic_handle_irq(struct vcpu *v)
              * asserted (a stopped guest's timer) cannot keep this CPU in EL2. */
             if (intid >= GIC_SPI_BASE) {
                 gicv3_spi_disable(intid);
-            } else if (!((VGIC_HYP_PPIS >> intid) & 1u)) {
+            } else if (!((VGIC_HYP_PPIS >> intid) & 1u) && !(shared && rtos_irq(v, intid))) {
                 gicv3_ppi_disable(v->cpu, intid);
             }
             ARCH_WRITE_SYSREG(ICC_DIR_EL1, intid);

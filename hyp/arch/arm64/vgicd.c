@@ -163,10 +163,16 @@ static bool gicd_access(const struct vgicd_hw *hw, struct partition *p, uint64_t
         for (unsigned i = 0; i < size; i++) {
             bool own = part_owns_irq(p, first + i);
             struct vgic_level *l = part_level(p, first + i); /* an emulated SPI: its byte is the source's */
+            /* A partition sharing a CPU with the rtos: its SPIs stay below the rtos's priority mask, and
+             * the priority it gave them is kept for its list registers (arch_part_irqs_init). */
+            uint8_t *kept = own && p->share_mask != 0 ? &p->spi_prio[first + i] : NULL;
             if (!write) {
-                *val |= own         ? (uint64_t)*reg8(hw->gicd, off + i) << (8u * i)
-                        : l != NULL ? (uint64_t)l->prio << (8u * i)
-                                    : 0u;
+                *val |= kept != NULL ? (uint64_t)*kept << (8u * i)
+                        : own        ? (uint64_t)*reg8(hw->gicd, off + i) << (8u * i)
+                        : l != NULL  ? (uint64_t)l->prio << (8u * i)
+                                     : 0u;
+            } else if (kept != NULL) {
+                *kept = (uint8_t)(wval >> (8u * i));
             } else if (own) {
                 *reg8(hw->gicd, off + i) = (uint8_t)(wval >> (8u * i));
             } else if (l != NULL) {
@@ -255,13 +261,13 @@ bool vgicd_mmio(struct vcpu *v, void *ctx, uint64_t off, bool write, uint64_t *v
  * pending and not active (it is active at the physical GIC: acknowledged at EL2). The hypervisor's
  * private interrupts read as zero and never change. */
 static void pend_active(struct vcpu *v, struct vcpu *t, uintptr_t base, uint64_t soff, bool write,
-                        uint32_t wval, uint64_t *val)
+                        uint32_t wval, uint64_t *val, uint32_t hidden)
 {
     uint64_t off = GICR_SGI_OFFSET + soff;
     bool self = t == v;
     bool set_pending = soff == GICR_ISPENDR0, pending_reg = soff == GICR_ISPENDR0 || soff == GICR_ICPENDR0;
     if (write) {
-        uint32_t sgis = wval & SGI_BITS & ~VGIC_HYP_PPIS;
+        uint32_t sgis = wval & SGI_BITS & ~VGIC_HYP_PPIS; /* virtual, whoever owns the physical ones */
         if (self) {
             vgic_sgi_write(v, soff, sgis);
         } else if (set_pending) {
@@ -271,7 +277,7 @@ static void pend_active(struct vcpu *v, struct vcpu *t, uintptr_t base, uint64_t
                 }
             }
         }
-        *reg32(base, off) = wval & ~SGI_BITS & ~VGIC_HYP_PPIS;
+        *reg32(base, off) = wval & ~SGI_BITS & ~hidden;
         return;
     }
     uint32_t phys = *reg32(base, off) & ~SGI_BITS;
@@ -282,7 +288,7 @@ static void pend_active(struct vcpu *v, struct vcpu *t, uintptr_t base, uint64_t
     uint32_t listed = listed_pend | listed_act;
     /* Physically active while listed (acknowledged at EL2): what the list register says counts. */
     uint32_t r = pending_reg ? phys | listed_pend : (phys & ~listed) | listed_act;
-    *val = r & ~VGIC_HYP_PPIS;
+    *val = r & (SGI_BITS | ~hidden) & ~VGIC_HYP_PPIS;
 }
 
 bool vgicr_mmio(struct vcpu *v, void *ctx, uint64_t off_in_region, bool write, uint64_t *val, unsigned size)
@@ -322,6 +328,11 @@ bool vgicr_mmio(struct vcpu *v, void *ctx, uint64_t off_in_region, bool write, u
         return true; /* another partition's redistributor: reads as zero, writes ignored */
     }
     struct vcpu *t = &hyp_vcpu[frame]; /* the partition's CPU whose frame this is */
+    /* A CPU the rtos shares (shared-core mode): its physical SGIs and timer are the rtos's, hidden like
+     * the hypervisor's; Linux's enables and priorities are kept in t's view (vgic_cpu's priv_*), and its
+     * PPIs are physically enabled as it says but stay below the rtos's priority mask. */
+    bool shared = hyp_rtos_vcpu[frame].part != NULL;
+    uint32_t hidden = VGIC_HYP_PPIS | (shared ? (uint32_t)(VGIC_SHARED_RTOS_PRIVATE) : 0u);
     if (off < GICR_SGI_OFFSET) {
         if (off == GICR_WAKER) {
             /* The guest sleeps and wakes a virtual view; the physical redistributor stays awake. */
@@ -337,11 +348,18 @@ bool vgicr_mmio(struct vcpu *v, void *ctx, uint64_t off_in_region, bool write, u
     }
     uint64_t soff = off - GICR_SGI_OFFSET;
     if (soff >= GICR_ISPENDR0 && soff < GICR_IPRIORITYR0 && (soff & (GICD_BITREG_SPAN - 1u)) == 0) {
-        pend_active(v, t, base, soff, write, wval, val);
+        pend_active(v, t, base, soff, write, wval, val, hidden);
     } else if (soff >= GICR_ISENABLER0 && soff < GICR_IPRIORITYR0 && (soff & (GICD_BITREG_SPAN - 1u)) == 0) {
         /* ISENABLER0, ICENABLER0: one bit per SGI/PPI, kept physically (the physical SGIs 0..12 of a
          * trapping CPU are never raised, so their enables are the guest's own storage). */
-        if (write) {
+        if (shared && write) {
+            uint32_t bits = wval & ~hidden;
+            t->vgic.priv_enabled =
+                soff == GICR_ISENABLER0 ? t->vgic.priv_enabled | bits : t->vgic.priv_enabled & ~bits;
+            *reg32(base, off) = bits & VGIC_SHARED_LINUX_PPIS;
+        } else if (shared) {
+            *val = t->vgic.priv_enabled & ~hidden;
+        } else if (write) {
             *reg32(base, off) = wval & ~VGIC_HYP_PPIS;
         } else {
             *val = *reg32(base, off) & ~VGIC_HYP_PPIS;
@@ -350,7 +368,14 @@ bool vgicr_mmio(struct vcpu *v, void *ctx, uint64_t off_in_region, bool write, u
         /* One byte per SGI/PPI (soff is aligned to the access, so every intid here is below 32). */
         for (unsigned i = 0; i < size; i++) {
             unsigned intid = (unsigned)(soff - GICR_IPRIORITYR0) + i;
-            if (!write) {
+            bool visible = ((hidden >> intid) & 1u) == 0;
+            if (shared && !write) {
+                *val |= visible ? (uint64_t)t->vgic.priv_prio[intid] << (8u * i) : 0u;
+            } else if (shared) {
+                if (visible) {
+                    t->vgic.priv_prio[intid] = (uint8_t)(wval >> (8u * i)); /* physically RTMUX_PRIO_LINUX */
+                }
+            } else if (!write) {
                 *val |= (uint64_t)*reg8(base, off + i) << (8u * i);
             } else if (!hyp_ppi(intid)) {
                 *reg8(base, off + i) = (uint8_t)(wval >> (8u * i));
@@ -358,7 +383,8 @@ bool vgicr_mmio(struct vcpu *v, void *ctx, uint64_t off_in_region, bool write, u
         }
     } else if (soff == GICR_ICFGR1) {
         /* PPIs; ICFGR0 (SGIs) is read-only. */
-        uint32_t keep = ICFGR_FIELD(BOARD_INTID_GIC_MAINT) | ICFGR_FIELD(BOARD_INTID_HYP_TIMER);
+        uint32_t keep = ICFGR_FIELD(BOARD_INTID_GIC_MAINT) | ICFGR_FIELD(BOARD_INTID_HYP_TIMER) |
+                        (shared ? ICFGR_FIELD(BOARD_INTID_PHYS_TIMER) : 0u);
         if (write) {
             *reg32(base, off) = (*reg32(base, off) & keep) | (wval & ~keep);
         } else {

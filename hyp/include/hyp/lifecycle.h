@@ -10,6 +10,8 @@
 
 #include "hyp/vcpu.h"
 
+struct partition;
+
 /* This CPU's first entry (at boot): its partition's boot CPU enters it at its entry point; another CPU
  * waits in the hypervisor until the partition starts it with CPU_ON. */
 void part_enter(struct vcpu *v) __attribute__((noreturn));
@@ -28,12 +30,19 @@ enum part_cpu_on {
 };
 /* Starts CPU `cpu` of v's partition (the caller checked it is one, and that entry lies in its RAM). */
 enum part_cpu_on part_cpu_on(struct vcpu *v, unsigned cpu, uint64_t entry, uint64_t ctx);
-/* The power state of CPU `cpu` (AFFINITY_INFO). */
-enum vcpu_power part_cpu_power(unsigned cpu);
+/* The power state of p's CPU `cpu` (AFFINITY_INFO). */
+enum vcpu_power part_cpu_power(const struct partition *p, unsigned cpu);
 /* PSCI CPU_OFF on v's CPU: it turns off and waits for CPU_ON; the partition's last CPU on stops it. */
 void part_cpu_off(struct vcpu *v) __attribute__((noreturn));
 /* Serves what other CPUs asked of v's (a stop), on its way back to its guest. */
 void part_cpu_poll(struct vcpu *v);
+
+/* Shared-core mode (lifecycle.c's header comment). The rtos r of a shared CPU executed WFI (trapped):
+ * the CPU goes to Linux, or waits for work in the hypervisor. */
+void part_rtos_idle(struct vcpu *r) __attribute__((noreturn));
+/* An interrupt of the rtos arrived while Linux's lx ran on their shared CPU (t0: the counter at the
+ * trap): the rtos gets the CPU back. */
+void part_rtos_preempt(struct vcpu *lx, uint64_t t0) __attribute__((noreturn));
 
 /* The longest fault description part_fault keeps (longer ones are cut in the log). */
 #define HYP_FAULT_TEXT_MAX 128u

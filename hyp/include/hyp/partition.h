@@ -66,6 +66,12 @@ struct partition {
      * there before the console says so (non-zero exactly when shared). */
     bool shared;
     uint32_t starved_ms;
+    /* The CPUs p shares with another partition (for that rtos: its CPU; for a Linux partition: the CPUs
+     * it shares with an rtos), set at start-up from the above. */
+    uint64_t share_mask;
+    /* A Linux partition that shares a CPU: the priorities it gave its SPIs (GICD_IPRIORITYR), which
+     * physically are RTMUX_PRIO_LINUX (vgicd.c); 0 at every start. */
+    uint8_t spi_prio[HYP_MAX_INTID];
     /* runtime */
     uint64_t starts; /* partition starts so far: boot, then one per reset */
     uint64_t *s2_root;
@@ -118,8 +124,18 @@ void part_setup(struct partition *p);
 /* Wipes p's RAM and copies its pristine images in again (a reset must not leak the old run's state). */
 void part_load(struct partition *p);
 bool part_any_running(void);
-/* The partition owning CPU `cpu`, or NULL. */
+/* The partition owning CPU `cpu` (on a CPU an rtos shares with Linux: the Linux partition), or NULL. */
 struct partition *part_of_cpu(unsigned cpu);
+/* The rtos partition that shares CPU `cpu` with Linux, or NULL; sets every partition's share_mask (once,
+ * at start-up: part_share_init). */
+struct partition *part_rtos_sharing(unsigned cpu);
+void part_share_init(void);
+
+/* p's virtual CPU on CPU `cpu` (hyp/vcpu.h). */
+static inline struct vcpu *part_vcpu(const struct partition *p, unsigned cpu)
+{
+    return p->kind == PART_RTOS && p->shared ? &hyp_rtos_vcpu[cpu] : &hyp_vcpu[cpu];
+}
 
 /* Whether the emulated interrupt intid may be injected now: an SPI p enabled, or not an SPI at all
  * (private interrupts of a level source are the vCPU's own and always deliverable). */

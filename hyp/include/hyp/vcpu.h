@@ -26,6 +26,7 @@ enum hyp_entry {
     ENTRY_IRQ,    /* a physical interrupt taken from the partition (IRQ or FIQ) */
     ENTRY_SERROR,
     ENTRY_EL2_IRQ, /* a physical interrupt taken at EL2 (the CPU was in the hypervisor) */
+    ENTRY_WFI,     /* the rtos idles on a CPU it shares with Linux: the CPU passes to Linux */
     HYP_ENTRY_KINDS
 };
 
@@ -50,6 +51,8 @@ struct vcpu {
     bool leaving;      /* in CPU_OFF, quiescing (under the same lock): no longer counted as on */
     /* Written by this CPU only (relaxed atomics, so others read whole values). */
     uint64_t entries[HYP_ENTRY_KINDS];
+    /* Shared-core mode: this world's EL1 state while the other partition has the CPU. */
+    struct el1_state saved;
 };
 
 /* Counts one entry into EL2 on v's CPU. */
@@ -59,9 +62,13 @@ static inline void vcpu_count_entry(struct vcpu *v, enum hyp_entry why)
                      __ATOMIC_RELAXED);
 }
 
-_Static_assert(__builtin_offsetof(struct vcpu, guest) == 0, "vectors.S saves guest registers at TPIDR_EL2");
+_Static_assert(__builtin_offsetof(struct vcpu, guest) == 0,
+               "vectors.S saves guest registers at TPIDR_EL2 (the running world's struct vcpu)");
 
+/* hyp_vcpu[n]: CPU n's partition, or on a CPU an rtos shares with Linux, Linux's virtual CPU there;
+ * hyp_rtos_vcpu[n]: that rtos's (unused on other CPUs). part_vcpu() picks the right one. */
 extern struct vcpu hyp_vcpu[HYP_MAX_CPUS];
+extern struct vcpu hyp_rtos_vcpu[HYP_MAX_CPUS];
 
 /* Prints one line per CPU with a partition: its EL2 entries, in total and by enum hyp_entry
  * (`rtmux: el2-entries cpu=N partition=NAME total=N dabt=N ...`), and after a partition's last CPU the

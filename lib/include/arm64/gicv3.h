@@ -77,6 +77,7 @@
 #define ICC_PMR_EL1     S3_0_C4_C6_0
 #define ICC_IAR1_EL1    S3_0_C12_C12_0
 #define ICC_EOIR1_EL1   S3_0_C12_C12_1
+#define ICC_HPPIR1_EL1  S3_0_C12_C12_2 /* highest pending Group 1 interrupt, not acknowledged */
 #define ICC_BPR1_EL1    S3_0_C12_C12_3
 #define ICC_CTLR_EL1    S3_0_C12_C12_4
 #define ICC_SRE_EL1     S3_0_C12_C12_5

@@ -58,6 +58,7 @@ void vgic_levels_changed(struct partition *p, struct vcpu *self)
 }
 
 struct vcpu hyp_vcpu[HYP_MAX_CPUS];
+struct vcpu hyp_rtos_vcpu[HYP_MAX_CPUS]; /* no CPU is shared here */
 struct partition hyp_part[HYP_MAX_PARTITIONS];
 unsigned hyp_nparts;
 

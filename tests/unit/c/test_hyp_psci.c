@@ -15,6 +15,7 @@
 #include "hyp_stubs.h"
 
 struct vcpu hyp_vcpu[HYP_MAX_CPUS];
+struct vcpu hyp_rtos_vcpu[HYP_MAX_CPUS]; /* no CPU is shared here */
 struct partition hyp_part[HYP_MAX_PARTITIONS];
 unsigned hyp_nparts;
 
@@ -45,8 +46,9 @@ enum part_cpu_on part_cpu_on(struct vcpu *v, unsigned cpu, uint64_t entry, uint6
     }
 }
 
-enum vcpu_power part_cpu_power(unsigned cpu)
+enum vcpu_power part_cpu_power(const struct partition *p, unsigned cpu)
 {
+    (void)p;
     return (enum vcpu_power)hyp_vcpu[cpu].power;
 }
 

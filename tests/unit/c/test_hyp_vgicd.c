@@ -19,6 +19,7 @@
 #include "vgic_stub.h"
 
 struct vcpu hyp_vcpu[HYP_MAX_CPUS];
+struct vcpu hyp_rtos_vcpu[HYP_MAX_CPUS]; /* no CPU is shared here */
 struct partition hyp_part[HYP_MAX_PARTITIONS];
 unsigned hyp_nparts;
 

@@ -27,6 +27,7 @@
 #include "vbus_ep.h"
 
 struct vcpu hyp_vcpu[HYP_MAX_CPUS];
+struct vcpu hyp_rtos_vcpu[HYP_MAX_CPUS]; /* no CPU is shared here */
 struct partition hyp_part[HYP_MAX_PARTITIONS];
 unsigned hyp_nparts;
 struct vbus_config hyp_vbus; /* core/config.c's, in the hypervisor */

@@ -27,7 +27,10 @@ void hyp_bad_exception(uint64_t kind, uint64_t esr, uint64_t elr, uint64_t far) 
 
 /* C -> guest_enter.S: loads the guest's registers and returns into it. */
 void arch_guest_enter(struct guest_regs *regs) __attribute__((noreturn));
-/* C -> guest_enter.S: zeroes the FP/SIMD registers, FPCR and FPSR. */
+/* C -> guest_enter.S: zeroes the FP/SIMD registers, FPCR and FPSR; saves them into / loads them from a
+ * struct el1_state (a world leaving or entering a shared CPU). */
 void arch_fp_reset(void);
+void arch_fp_save(struct el1_state *s);
+void arch_fp_load(const struct el1_state *s);
 
 #endif /* HYP_ARCH_ENTRY_H */

@@ -22,6 +22,18 @@ struct guest_regs {
 _Static_assert(sizeof(struct guest_regs) % 16 == 0, "guest_regs keeps SP 16-byte aligned");
 _Static_assert(__builtin_offsetof(struct guest_regs, x) == 0, "vectors.S stores x0..x29 at 8 * n");
 
+/* What a CPU shared by two partitions (shared-core mode) keeps of the world that is not running: every EL1
+ * and EL0 register either can write (listed in guest.c, which saves them in that order), the FP/SIMD file,
+ * and, for the rtos (which owns the physical CPU interface), its GIC CPU-interface registers. The EL1
+ * timers are not here: the rtos uses the physical one and Linux the virtual one, and each stays live. */
+#define EL1_SAVED_SYSREGS 23u
+struct el1_state {
+    uint64_t sysreg[EL1_SAVED_SYSREGS];
+    uint64_t icc_pmr, icc_ctlr, icc_bpr1, icc_igrpen1;
+    uint64_t fpcr, fpsr;
+    __uint128_t v[32] __attribute__((aligned(16))); /* arch_fp_save's layout: q0..q31 */
+};
+
 /* A purely virtual level-triggered interrupt (an emulated device's SPI): re-sampled after the guest's
  * EOI and whenever the device model says it may have changed. Its distributor state has no physical
  * register behind it, so the guest's priority and routing for it live here (vgicd.c writes them). */
@@ -49,6 +61,10 @@ struct vgic_cpu {
     uint32_t gicr_waker;                  /* the guest's view of GICR_WAKER */
     uint32_t sgi_in;                      /* SGIs other CPUs sent (bit n = SGI n), not listed yet */
     uint32_t resync;                      /* non-zero: re-sample the level sources routed here */
+    /* On a CPU shared with the rtos, the guest's SGI/PPI enables and priorities (its redistributor view):
+     * the physical registers are partly the rtos's, and Linux's own PPIs are kept at RTMUX_PRIO_LINUX. */
+    uint32_t priv_enabled;
+    uint8_t priv_prio[32];
 };
 
 #endif /* HYP_ARCH_VCPU_STATE_H */

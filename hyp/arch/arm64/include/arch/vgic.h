@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "arm64/gicv3.h"
 #include "board.h"
 #include "lib/vbus.h"
 
@@ -32,6 +33,14 @@ _Static_assert(VGIC_SGI_KICK != VBUS_SGI_TO_RTOS && VGIC_SGI_KICK != VBUS_SGI_TO
     ((1u << BOARD_INTID_GIC_MAINT) | (1u << BOARD_INTID_HYP_TIMER) | (1u << VGIC_SGI_KICK) | \
      (1u << VBUS_SGI_TO_HYP))
 
+/* On a CPU the rtos shares with Linux (shared-core mode), the private interrupts that are the rtos's: the
+ * physical SGIs but the hypervisor's (Linux's SGIs are virtual), and the EL1 physical timer (its kernel
+ * timer there, timer=phys). Linux's view of its redistributor hides them, as it hides the hypervisor's;
+ * Linux's own PPIs are the rest (VGIC_SHARED_LINUX_PPIS). */
+#define VGIC_SHARED_RTOS_PRIVATE \
+    (((1u << GIC_SGI_COUNT) - 1u) & ~VGIC_HYP_PPIS) | (1u << BOARD_INTID_PHYS_TIMER)
+#define VGIC_SHARED_LINUX_PPIS (~((1u << GIC_SGI_COUNT) - 1u) & ~VGIC_HYP_PPIS & ~(VGIC_SHARED_RTOS_PRIVATE))
+
 /* Physical and virtual CPU interface of this CPU, for a partition whose interrupts trap to EL2. */
 
 void vgic_cpu_init(struct vcpu *v);
@@ -51,8 +60,13 @@ void vgic_sync_levels(struct vcpu *v);
  * routed to, injected here when that is `self` (this CPU; NULL or another partition's: none), handed
  * over with a kick otherwise. */
 void vgic_levels_changed(struct partition *p, struct vcpu *self);
-/* Takes every pending physical interrupt on this CPU (IRQ exception at or to EL2). */
-void vgic_handle_irq(struct vcpu *v);
+/* Takes every pending physical interrupt on this CPU (IRQ exception at or to EL2). On a CPU shared with
+ * the rtos it stops at the first of the rtos's (peeked at, never acknowledged, so that the rtos takes it
+ * itself) and returns true: the CPU must go to the rtos. */
+bool vgic_handle_irq(struct vcpu *v);
+/* Linux's virtual CPU v on a CPU shared with the rtos, after the rtos (re)started there (its GIC
+ * start-up disables every private interrupt): the hypervisor's and Linux's enabled PPIs on again. */
+void vgic_shared_reclaim(const struct vcpu *v);
 void vgic_inject(struct vcpu *v, unsigned vintid, unsigned pintid, bool eoi_notify);
 /* Hands SGI `sgi` to t, another CPU of the sender's partition (dropped if t is not on). */
 void vgic_post_sgi(struct vcpu *t, unsigned sgi);
