@@ -26,6 +26,7 @@
 #include "hyp/lifecycle.h"
 
 #include "arch/cpu.h"
+#include "arch/entry.h"
 #include "arch/firmware.h"
 #include "arch/guest.h"
 #include "arch/spinlock.h"
@@ -84,6 +85,15 @@ static uint64_t boot_x0(const struct partition *p)
  * slept through.
  */
 static void __attribute__((noreturn)) shared_next(unsigned cpu, bool rtos_idle, uint64_t t0);
+
+/* A Linux reset on a CPU it shares with the rtos wipes and reloads 512 MiB (tens of ms): it runs on a
+ * stack of its own and pauses between pieces whenever an rtos interrupt is pending, so the rtos gets the
+ * CPU at once and the reload goes on when the rtos idles again (shared_next). */
+static struct {
+    struct hyp_ctx ctx;
+    bool paused;
+} reload[HYP_MAX_CPUS];
+static uint8_t reload_stacks[HYP_MAX_CPUS][HYP_STACK_SIZE] __attribute__((aligned(16)));
 
 static bool rtos_runs_on(unsigned cpu)
 {
@@ -186,6 +196,10 @@ static void __attribute__((noreturn)) shared_next(unsigned cpu, bool rtos_idle, 
     struct vcpu *lx = &hyp_vcpu[cpu], *r = &hyp_rtos_vcpu[cpu];
     bool waiting = false;
     for (;;) {
+        if (reload[cpu].paused) {
+            reload[cpu].paused = false;
+            arch_ctx_resume(&reload[cpu].ctx); /* back into reload_pause, on the reload's stack */
+        }
         linux_take_cpu(lx, t0); /* returns only when Linux is off */
         if (!rtos_runs_on(cpu)) {
             cpu_wait(lx); /* neither runs: as any Linux CPU that is off */
@@ -314,9 +328,37 @@ void part_stop(struct vcpu *v, const char *why)
     stop_down(v, why);
 }
 
+/* Between two pieces of a Linux reload on a shared CPU (above): the rtos first. */
+static void reload_pause(void *ctx)
+{
+    struct vcpu *lx = ctx;
+    unsigned cpu = lx->cpu;
+    if (!vgic_rtos_pending(lx)) {
+        return;
+    }
+    if (arch_ctx_save(&reload[cpu].ctx)) {
+        arch_hyp_cpuif(); /* resumed: the rtos idles again (it left its own values there) */
+        (void)share_switch(cpu, WORLD_LINUX, arch_counter(), false);
+        return;
+    }
+    reload[cpu].paused = true;
+    arch_world_enter(&hyp_rtos_vcpu[cpu], share_switch(cpu, WORLD_RTOS, arch_counter(), true));
+}
+
+static void __attribute__((noreturn)) restart_body(void *arg);
+
 /* Restarts v's partition, taken down to this CPU, from its pristine images; the caller has logged why. */
 static void __attribute__((noreturn)) restart_down(struct vcpu *v)
 {
+    if (v->part->kind == PART_LINUX && rtos_runs_on(v->cpu)) {
+        arch_run_on_stack(reload_stacks[v->cpu] + HYP_STACK_SIZE, restart_body, v);
+    }
+    restart_body(v);
+}
+
+static void __attribute__((noreturn)) restart_body(void *arg)
+{
+    struct vcpu *v = arg;
     struct partition *p = v->part;
     report_stats(p);
     arch_vcpu_quiesce(v);
@@ -324,7 +366,7 @@ static void __attribute__((noreturn)) restart_down(struct vcpu *v)
     con_ring_close(p);
     vbus_part_down(p); /* its channels close before the wipe */
     vuart_reset(&p->uart);
-    part_load(p);
+    part_load(p, rtos_runs_on(v->cpu) && p->kind == PART_LINUX ? reload_pause : NULL, v);
     arch_part_irqs_init(p); /* its SPIs back on its boot CPU, as at the first start */
     vbus_part_up(p);
     struct vcpu *boot = part_vcpu(p, part_boot_cpu(p));

@@ -57,7 +57,12 @@ static void refresh_seeds(struct partition *p, uint8_t *dtb)
  */
 #define LOAD_CHUNK (256u * 1024u)
 
-static void copy_yielding(uint8_t *dst, const uint8_t *src, uint64_t size)
+struct load_hook {
+    void (*fn)(void *ctx);
+    void *ctx;
+};
+
+static void copy_yielding(uint8_t *dst, const uint8_t *src, uint64_t size, const struct load_hook *hook)
 {
     for (uint64_t done = 0; done < size; done += LOAD_CHUNK) {
         size_t n = (size_t)(size - done < LOAD_CHUNK ? size - done : LOAD_CHUNK);
@@ -68,17 +73,22 @@ static void copy_yielding(uint8_t *dst, const uint8_t *src, uint64_t size)
         }
         arch_dcache_clean_inval_poc(dst + done, n);
         arch_yield();
+        if (hook->fn != NULL) {
+            hook->fn(hook->ctx);
+        }
     }
 }
 
-void part_load(struct partition *p)
+void part_load(struct partition *p, void (*between)(void *ctx), void *ctx)
 {
+    const struct load_hook hook = {between, ctx};
     /* Everything the partition had is wiped first: a reset must not leak the old run's state. Every
      * byte written is cleaned to the point of coherency, since the partition starts with its MMU off. */
-    copy_yielding((uint8_t *)(uintptr_t)p->ram_pa, NULL, p->ram_size);
-    copy_yielding((uint8_t *)(uintptr_t)ipa_to_pa(p, p->kernel.ipa), p->kernel.data, p->kernel.size);
+    copy_yielding((uint8_t *)(uintptr_t)p->ram_pa, NULL, p->ram_size, &hook);
+    copy_yielding((uint8_t *)(uintptr_t)ipa_to_pa(p, p->kernel.ipa), p->kernel.data, p->kernel.size, &hook);
     if (p->initrd.size != 0) {
-        copy_yielding((uint8_t *)(uintptr_t)ipa_to_pa(p, p->initrd.ipa), p->initrd.data, p->initrd.size);
+        copy_yielding((uint8_t *)(uintptr_t)ipa_to_pa(p, p->initrd.ipa), p->initrd.data, p->initrd.size,
+                      &hook);
     }
     if (p->dtb.size != 0) {
         uint8_t *dtb = (uint8_t *)(uintptr_t)ipa_to_pa(p, p->dtb.ipa);
@@ -105,7 +115,7 @@ void part_setup(struct partition *p)
     }
     p->vttbr = s2_vttbr(p->s2_root, vmid);
     vuart_reset(&p->uart);
-    part_load(p);
+    part_load(p, NULL, NULL);
     p->state = PART_RUNNING;
     hyp_printf("rtmux: partition %s: CPUs 0x%lx, RAM IPA 0x%lx -> PA 0x%lx (%lu MiB), %u device ranges\n",
                p->name, (unsigned long)p->cpu_mask, (unsigned long)p->ram_ipa, (unsigned long)p->ram_pa,

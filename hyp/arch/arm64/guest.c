@@ -37,11 +37,32 @@
 
 /* The EL1 and EL0 system registers a partition can write (the timers apart), in struct el1_state's
  * order: what a CPU shared by two partitions switches (shared-core mode). */
-#define EL1_SYSREGS(X)                                                                                       \
-    X(sctlr_el1)                                                                                             \
-    X(cpacr_el1) X(vbar_el1) X(ttbr0_el1) X(ttbr1_el1) X(tcr_el1) X(mair_el1) X(amair_el1) X(contextidr_el1) \
-        X(tpidr_el1) X(tpidr_el0) X(tpidrro_el0) X(sp_el0) X(sp_el1) X(elr_el1) X(spsr_el1) X(esr_el1)       \
-            X(far_el1) X(afsr0_el1) X(afsr1_el1) X(par_el1) X(csselr_el1) X(cntkctl_el1)
+// clang-format off
+#define EL1_SYSREGS(X) \
+    X(sctlr_el1) \
+    X(cpacr_el1) \
+    X(vbar_el1) \
+    X(ttbr0_el1) \
+    X(ttbr1_el1) \
+    X(tcr_el1) \
+    X(mair_el1) \
+    X(amair_el1) \
+    X(contextidr_el1) \
+    X(tpidr_el1) \
+    X(tpidr_el0) \
+    X(tpidrro_el0) \
+    X(sp_el0) \
+    X(sp_el1) \
+    X(elr_el1) \
+    X(spsr_el1) \
+    X(esr_el1) \
+    X(far_el1) \
+    X(afsr0_el1) \
+    X(afsr1_el1) \
+    X(par_el1) \
+    X(csselr_el1) \
+    X(cntkctl_el1)
+// clang-format on
 #define COUNT_ONE(reg) +1
 _Static_assert(0 EL1_SYSREGS(COUNT_ONE) == EL1_SAVED_SYSREGS, "struct el1_state holds every register listed");
 

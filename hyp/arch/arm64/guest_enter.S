@@ -132,3 +132,42 @@ arch_fp_load:
     msr     fpcr, x2
     msr     fpsr, x3
     ret
+
+/* bool arch_ctx_save(struct hyp_ctx *c): saves the callee-saved registers and SP into c and returns
+ * false; a later arch_ctx_resume(c) returns true from it (a setjmp/longjmp pair for a hypervisor task
+ * paused on a stack of its own: the stack must stay untouched meanwhile). */
+    .globl arch_ctx_save
+arch_ctx_save:
+    stp     x19, x20, [x0, #0]
+    stp     x21, x22, [x0, #16]
+    stp     x23, x24, [x0, #32]
+    stp     x25, x26, [x0, #48]
+    stp     x27, x28, [x0, #64]
+    stp     x29, x30, [x0, #80]
+    mov     x1, sp
+    str     x1, [x0, #96]
+    mov     x0, #0
+    ret
+
+    .globl arch_ctx_resume
+arch_ctx_resume:
+    ldp     x19, x20, [x0, #0]
+    ldp     x21, x22, [x0, #16]
+    ldp     x23, x24, [x0, #32]
+    ldp     x25, x26, [x0, #48]
+    ldp     x27, x28, [x0, #64]
+    ldp     x29, x30, [x0, #80]
+    ldr     x1, [x0, #96]
+    mov     sp, x1
+    mov     x0, #1
+    ret
+
+/* void arch_run_on_stack(void *top, void (*fn)(void *), void *arg): calls fn(arg), which never returns,
+ * on the stack that ends at top. */
+    .globl arch_run_on_stack
+arch_run_on_stack:
+    mov     sp, x0
+    mov     x0, x2
+    mov     x29, xzr
+    blr     x1
+1:  b       1b

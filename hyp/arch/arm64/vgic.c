@@ -458,6 +458,11 @@ static int other_on_cpu(const struct partition *p, const struct vcpu *v)
     return -1;
 }
 
+bool vgic_rtos_pending(const struct vcpu *v)
+{
+    return cpu_shared(v) && rtos_irq(v, (unsigned)(ARCH_READ_SYSREG(ICC_HPPIR1_EL1) & GIC_INTID_MASK));
+}
+
 bool vgic_handle_irq(struct vcpu *v)
 {
     bool shared = cpu_shared(v);

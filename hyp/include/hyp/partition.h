@@ -121,8 +121,10 @@ extern unsigned hyp_nparts;
 
 /* Builds p's stage-2 table, resets its UART and loads its images; p is then RUNNING. */
 void part_setup(struct partition *p);
-/* Wipes p's RAM and copies its pristine images in again (a reset must not leak the old run's state). */
-void part_load(struct partition *p);
+/* Wipes p's RAM and copies its pristine images in again (a reset must not leak the old run's state).
+ * between(ctx), if not NULL, runs after every piece of LOAD_CHUNK bytes (a reload on a CPU shared with
+ * the rtos lets the rtos run there: lifecycle.c). */
+void part_load(struct partition *p, void (*between)(void *ctx), void *ctx);
 bool part_any_running(void);
 /* The partition owning CPU `cpu` (on a CPU an rtos shares with Linux: the Linux partition), or NULL. */
 struct partition *part_of_cpu(unsigned cpu);

@@ -15,7 +15,8 @@ _COUNT_RE = re.compile(r"(\w+)=(\d+)")
 class El2Entries:
     cpu: int
     partition: str
-    counts: dict[str, int]  # "total", then by cause: dabt, iabt, hvc, smc, sysreg, other, irq, serror, el2irq, wfi
+    # "total", then by cause: dabt, iabt, hvc, smc, sysreg, other, irq, serror, el2irq, wfi
+    counts: dict[str, int]
 
     @property
     def total(self) -> int:

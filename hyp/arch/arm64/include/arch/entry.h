@@ -33,4 +33,14 @@ void arch_fp_reset(void);
 void arch_fp_save(struct el1_state *s);
 void arch_fp_load(const struct el1_state *s);
 
+/* A hypervisor task's paused state: x19..x30, then SP (guest_enter.S's layout). */
+struct hyp_ctx {
+    uint64_t reg[13];
+};
+/* C -> guest_enter.S: arch_ctx_save returns false after saving, true when arch_ctx_resume comes back to
+ * it; arch_run_on_stack calls fn(arg) on another stack (fn never returns). */
+bool arch_ctx_save(struct hyp_ctx *c) __attribute__((returns_twice));
+void arch_ctx_resume(const struct hyp_ctx *c) __attribute__((noreturn));
+void arch_run_on_stack(void *top, void (*fn)(void *arg), void *arg) __attribute__((noreturn));
+
 #endif /* HYP_ARCH_ENTRY_H */

@@ -64,6 +64,8 @@ void vgic_levels_changed(struct partition *p, struct vcpu *self);
  * the rtos it stops at the first of the rtos's (peeked at, never acknowledged, so that the rtos takes it
  * itself) and returns true: the CPU must go to the rtos. */
 bool vgic_handle_irq(struct vcpu *v);
+/* Whether an interrupt of the rtos that shares v's CPU is pending (peeked at, not acknowledged). */
+bool vgic_rtos_pending(const struct vcpu *v);
 /* Linux's virtual CPU v on a CPU shared with the rtos, after the rtos (re)started there (its GIC
  * start-up disables every private interrupt): the hypervisor's and Linux's enabled PPIs on again. */
 void vgic_shared_reclaim(const struct vcpu *v);
