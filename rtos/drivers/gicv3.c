@@ -8,6 +8,7 @@
 #include "arch/cpu.h"
 #include "arm64/gicv3.h"
 #include "board.h"
+#include "lib/prio.h"
 
 static uintptr_t gicr_rd;  /* this CPU's RD_base */
 static uintptr_t gicr_sgi; /* this CPU's SGI_base */
@@ -68,7 +69,9 @@ int gic_init(void)
     /* CPU interface: system registers, every priority unmasked, no preemption grouping. */
     ARCH_WRITE_SYSREG(ICC_SRE_EL1, ARCH_READ_SYSREG(ICC_SRE_EL1) | ICC_SRE_SRE);
     arch_isb();
-    ARCH_WRITE_SYSREG(ICC_PMR_EL1, ICC_PMR_UNMASKED);
+    /* Priorities from RTMUX_PRIO_RTOS_PMR down are the hypervisor's and Linux's on a shared CPU: never
+     * ours (rt_irq_attach keeps the rtos's above them). */
+    ARCH_WRITE_SYSREG(ICC_PMR_EL1, RTMUX_PRIO_RTOS_PMR);
     ARCH_WRITE_SYSREG(ICC_BPR1_EL1, 0u);
     ARCH_WRITE_SYSREG(ICC_CTLR_EL1, 0u); /* EOImode 0: EOI also deactivates */
     ARCH_WRITE_SYSREG(ICC_IGRPEN1_EL1, ICC_IGRPEN1_EN);

@@ -59,8 +59,8 @@ void k_boot(const void *dtb, uint64_t entry_el)
     rt_printf("rtos: rtmux rtos %s entered at EL%u\n", RT_VERSION, (unsigned)entry_el);
     k_rq_init(&k_cpu.rq);
     k_irq_init();
+    k_bootargs_init(dtb); /* first: the time base reads timer= */
     k_time_init();
-    k_bootargs_init(dtb);
     k_chan_init(dtb);
     if (rt_thread_create(&idle_thread, "idle", idle_entry, NULL, idle_stack, sizeof(idle_stack),
                          RT_PRIO_MIN) != RT_OK ||

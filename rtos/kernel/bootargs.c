@@ -98,7 +98,9 @@ int rt_bootargs_check(const char *const *known)
         if (klen == 0) {
             continue;
         }
-        int found = 0;
+        /* The kernel's own arguments (kernel/time.c) are known to every application. */
+        int found = klen == 5 && word[0] == 't' && word[1] == 'i' && word[2] == 'm' && word[3] == 'e' &&
+                    word[4] == 'r';
         for (unsigned i = 0; known[i] != NULL && !found; i++) {
             unsigned n = 0;
             while (n < klen && known[i][n] == word[n]) {

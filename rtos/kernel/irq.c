@@ -27,7 +27,8 @@ static uint8_t gic_prio(unsigned prio)
 
 int rt_irq_attach(unsigned intid, unsigned prio, unsigned trigger, rt_irq_handler_t handler, void *arg)
 {
-    if (intid >= RT_IRQ_MAX || prio > 255 || handler == NULL || trigger > RT_IRQ_EDGE) {
+    if (intid >= RT_IRQ_MAX || prio > 255 || prio < RT_IRQ_PRIO_MIN || handler == NULL ||
+        trigger > RT_IRQ_EDGE) {
         return RT_EINVAL;
     }
     uint64_t f = k_lock();

@@ -940,6 +940,8 @@ static const char *test_api_misuse(void)
     /* Blocking calls from an interrupt handler are refused; non-blocking ones work. */
     EXPECT_RC(rt_mutex_init(&isr_mutex), RT_OK);
     EXPECT_RC(rt_msgq_init(&isr_q, qs, sizeof(uint32_t), 2), RT_OK);
+    /* below RT_IRQ_PRIO_MIN the GIC priority would fall in the band the rtos masks (lib/prio.h) */
+    EXPECT_RC(rt_irq_attach(RT_IRQ_SGI(3), RT_IRQ_PRIO_MIN - 1u, RT_IRQ_EDGE, misuse_isr, NULL), RT_EINVAL);
     EXPECT_RC(rt_irq_attach(RT_IRQ_SGI(3), 100, RT_IRQ_EDGE, misuse_isr, NULL), RT_OK);
     EXPECT_RC(rt_irq_attach(RT_IRQ_SGI(3), 100, RT_IRQ_EDGE, misuse_isr, NULL), RT_EBUSY);
     EXPECT_RC(rt_irq_enable(RT_IRQ_SGI(3)), RT_OK);
@@ -1113,6 +1115,12 @@ void rt_main(void)
     unsigned selected = 0, passed = 0, failed = 0;
     for (unsigned i = 0; i < NTESTS; i++) {
         chosen[i] = (!filtered || listed(only, tests[i].name)) && (!tests[i].needs_chan_irq || chan_irq);
+        if (chosen[i] && tests[i].fn == test_hectic && !arch_spare_timer_available()) {
+            /* Its interrupt load is the EL1 timer the kernel does not use; with timer=phys there is none
+             * (the virtual one belongs to Linux on a CPU the rtos shares with it). */
+            rt_printf("selftest: hectic: skipped (timer=phys: no second EL1 timer)\n");
+            chosen[i] = false;
+        }
         selected += chosen[i];
     }
     uint64_t start_ms = rt_bootarg_u64("start_ms", 0);

@@ -8,6 +8,8 @@
 #include "arm64/pgtable.h"
 #include "arm64/psci.h"
 
+bool arch_timer_phys;
+
 void arch_context_init(struct arch_context *ctx, uintptr_t stack_top, arch_thread_main_t thread_main,
                        void (*entry)(void *), void *arg)
 {

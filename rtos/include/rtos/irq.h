@@ -21,8 +21,14 @@ typedef void (*rt_irq_handler_t)(unsigned intid, void *arg);
 #define RT_IRQ_LEVEL 0u
 #define RT_IRQ_EDGE  1u
 
+/* The least urgent attach priority: GIC priorities 0xf0..0xff (attach priorities below 16) are never
+ * signalled to the rtos (its priority mask, lib/prio.h), so that on a CPU it shares with Linux the
+ * hypervisor's and Linux's interrupts wait while the rtos runs. */
+#define RT_IRQ_PRIO_MIN 16u
+
 /*
- * Attaches a handler; prio 0..255, higher = more urgent (mapped onto the GIC's priority field).
+ * Attaches a handler; prio RT_IRQ_PRIO_MIN..255, higher = more urgent (255 - prio is the GIC's priority
+ * byte); RT_EINVAL for a priority below RT_IRQ_PRIO_MIN.
  * The interrupt stays disabled until rt_irq_enable(). RT_EBUSY if a handler is attached already.
  */
 int rt_irq_attach(unsigned intid, unsigned prio, unsigned trigger, rt_irq_handler_t handler, void *arg);

@@ -4,6 +4,7 @@
 #ifndef ARCH_CPU_H
 #define ARCH_CPU_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "arch/context.h"
@@ -55,18 +56,41 @@ static inline uint64_t arch_counter_freq(void)
     return ARCH_READ_SYSREG(cntfrq_el0) & CNTFRQ_MASK;
 }
 
-/* Program the EL1 virtual timer to fire when the counter reaches cval (absolute). */
+/* The kernel's EL1 timer: the virtual one (default), or the physical one (boot argument timer=phys, set
+ * once before the first arm: kernel/time.c), which a CPU shared with Linux needs: there the virtual timer
+ * is Linux's, and the rtos must never touch it. The counter read stays the virtual one: CNTVOFF is 0
+ * both bare metal (the rtos's EL2 set-up) and under rtmux, so both timers compare against it. */
+extern bool arch_timer_phys;
+
+/* Program the kernel's EL1 timer to fire when the counter reaches cval (absolute). */
 static inline void arch_timer_arm(uint64_t cval)
 {
-    ARCH_WRITE_SYSREG(cntv_cval_el0, cval);
-    ARCH_WRITE_SYSREG(cntv_ctl_el0, CNT_CTL_ENABLE);
+    if (arch_timer_phys) {
+        ARCH_WRITE_SYSREG(cntp_cval_el0, cval);
+        ARCH_WRITE_SYSREG(cntp_ctl_el0, CNT_CTL_ENABLE);
+    } else {
+        ARCH_WRITE_SYSREG(cntv_cval_el0, cval);
+        ARCH_WRITE_SYSREG(cntv_ctl_el0, CNT_CTL_ENABLE);
+    }
     arch_isb();
 }
 
 static inline void arch_timer_disarm(void)
 {
-    ARCH_WRITE_SYSREG(cntv_ctl_el0, 0);
+    if (arch_timer_phys) {
+        ARCH_WRITE_SYSREG(cntp_ctl_el0, 0);
+    } else {
+        ARCH_WRITE_SYSREG(cntv_ctl_el0, 0);
+    }
     arch_isb();
+}
+
+/* The EL1 timer the kernel does not use (an application's second timer: the selftest's and the latency
+ * app's interrupt loads), or false when there is none the rtos may use (timer=phys: the virtual one is
+ * not the rtos's). */
+static inline bool arch_spare_timer_available(void)
+{
+    return !arch_timer_phys;
 }
 
 static inline uint64_t arch_mpidr_affinity(void)
