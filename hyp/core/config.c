@@ -407,6 +407,21 @@ static void read_channels(const struct blob_header *h, const uint8_t *blob, stru
     }
 }
 
+/* The CPUs p (partition i) may have in common with partitions 0..i-1: a shared rtos partition's with one
+ * Linux partition (never a CPU in three, or in two of one kind). */
+static uint64_t shared_with(const struct partition *parts, unsigned i, const struct partition *p)
+{
+    uint64_t ok = 0, bad = 0;
+    for (unsigned j = 0; j < i; j++) {
+        const struct partition *q = &parts[j];
+        uint64_t common = p->cpu_mask & q->cpu_mask;
+        bool pair = (p->shared && q->kind == PART_LINUX) || (q->shared && p->kind == PART_LINUX);
+        bad |= pair ? common & ok : common; /* a second pair on a CPU is a third holder */
+        ok |= pair ? common : 0u;
+    }
+    return ok & ~bad;
+}
+
 unsigned config_parse(const uint8_t *blob, size_t avail, uint64_t image_base, uint64_t bundle_size,
                       struct partition *parts, unsigned max, struct hyp_config *out, struct vbus_config *vbus)
 {
@@ -427,7 +442,7 @@ unsigned config_parse(const uint8_t *blob, size_t avail, uint64_t image_base, ui
     if ((uint64_t)(uintptr_t)blob - image_base + h->total_size > bundle_size) {
         hyp_panic("configuration blob ends beyond the bundle (0x%lx bytes)", (unsigned long)bundle_size);
     }
-    uint64_t cpus_seen = 0;
+    uint64_t cpus_seen = 0, cpus_shared = 0;
     for (unsigned i = 0; i < nparts; i++) {
         const struct blob_partition *r =
             (const struct blob_partition *)(blob + h->partitions_offset + i * sizeof(struct blob_partition));
@@ -440,12 +455,21 @@ unsigned config_parse(const uint8_t *blob, size_t avail, uint64_t image_base, ui
         }
         p->kind = r->kind == BLOB_KIND_LINUX ? PART_LINUX : PART_RTOS;
         p->cpu_mask = r->cpu_mask;
+        p->shared = (r->flags & BLOB_PART_SHARED) != 0;
+        p->starved_ms = r->starved_ms;
+        if ((r->flags & ~BLOB_PART_SHARED) != 0 || (p->shared && r->kind != BLOB_KIND_RTOS) ||
+            (p->shared != (r->starved_ms != 0))) {
+            hyp_panic(
+                "partition %s: bad flags 0x%x or starved_ms %u (the shared flag is an rtos partition's, "
+                "with a non-zero starved_ms)",
+                p->name, (unsigned)r->flags, (unsigned)r->starved_ms);
+        }
         p->ram_ipa = r->ram_ipa;
         p->ram_pa = r->ram_pa;
         p->ram_size = r->ram_size;
         p->entry_ipa = r->entry_ipa;
         if ((r->kind != BLOB_KIND_RTOS && r->kind != BLOB_KIND_LINUX) || p->cpu_mask == 0 ||
-            (p->cpu_mask & cpus_seen) != 0 || p->cpu_mask >> HYP_MAX_CPUS != 0) {
+            (p->cpu_mask & cpus_seen & ~shared_with(parts, i, p)) != 0 || p->cpu_mask >> HYP_MAX_CPUS != 0) {
             hyp_panic("partition %s: bad kind %u or CPUs 0x%lx (overlapping or beyond %u CPUs)", p->name,
                       r->kind, (unsigned long)p->cpu_mask, HYP_MAX_CPUS);
         }
@@ -455,6 +479,7 @@ unsigned config_parse(const uint8_t *blob, size_t avail, uint64_t image_base, ui
             hyp_panic("partition %s: CPUs 0x%lx: an rtos partition runs on one CPU", p->name,
                       (unsigned long)p->cpu_mask);
         }
+        cpus_shared |= p->cpu_mask & cpus_seen;
         cpus_seen |= p->cpu_mask;
         if (!range_ok(p->ram_pa, p->ram_size, RAM_ALIGN) || !range_ok(p->ram_ipa, p->ram_size, RAM_ALIGN) ||
             !range_ok(h->ram_base, h->ram_size, RAM_ALIGN) || p->ram_pa < h->ram_base ||
@@ -513,6 +538,11 @@ unsigned config_parse(const uint8_t *blob, size_t avail, uint64_t image_base, ui
         read_fault_policy(p, r);
         read_conring(p, r);
         read_vbus_place(p, r, vbus);
+    }
+    for (unsigned i = 0; i < nparts; i++) {
+        if (parts[i].shared && (parts[i].cpu_mask & cpus_shared) == 0) {
+            hyp_panic("partition %s: shared, but no Linux partition has its CPU", parts[i].name);
+        }
     }
     read_channels(h, blob, parts, nparts, vbus);
     return nparts;

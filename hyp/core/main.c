@@ -66,6 +66,9 @@ static void __attribute__((noreturn)) enter(unsigned cpu)
             arch_wfi();
         }
     }
+    if (share_cpu(cpu)) {
+        share_begin(cpu);
+    }
     part_enter(v);
 }
 

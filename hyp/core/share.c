@@ -41,6 +41,11 @@ void share_init(void)
     }
 }
 
+void share_begin(unsigned cpu)
+{
+    shares[cpu].since = arch_counter();
+}
+
 bool share_cpu(unsigned cpu)
 {
     return cpu < HYP_MAX_CPUS && shares[cpu].rtos != NULL;

@@ -4,6 +4,7 @@
 #include "../drivers/pl011.h"
 #include "arch/cpu.h"
 #include "kernel.h"
+#include "lib/string.h"
 #include "rtos/console.h"
 #include "rtos/system.h"
 #include "rtos/thread.h"
@@ -46,6 +47,26 @@ static void console_init(const void *dtb)
     pl011_init();
 }
 
+static bool same(const char *a, const char *b)
+{
+    size_t n = strlen(b);
+    return strlen(a) == n && memcmp(a, b, n) == 0;
+}
+
+/* The boot argument timer=virt|phys (k_time_init); anything else is reported and the default kept. */
+static bool timer_phys(void)
+{
+    char which[8];
+    if (rt_bootarg("timer", which, sizeof(which)) == 0 || same(which, "virt")) {
+        return false;
+    }
+    if (same(which, "phys")) {
+        return true;
+    }
+    rt_printf("rtos: boot argument timer=%s ignored (virt or phys); the virtual timer is used\n", which);
+    return false;
+}
+
 static void main_entry(void *arg)
 {
     (void)arg;
@@ -60,7 +81,7 @@ void k_boot(const void *dtb, uint64_t entry_el)
     k_rq_init(&k_cpu.rq);
     k_irq_init();
     k_bootargs_init(dtb); /* first: the time base reads timer= */
-    k_time_init();
+    k_time_init(timer_phys());
     k_chan_init(dtb);
     if (rt_thread_create(&idle_thread, "idle", idle_entry, NULL, idle_stack, sizeof(idle_stack),
                          RT_PRIO_MIN) != RT_OK ||

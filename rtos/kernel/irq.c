@@ -4,6 +4,7 @@
 #include "rtos/irq.h"
 #include "../drivers/gicv3.h"
 #include "kernel.h"
+#include "lib/prio.h"
 
 struct irq_slot {
     rt_irq_handler_t handler;
@@ -18,6 +19,12 @@ void k_irq_init(void)
         rt_panic("no GIC redistributor matches this CPU's MPIDR affinity");
     }
 }
+
+/* The least urgent attach priority still lands above the mask, the next one in the band (lib/prio.h),
+ * whatever a 5-bit GIC drops of the low bits. */
+_Static_assert(((255u - RT_IRQ_PRIO_MIN) & 0xf8u) < RTMUX_PRIO_RTOS_PMR &&
+                   ((255u - (RT_IRQ_PRIO_MIN - 1u)) & 0xf8u) >= RTMUX_PRIO_RTOS_PMR,
+               "RT_IRQ_PRIO_MIN is the least urgent priority the rtos's mask lets through");
 
 /* rt_ priority (higher = more urgent) to the GIC's priority byte (lower = more urgent). */
 static uint8_t gic_prio(unsigned prio)

@@ -140,7 +140,10 @@ void k_stack_overflow(rt_thread_t *t);
 bool k_thread_fault(struct rt_fault *f);
 
 /* ---------------- time (time.c) ---------------- */
-void k_time_init(void);
+/* The kernel's timer: the EL1 virtual timer (bare metal, or a CPU of the rtos's own), or with phys the
+ * EL1 physical one (boot argument timer=phys: a CPU the rtos shares with Linux, whose timer the virtual
+ * one is there; rtmux adds the argument for such a partition). */
+void k_time_init(bool phys);
 /* Timeout in ns to an absolute deadline in ticks. */
 uint64_t k_deadline(rt_time_t timeout);
 

@@ -5,35 +5,10 @@
 #include "arch/cpu.h"
 #include "board.h"
 #include "kernel.h"
-#include "lib/string.h"
 #include "rtos/irq.h"
-#include "rtos/console.h"
 #include "rtos/system.h"
 
-/* The kernel's timer: the EL1 virtual timer, both bare metal and in a partition of its own; with the boot
- * argument timer=phys the EL1 physical timer (a CPU the rtos shares with Linux, whose timer the virtual
- * one is there: rtmux adds the argument for such a partition). */
-static bool same(const char *a, const char *b)
-{
-    size_t n = strlen(b);
-    return strlen(a) == n && memcmp(a, b, n) == 0;
-}
-
-static unsigned timer_intid(void)
-{
-    char which[8];
-    if (rt_bootarg("timer", which, sizeof(which)) == 0 || same(which, "virt")) {
-        return BOARD_INTID_VIRT_TIMER;
-    }
-    if (same(which, "phys")) {
-        arch_timer_phys = true;
-        return BOARD_INTID_PHYS_TIMER;
-    }
-    rt_printf("rtos: boot argument timer=%s ignored (virt or phys); the virtual timer is used\n", which);
-    return BOARD_INTID_VIRT_TIMER;
-}
-
-void k_time_init(void)
+void k_time_init(bool phys)
 {
     uint64_t freq = arch_counter_freq();
     if (freq == 0 || freq > 4000000000ull) {
@@ -44,7 +19,8 @@ void k_time_init(void)
     k_cpu.ns_mult = (1000000000ull << 32) / freq;
     k_cpu.tick_mult = (freq << 32) / 1000000000ull;
     k_tq_init(&k_cpu.tq);
-    unsigned intid = timer_intid();
+    arch_timer_phys = phys;
+    unsigned intid = phys ? BOARD_INTID_PHYS_TIMER : BOARD_INTID_VIRT_TIMER;
     arch_timer_disarm();
     if (rt_irq_attach(intid, 255, RT_IRQ_LEVEL, k_timer_isr, NULL) != RT_OK ||
         rt_irq_enable(intid) != RT_OK) {

@@ -15,7 +15,8 @@
  * shared-memory console ring (zero: none) and the header flags BLOB_FLAG_FIXED_SEEDS and
  * BLOB_FLAG_BOOT_REPORT (zero before: seeds changed at every start, no report at boot); 2.2 added the
  * V-Bus (lib/vbus.h): the channel table (header: channel_count, channel_size, channels_offset; zero in
- * a 2.1 blob: no V-Bus) and each partition's V-Bus place (zero: none).
+ * a 2.1 blob: no V-Bus) and each partition's V-Bus place (zero: none); 2.3 added shared-core mode: the
+ * partition flag BLOB_PART_SHARED and starved_ms (zero in a 2.2 blob: no CPU shared).
  */
 #ifndef HYP_BLOB_H
 #define HYP_BLOB_H
@@ -27,7 +28,7 @@
 
 #define BLOB_MAGIC             0x43584d52u /* "RMXC" read as a little-endian word */
 #define BLOB_VERSION_MAJOR     2u
-#define BLOB_VERSION_MINOR     2u
+#define BLOB_VERSION_MINOR     3u
 #define BLOB_FLAG_CONSOLE_TAGS 0x1u
 /* Measurement only (./rtmux run --seed, ./rtmux bench): the seed ranges keep the bytes the tools wrote
  * at every start, so that a Linux boot repeats exactly under QEMU icount. Never for normal use: every
@@ -45,9 +46,12 @@
 #define BLOB_MAX_STREAMS       2u
 #define BLOB_KIND_RTOS         1u
 #define BLOB_KIND_LINUX        2u
-#define BLOB_FAULT_STOP        0u /* a fault stops the partition */
-#define BLOB_FAULT_RESTART     1u /* a fault restarts it, within its restart rate */
-#define BLOB_MAX_RESTARTS      16u
+/* Since 2.3, an rtos partition's flag: its one CPU is also in a Linux partition's cpu_mask and shared
+ * with it (the rtos first; hyp/share.h). Without it, partitions' CPUs never overlap. */
+#define BLOB_PART_SHARED   0x1u
+#define BLOB_FAULT_STOP    0u /* a fault stops the partition */
+#define BLOB_FAULT_RESTART 1u /* a fault restarts it, within its restart rate */
+#define BLOB_MAX_RESTARTS  16u
 /* The CRC-32 (IEEE 802.3: reflected polynomial 0xEDB88320, initial value and final XOR 0xFFFFFFFF, as
  * zlib computes it) covers total_size bytes with the crc32 field taken as zero. */
 #define BLOB_CRC_POLY 0xedb88320u
@@ -162,7 +166,7 @@ struct __attribute__((packed)) blob_partition {
     char name[BLOB_NAME_SIZE];
     char tag[BLOB_NAME_SIZE]; /* console line tag */
     uint32_t kind;            /* BLOB_KIND_* */
-    uint32_t flags;           /* 0 */
+    uint32_t flags;           /* BLOB_PART_*; other bits zero */
     uint64_t cpu_mask;        /* bit n = CPU n (MPIDR Aff0 = n on qemu-virt) */
     uint64_t ram_ipa;
     uint64_t ram_pa;
@@ -172,7 +176,7 @@ struct __attribute__((packed)) blob_partition {
     uint32_t boot_cpu; /* the CPU that starts at entry_ipa */
     uint32_t device_count;
     uint32_t irq_count;
-    uint32_t reserved;
+    uint32_t starved_ms; /* since 2.3: non-zero exactly with BLOB_PART_SHARED (Linux's wait reported) */
     struct blob_image image[BLOB_IMAGES];
     struct blob_device device[BLOB_MAX_DEVICES]; /* unused entries zero */
     uint32_t irq[BLOB_MAX_IRQS];                 /* GIC INTIDs (SPIs) the partition owns, ascending */
@@ -238,7 +242,7 @@ BLOB_CHECK(blob_partition, dtb_ipa, 80);
 BLOB_CHECK(blob_partition, boot_cpu, 88);
 BLOB_CHECK(blob_partition, device_count, 92);
 BLOB_CHECK(blob_partition, irq_count, 96);
-BLOB_CHECK(blob_partition, reserved, 100);
+BLOB_CHECK(blob_partition, starved_ms, 100);
 BLOB_CHECK(blob_partition, image, 104);
 BLOB_CHECK(blob_partition, device, 176);
 BLOB_CHECK(blob_partition, irq, 368);

@@ -19,6 +19,9 @@ enum share_world { WORLD_RTOS = 0, WORLD_LINUX, WORLD_NONE, SHARE_WORLDS };
 
 /* Sets up the books of every shared CPU (after the configuration is read). */
 void share_init(void);
+/* The rtos's first entry on shared CPU cpu: its books start now (the hypervisor's own start-up, which
+ * copies every image, is nobody's time). */
+void share_begin(unsigned cpu);
 /* Whether CPU cpu is shared (an rtos partition has it with Linux). */
 bool share_cpu(unsigned cpu);
 /* A switch of CPU cpu to world `to` begins; t0 is the counter when the hypervisor was entered for it.

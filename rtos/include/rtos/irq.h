@@ -21,10 +21,10 @@ typedef void (*rt_irq_handler_t)(unsigned intid, void *arg);
 #define RT_IRQ_LEVEL 0u
 #define RT_IRQ_EDGE  1u
 
-/* The least urgent attach priority: GIC priorities 0xf0..0xff (attach priorities below 16) are never
+/* The least urgent attach priority: GIC priorities 0xe0..0xff (attach priorities below 32) are never
  * signalled to the rtos (its priority mask, lib/prio.h), so that on a CPU it shares with Linux the
  * hypervisor's and Linux's interrupts wait while the rtos runs. */
-#define RT_IRQ_PRIO_MIN 16u
+#define RT_IRQ_PRIO_MIN 32u
 
 /*
  * Attaches a handler; prio RT_IRQ_PRIO_MIN..255, higher = more urgent (255 - prio is the GIC's priority

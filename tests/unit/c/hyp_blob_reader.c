@@ -106,6 +106,9 @@ int main(int argc, char **argv)
             }
         }
         printf("part%u.seeds_fixed=%d\n", i, p->seeds_fixed);
+        if (p->shared) {
+            printf("part%u.shared=%u\n", i, p->starved_ms);
+        }
         printf("part%u.fault=%u,%u,%u\n", i, (unsigned)p->fault.policy, p->fault.max_restarts,
                (unsigned)p->fault.window_s);
         if (p->conring != NULL) {

@@ -67,7 +67,7 @@ def test_header_fields_at_documented_offsets(
     assert data[0:4] == b"RMXC"
     assert struct.unpack_from("<HHIII", data, 4) == (
         2,
-        2,
+        3,
         128,
         len(data),
         zlib.crc32(data[:16] + bytes(4) + data[20:]),
@@ -208,7 +208,7 @@ def test_payload_outside_ram_is_refused(
     ("offset", "value", "message"),
     [
         (0, b"XMXC", "bad magic"),
-        (4, struct.pack("<H", 3), r"revision 3\.2; this reader handles 2\.x"),
+        (4, struct.pack("<H", 3), r"revision 3\.3; this reader handles 2\.x"),
         (200, b"\x01", "CRC mismatch"),
         (12, struct.pack("<I", 10_000), "inconsistent sizes"),
     ],

@@ -717,3 +717,55 @@ def test_describe_shows_region_device_and_channels(images: dict[str, Path]) -> N
         "channel 'echo': /dev/virtio-ports/echo in 'linux', served by 'rtos' (channel 0): to_linux 16 KiB "
         "(ring at IPA 0x40df_3140), to_rtos 16 KiB (ring at IPA 0x40df_71c0)" in text
     )
+
+
+# ------------------------------------------------------------------------------- shared-core mode
+SHARED_CONFIG = Path(__file__).parents[3] / "configs" / "qemu-virt-1cpu.toml"
+
+
+def test_shipped_single_cpu_config_shares_cpu_0() -> None:
+    cfg = config.load(SHARED_CONFIG)
+    rtos, linux = cfg.partitions
+    assert (rtos.cpus, linux.cpus, rtos.shared, linux.shared) == ((0,), (0,), True, False)
+    assert rtos.starved_ms == 1000
+    assert rtos.bootargs.split()[-1] == "timer=phys"  # Linux keeps the EL1 virtual timer
+    text = config.describe(cfg)
+    assert (
+        "CPU 0: shared by 'rtos' (first: runs whenever it has work) and 'linux' (only while 'rtos' is idle; "
+        "its interrupts wait meanwhile; reported after 1000 ms without running)"
+    ) in text.splitlines()
+
+
+@pytest.mark.parametrize(("report", "ms"), [('"250ms"', 250), ('"2s"', 2000), ('"60s"', 60_000)])
+def test_shared_rtos_beside_a_multi_cpu_linux(images: dict[str, Path], report: str, ms: int) -> None:
+    text = system(images, rtos_extra=f"shared = true\nstarved_report = {report}", top="[board]\ncpus = 2")
+    text = text.replace("cpus = [1]", "cpus = [0, 1]")
+    path = images["rtos"].parent / "x.toml"
+    path.write_text(text)
+    cfg = config.load(path)
+    assert cfg.partitions[0].starved_ms == ms and cfg.partitions[1].cpus == (0, 1)
+    part = blob.from_config(cfg, {}).partitions[0]
+    assert (part.flags, part.starved_ms) == (blob.PART_FLAG_SHARED, ms)
+
+
+def test_unshared_partitions_carry_no_sharing(images: dict[str, Path]) -> None:
+    path = images["rtos"].parent / "x.toml"
+    path.write_text(system(images))
+    cfg = config.load(path)
+    assert "timer=" not in cfg.partitions[0].bootargs
+    assert [(p.flags, p.starved_ms) for p in blob.from_config(cfg, {}).partitions] == [(0, 0), (0, 0)]
+    assert "shared by" not in config.describe(cfg)
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ('"1h"', 'starved_report must be a duration such as "500ms" or "2s", not \'1h\' (string)'),
+        ("5", 'starved_report must be a duration such as "500ms" or "2s", not 5 (integer)'),
+        ('"61s"', "starved_report '61s' is outside 1 ms..60 s"),
+    ],
+)
+def test_starved_report_values(images: dict[str, Path], value: str, message: str) -> None:
+    text = system(images, rtos_extra=f"shared = true\nstarved_report = {value}", top="[board]\ncpus = 2")
+    errors = errors_of(text.replace("cpus = [1]", "cpus = [0, 1]"))
+    assert len(errors) == 1 and message in errors[0], errors

@@ -81,6 +81,8 @@ def expected_fields(b: blob.Blob) -> dict[str, str]:
         for k, stream in enumerate(p.streams):
             want[f"part{i}.stream{k}"] = f"0x{stream.first:x},0x{stream.count:x}"
         want[f"part{i}.seeds_fixed"] = str(int(b.fixed_seeds))
+        if p.flags & blob.PART_FLAG_SHARED:
+            want[f"part{i}.shared"] = str(p.starved_ms)
         want[f"part{i}.fault"] = f"{p.fault.policy},{p.fault.max_restarts},{p.fault.window_s}"
         if p.conring.size:
             want[f"part{i}.conring"] = f"0x{p.conring.ipa:x},0x{p.conring.size:x}"
@@ -129,6 +131,16 @@ def test_newer_minor_revision_is_accepted(reader: Path, good: blob.Blob, tmp_pat
     assert rc == 0 and fields == expected_fields(good)
 
 
+def test_shared_cpu_reads_back(reader: Path, good: blob.Blob, tmp_path: Path) -> None:
+    """The rtos shares CPU 0 with a Linux partition that has CPUs 0 and 1 (multi-CPU Linux beside it)."""
+    shared = with_partition(good, 0, flags=blob.PART_FLAG_SHARED, starved_ms=250)
+    shared = with_partition(shared, 1, cpu_mask=0b11)
+    rc, fields = run(reader, blob.pack(shared), tmp_path)
+    assert rc == 0
+    assert fields == expected_fields(shared)
+    assert fields["part0.shared"] == "250" and "part1.shared" not in fields
+
+
 def with_partition(b: blob.Blob, index: int, **changes: object) -> blob.Blob:
     parts = list(b.partitions)
     parts[index] = dataclasses.replace(parts[index], **changes)  # type: ignore[arg-type]
@@ -145,13 +157,18 @@ def damaged(data: bytes, offset: int, value: bytes) -> bytes:
         ("bad magic", "no configuration blob after the hypervisor image"),
         ("bad crc", "CRC mismatch"),
         ("truncated", "configuration blob truncated: 1472 bytes announced, 1100 present"),  # 3 channels
-        ("newer major", "configuration blob revision 3.2; this hypervisor reads 2.x"),
+        ("newer major", "configuration blob revision 3.3; this hypervisor reads 2.x"),
         ("layout", "layout not understood"),
         ("outside ram", "partition linux: RAM 0x70000000+0x20000000 is outside the board's RAM"),
         ("over hypervisor", "partition rtos: RAM 0x40000000+0x1000000 is outside the board's RAM or over"),
         ("overlapping", "partitions rtos and linux overlap in RAM"),
         ("cpu twice", "partition linux: bad kind 2 or CPUs 0x1 (overlapping or beyond 8 CPUs)"),
         ("rtos on several cpus", "partition rtos: CPUs 0x5: an rtos partition runs on one CPU"),
+        ("shared linux", "partition linux: bad flags 0x1 or starved_ms 1000 (the shared flag is an rtos"),
+        ("starved unshared", "partition rtos: bad flags 0x0 or starved_ms 5 (the shared flag is an rtos"),
+        ("unknown flag", "partition rtos: bad flags 0x3 or starved_ms 1000"),
+        ("shared alone", "partition rtos: shared, but no Linux partition has its CPU"),
+        ("two rtos on a cpu", "partition rtos2: bad kind 1 or CPUs 0x1 (overlapping or beyond 8 CPUs)"),
         ("not an spi", "partition linux: interrupt 27 is not an SPI"),
         ("image outside ram", "partition rtos: image 2 (0x800 bytes at IPA 0x41000000) is outside its RAM"),
         ("no image", "partition rtos has no image"),
@@ -197,6 +214,21 @@ def test_damaged_blob_is_refused_with_its_reason(
             data = blob.pack(with_partition(good, 1, ram_pa=0x4800_0000 + 2 * MIB))
         case "cpu twice":
             data = blob.pack(with_partition(good, 1, cpu_mask=0b1))
+        case "shared linux":
+            data = blob.pack(with_partition(good, 1, flags=blob.PART_FLAG_SHARED, starved_ms=1000))
+        case "starved unshared":
+            data = blob.pack(with_partition(good, 0, starved_ms=5))
+        case "unknown flag":
+            data = blob.pack(with_partition(good, 0, flags=blob.PART_FLAG_SHARED | 2, starved_ms=1000))
+        case "shared alone":  # the rtos on CPU 0, Linux on CPU 1
+            data = blob.pack(with_partition(good, 0, flags=blob.PART_FLAG_SHARED, starved_ms=1000))
+        case "two rtos on a cpu":  # a second shared rtos on the CPU the first shares with Linux
+            shared = with_partition(good, 0, flags=blob.PART_FLAG_SHARED, starved_ms=1000)
+            shared = with_partition(shared, 1, cpu_mask=0b11)
+            second = dataclasses.replace(
+                shared.partitions[0], name="rtos2", flags=blob.PART_FLAG_SHARED, starved_ms=1000
+            )
+            data = blob.pack(dataclasses.replace(shared, partitions=(*shared.partitions, second)))
         case "rtos on several cpus":
             data = blob.pack(with_partition(good, 0, cpu_mask=0b101))
         case "not an spi":

@@ -29,6 +29,14 @@ def describe(config: SystemConfig) -> str:
         f"hypervisor: RAM {config.hypervisor} ({size_text(config.hypervisor.size)})",
     ]
     for p in config.partitions:
+        if p.shared:
+            linux = [q.name for q in config.partitions if q is not p and set(q.cpus) & set(p.cpus)]
+            lines.append(
+                f"CPU {p.cpus[0]}: shared by {p.name!r} (first: runs whenever it has work) and "
+                f"{', '.join(map(repr, linux))} (only while {p.name!r} is idle; its interrupts wait "
+                f"meanwhile; reported after {p.starved_ms} ms without running)"
+            )
+    for p in config.partitions:
         cpus = ", ".join(str(c) for c in p.cpus)
         lines.append(
             f"partition {p.name!r}: kind {p.kind}, CPU{'s' if len(p.cpus) > 1 else ''} {cpus}, tag {p.tag!r}"

@@ -117,6 +117,8 @@ class _Loader(PartitionReader, Placement, ChannelReader):
                 devices=tuple(d.devices),
                 fault=d.fault or DEFAULT_FAULT[d.kind or KIND_RTOS],
                 vbus=vbus.regions.get(d.index),
+                shared=d.shared,
+                starved_ms=d.starved_ms,
             )
             for d in drafts
         )

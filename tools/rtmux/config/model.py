@@ -228,6 +228,10 @@ class Partition:
     devices: tuple[AssignedDevice, ...]
     fault: FaultPolicy = FaultPolicy(FAULT_STOP)
     vbus: Region | None = None  # rtos: its V-Bus region (IPAs), when it serves channels
+    # rtos: its CPU also runs the Linux partition that lists it, while the rtos is idle (shared-core mode),
+    # and how long Linux may go without running there before the hypervisor says so (ms; 0 unless shared)
+    shared: bool = False
+    starved_ms: int = 0
 
     @property
     def vbus_top(self) -> int:

@@ -67,7 +67,13 @@ PARTITION_KEYS = (
     "console",
     "fault",
     "device",
+    "shared",
+    "starved_report",
 )
+# shared-core mode (an rtos partition's keys): the default and the range of starved_report, in ms
+STARVED_REPORT_DEFAULT_MS = 1000
+STARVED_REPORT_RANGE_MS = (1, 60_000)
+_DURATION_RE = re.compile(r"^\s*(\d+)\s*(ms|s)\s*$")
 KIND_KEYS = {KIND_RTOS: ("image",), KIND_LINUX: ("kernel", "initramfs")}
 MEMORY_KEYS = ("size", "base")
 PART_CONSOLE_KEYS = ("tag",)
@@ -93,6 +99,8 @@ class PartDraft:
     devices: list[AssignedDevice] = field(default_factory=list)
     ram: Mapping | None = None
     fault: FaultPolicy | None = None  # None: the kind's default
+    shared: bool = False
+    starved_ms: int = 0
 
 
 class PartitionReader(Fields):
@@ -157,6 +165,7 @@ class PartitionReader(Fields):
                         f"'{LINUX_FAULT_BOOTARGS}'); choose what a panic does with fault.policy",
                     )
         self.load_fault(d, table)
+        self.load_sharing(d, table)
         console = self.get_table(ctx, table, "console") or {}
         self.check_keys(ctx, console, PART_CONSOLE_KEYS, prefix="console.")
         tag = self.get_str(ctx, console, "tag", "console.tag")
@@ -168,6 +177,49 @@ class PartitionReader(Fields):
             d.tag = tag
         self.load_devices(d, table, board)
         return d
+
+    def load_sharing(self, d: PartDraft, table: dict[str, Any]) -> None:
+        """`shared` and `starved_report` (an rtos partition's); a shared rtos gets `timer=phys`."""
+        ctx = d.label
+        shared = table.get("shared", False)
+        if not isinstance(shared, bool):
+            self.wrong_type(ctx, "shared", shared, "true or false")
+            return
+        if shared and d.kind == KIND_LINUX:
+            self.error(
+                ctx,
+                "shared = true belongs to the rtos partition that shares its CPU (a Linux partition just "
+                "lists the CPU in cpus)",
+            )
+            return
+        report = table.get("starved_report")
+        if report is not None and not shared:
+            self.error(ctx, "starved_report applies only with shared = true")
+            return
+        if not shared:
+            return
+        d.shared = True
+        d.starved_ms = STARVED_REPORT_DEFAULT_MS
+        if report is not None:
+            m = _DURATION_RE.match(report) if isinstance(report, str) else None
+            low, high = STARVED_REPORT_RANGE_MS
+            ms = (int(m[1]) * (1000 if m[2] == "s" else 1)) if m else None
+            if ms is None:
+                self.wrong_type(ctx, "starved_report", report, 'a duration such as "500ms" or "2s"')
+            elif not low <= ms <= high:
+                self.error(ctx, f"starved_report {report!r} is outside {low} ms..{high // 1000} s")
+            else:
+                d.starved_ms = ms
+        # Linux owns the EL1 virtual timer on a CPU it shares: the rtos runs its kernel on the physical one.
+        timers = [w for w in d.bootargs.split() if w.startswith("timer=")]
+        if not timers:
+            d.bootargs = f"{d.bootargs} timer=phys".strip()
+        elif timers != ["timer=phys"]:
+            self.error(
+                ctx,
+                f"bootargs: {' '.join(timers)} on a shared CPU: the EL1 virtual timer is Linux's there, so "
+                "the rtos needs timer=phys (leave timer= out and rtmux adds it)",
+            )
 
     def load_fault(self, d: PartDraft, table: dict[str, Any]) -> None:
         ctx = d.label

@@ -18,14 +18,34 @@ class Placement(Fields):
     def cross_check(self, drafts: list[PartDraft], board: Board, hyp: Region) -> None:
         self.check_unique(drafts, "name", lambda d: d.name, "partition names")
         self.check_unique(drafts, "console.tag", lambda d: d.tag or d.name, "console tags")
-        # CPUs
-        owner: dict[int, str] = {}
+        # CPUs: each in one partition, or in a shared rtos partition and one Linux partition
+        holders: dict[int, list[PartDraft]] = {}
         for d in drafts:
             for cpu in d.cpus:
-                if cpu in owner:
-                    self.error(d.label, f"cpus: CPU {cpu} is already in {owner[cpu]}")
-                else:
-                    owner[cpu] = d.label
+                holders.setdefault(cpu, []).append(d)
+        for cpu, ds in sorted(holders.items()):
+            if len(ds) == 1:
+                continue
+            rtos = [d for d in ds if d.kind == KIND_RTOS]
+            if len(ds) == 2 and len(rtos) == 1 and rtos[0].shared and ds[0].kind != ds[1].kind:
+                continue
+            first, later = ds[0], ds[1:]
+            hint = (
+                "; to run Linux on the rtos's CPU while the rtos is idle (the rtos always first), add "
+                "shared = true to the rtos partition"
+                if len(ds) == 2 and len(rtos) == 1 and ds[0].kind != ds[1].kind
+                else " (only an rtos partition with shared = true and one Linux partition may share a CPU)"
+            )
+            for d in later:
+                self.error(d.label, f"cpus: CPU {cpu} is already in {first.label}{hint}")
+        for d in drafts:
+            if d.shared and not any(len(holders.get(c, [])) == 2 for c in d.cpus):
+                cpus = ", ".join(map(str, d.cpus))
+                self.error(
+                    d.label,
+                    f"shared = true but no Linux partition lists CPU {cpus}: nothing to share it with "
+                    "(list the CPU in the Linux partition's cpus too, or leave shared out)",
+                )
         # interrupts
         irq_owner: dict[int, str] = {}
         for d in drafts:

@@ -17,12 +17,13 @@ from rtmux.board import PAGE_SIZE, Region
 
 MAGIC = b"RMXC"
 VERSION_MAJOR = 2
-VERSION_MINOR = 2
+VERSION_MINOR = 3
 KIND_CODES = {cfg.KIND_RTOS: 1, cfg.KIND_LINUX: 2}
 FLAG_CONSOLE_TAGS = 1 << 0
 FLAG_FIXED_SEEDS = 1 << 1  # since 2.1, measurement only: the hypervisor keeps the DTB's seeds as written
 FLAG_BOOT_REPORT = 1 << 2  # since 2.1: el2-entries report at the hypervisor's first console tick
 FLAG_CONSOLE_VIEW = 1 << 3  # since 2.1: the focus view (hyp/core/conmux.c)
+PART_FLAG_SHARED = 1 << 0  # since 2.3, an rtos partition's: its CPU is shared with a Linux partition
 NAME_SIZE = 16
 IMAGE_SLOTS = 3  # kernel, initramfs, DTB
 IMAGE_KERNEL, IMAGE_INITRD, IMAGE_DTB = range(IMAGE_SLOTS)
@@ -154,6 +155,7 @@ class PartitionRecord:
     fault: FaultRecord = FaultRecord()
     conring: ConringRecord = ConringRecord()
     vbus: VbusRecord = VbusRecord()
+    starved_ms: int = 0  # since 2.3: with PART_FLAG_SHARED, Linux's wait the hypervisor reports
 
 
 @dataclass(frozen=True)
@@ -277,7 +279,7 @@ def _pack_partition(p: PartitionRecord) -> bytes:
             p.boot_cpu,
             len(p.devices),
             len(p.irqs),
-            0,
+            p.starved_ms,
         )
     )
     for slot in p.images:
@@ -348,7 +350,7 @@ def unpack(data: bytes) -> Blob:
 
 
 def _unpack_partition(data: bytes, off: int) -> PartitionRecord:
-    (name, tag, kind, flags, mask, ram_ipa, ram_pa, ram_size, entry, dtb, boot_cpu, ndev, nirq, _r) = (
+    (name, tag, kind, flags, mask, ram_ipa, ram_pa, ram_size, entry, dtb, boot_cpu, ndev, nirq, starved) = (
         PART_FIXED.unpack_from(data, off)
     )
     if ndev > cfg.MAX_DEVICES or nirq > cfg.MAX_IRQS:
@@ -397,6 +399,7 @@ def _unpack_partition(data: bytes, off: int) -> PartitionRecord:
         fault=FaultRecord(policy, max_restarts, window_s),
         conring=ConringRecord(ring_ipa, ring_size),
         vbus=vbus,
+        starved_ms=starved,
     )
 
 
@@ -448,6 +451,8 @@ def from_config(config: cfg.SystemConfig, payloads: Mapping[str, Payload] | None
             if (ring := config.console_ring(p))
             else ConringRecord(),
             vbus=_vbus_record(config, p),
+            flags=PART_FLAG_SHARED if p.shared else 0,
+            starved_ms=p.starved_ms,
         )
         payload = (payloads or {}).get(p.name)
         if payload is not None:

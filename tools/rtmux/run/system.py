@@ -89,6 +89,8 @@ def partition_images(
             path = rtos_image if rtos_image is not None else (img.path if img else None)
             if path is None or not path.is_file():
                 raise SetupError(f"partition {part.name!r}: rtos image {path} not found; run `make rtos`")
+            if args is not None and part.shared and "timer=" not in args:
+                args = f"{args} timer=phys".strip()  # as the configuration's own (config/partitions.py)
             out[part.name] = bundle.PartitionImages(path.read_bytes(), bootargs=args)
             continue
         kernel = part.image("kernel")

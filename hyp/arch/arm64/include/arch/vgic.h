@@ -38,8 +38,8 @@ _Static_assert(VGIC_SGI_KICK != VBUS_SGI_TO_RTOS && VGIC_SGI_KICK != VBUS_SGI_TO
  * timer there, timer=phys). Linux's view of its redistributor hides them, as it hides the hypervisor's;
  * Linux's own PPIs are the rest (VGIC_SHARED_LINUX_PPIS). */
 #define VGIC_SHARED_RTOS_PRIVATE \
-    (((1u << GIC_SGI_COUNT) - 1u) & ~VGIC_HYP_PPIS) | (1u << BOARD_INTID_PHYS_TIMER)
-#define VGIC_SHARED_LINUX_PPIS (~((1u << GIC_SGI_COUNT) - 1u) & ~VGIC_HYP_PPIS & ~(VGIC_SHARED_RTOS_PRIVATE))
+    ((((1u << GIC_SGI_COUNT) - 1u) & ~VGIC_HYP_PPIS) | (1u << BOARD_INTID_PHYS_TIMER))
+#define VGIC_SHARED_LINUX_PPIS (~((1u << GIC_SGI_COUNT) - 1u) & ~VGIC_HYP_PPIS & ~VGIC_SHARED_RTOS_PRIVATE)
 
 /* Physical and virtual CPU interface of this CPU, for a partition whose interrupts trap to EL2. */
 
