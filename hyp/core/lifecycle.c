@@ -296,7 +296,6 @@ static void __attribute__((noreturn)) stop_down(struct vcpu *v, const char *why)
     hyp_printf("rtmux: partition %s stopped: %s\n", p->name, why);
     report_stats(p);
     vcpu_report_entries();
-    share_report();
     vbus_report();
     bool last = !part_any_running();
     spin_unlock(&part_lock);

@@ -8,10 +8,10 @@
 #include "arch/cpu.h"
 #include "hyp/partition.h"
 #include "hyp/printf.h"
-#include "hyp/vcpu.h"
 
 struct share_cpu {
     const struct partition *rtos, *linux; /* NULL: the CPU is not shared */
+    uint64_t mpidr;                       /* its affinity (share_begin runs on it) */
     enum share_world world;               /* who has the CPU now */
     uint64_t since;                       /* counter at the last switch */
     uint64_t ticks[SHARE_WORLDS];         /* counter ticks each world had */
@@ -43,6 +43,7 @@ void share_init(void)
 
 void share_begin(unsigned cpu)
 {
+    shares[cpu].mpidr = arch_mpidr_affinity();
     shares[cpu].since = arch_counter();
 }
 
@@ -143,7 +144,7 @@ void share_report(void)
             /* ns, rounded down; the counter's own period is the resolution of each sample */
             avg[w] = n != 0 ? __atomic_load_n(&s->cost[w], __ATOMIC_RELAXED) * 1000000000u / hz / n : 0;
         }
-        if (hyp_vcpu[c].mpidr == arch_mpidr_affinity()) {
+        if (s->mpidr == arch_mpidr_affinity()) {
             t[now_in] += arch_counter() - s->since; /* this CPU's current stretch, up to now */
         }
         hyp_printf("rtmux: share cpu=%u rtos=%s linux=%s rtos_ms=%lu linux_ms=%lu idle_ms=%lu to_linux=%lu "

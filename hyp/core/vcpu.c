@@ -3,6 +3,8 @@
  */
 #include "hyp/vcpu.h"
 
+#include "hyp/share.h"
+
 #include "hyp/mmio.h"
 #include "hyp/partition.h"
 #include "hyp/printf.h"
@@ -49,4 +51,5 @@ void vcpu_report_entries(void)
             report_one(&hyp_vcpu[c]);
         }
     }
+    share_report(); /* the shared CPUs' books, with their entries */
 }

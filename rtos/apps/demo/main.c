@@ -14,7 +14,9 @@
  * Boot arguments: latmon=0 turns the latency monitor off; period_us sets the monitor's period;
  * cpu1=spin|copy|tick puts a reference load on the second CPU (bare metal only, rtos/cpuload.h);
  * echo_open_s=N opens the echo channel N seconds after the start (Linux may open its port first);
- * fault_s=N makes a data abort N seconds after the start (the partition's fault policy then applies).
+ * fault_s=N makes a data abort N seconds after the start (the partition's fault policy then applies);
+ * busy_pct=N (1..90) keeps the CPU busy N % of the time, below every other thread (a CPU shared with
+ * Linux then leaves Linux the rest: tests/system/test_shared.py).
  */
 #include "rtos/cpuload.h"
 #include "rtos/echo.h"
@@ -25,6 +27,9 @@
 #define SETPOINT_PRIO  40
 #define ECHO_PRIO      30
 #define LOGGER_PRIO    20
+#define BUSY_PRIO      10
+#define BUSY_PERIOD    RT_MSEC(10)
+#define BUSY_PCT_MAX   90 /* the logger and the console still get the CPU */
 #define CONTROL_PERIOD RT_MSEC(1)
 /* How long the logger waits for room on telemetry before it gives up a line (said in its output). */
 #define TELEMETRY_WAIT RT_MSEC(100)
@@ -52,11 +57,12 @@ struct status {
     int32_t max_jitter_ns;
 };
 
-static rt_thread_t control, logger, setpoint, faulter;
+static rt_thread_t control, logger, setpoint, faulter, busy;
 RT_STACK_DEFINE(control_stack, 8192);
 RT_STACK_DEFINE(logger_stack, 8192);
 RT_STACK_DEFINE(setpoint_stack, 8192);
 RT_STACK_DEFINE(faulter_stack, 4096);
+RT_STACK_DEFINE(busy_stack, 4096);
 
 /* The set-point a Linux program asked for on the setpoint channel, in micrometres; SETPOINT_AUTO: the
  * square wave. Written by the setpoint thread, read by the control step (one aligned word). */
@@ -265,10 +271,25 @@ static void faulter_entry(void *arg)
     (void)*(volatile uint32_t *)(uintptr_t)0x100000000ull;
 }
 
+/* busy_pct=N: computes from the start of every BUSY_PERIOD until N % of it has passed, then sleeps to the
+ * next one (preempted meanwhile by every other thread, so their share comes out of its own). */
+static void busy_entry(void *arg)
+{
+    rt_time_t pct = (rt_time_t)(uintptr_t)arg;
+    rt_time_t release = rt_time_now();
+    for (;;) {
+        rt_time_t until = release + BUSY_PERIOD * pct / 100;
+        while (rt_time_now() < until) {
+        }
+        release += BUSY_PERIOD;
+        (void)rt_sleep_until(release);
+    }
+}
+
 void rt_main(void)
 {
-    static const char *const known[] = {"latmon",      "period_us", "cpu1", "load_cpus",
-                                        "echo_open_s", "fault_s",   NULL};
+    static const char *const known[] = {"latmon",      "period_us", "cpu1",     "load_cpus",
+                                        "echo_open_s", "fault_s",   "busy_pct", NULL};
     (void)rt_bootargs_check(known);
     rt_cpuload_start_from_bootargs("demo");
     (void)rt_msgq_init(&status_q, status_storage, sizeof(struct status), 4);
@@ -278,6 +299,16 @@ void rt_main(void)
     if (fault_s > 0) {
         (void)rt_thread_create(&faulter, "faulter", faulter_entry, (void *)(uintptr_t)fault_s, faulter_stack,
                                sizeof(faulter_stack), LOGGER_PRIO);
+    }
+    uint64_t busy_pct = rt_bootarg_u64("busy_pct", 0);
+    if (busy_pct > BUSY_PCT_MAX) {
+        rt_printf("demo: busy_pct=%lu is above %d: ignored\n", (unsigned long)busy_pct, BUSY_PCT_MAX);
+    } else if (busy_pct > 0) {
+        rt_printf("demo: busy_pct=%lu: computing %lu ms of every %lu ms\n", (unsigned long)busy_pct,
+                  (unsigned long)(BUSY_PERIOD * busy_pct / 100 / RT_MSEC(1)),
+                  (unsigned long)(BUSY_PERIOD / RT_MSEC(1)));
+        (void)rt_thread_create(&busy, "busy", busy_entry, (void *)(uintptr_t)busy_pct, busy_stack,
+                               sizeof(busy_stack), BUSY_PRIO);
     }
     if (rt_chan_count() > 0) {
         (void)rt_echo_start("demo", "echo", ECHO_PRIO, RT_SEC(rt_bootarg_u64("echo_open_s", 0)));

@@ -325,3 +325,24 @@ def test_read_results_vbus_refuses(change: tuple[str, str], message: str) -> Non
     plan = linux_script.Plan(1000, vbus=VBUS, hold_until_s=5.8)
     with pytest.raises(RtmuxError, match=re.escape(message)):
         linux_script.read_results(vbus_console(lines), plan, what="v", rtos_samples=None)
+
+
+def test_rtos_el2_counts_by_cause() -> None:
+    """A shared CPU's rtos: entries at every idle WFI, none for its interrupts; the stop's call left out."""
+    line = (
+        "rtmux: el2-entries cpu=0 partition=rtos total={} dabt=3 iabt=0 hvc={} smc=0 sysreg=0 other=0 irq=0 "
+    )
+    line += "serror=0 el2irq=0 wfi={}"
+    text = "\n".join(
+        [
+            line.format(5, 0, 2),
+            "rtmux: partition rtos stopped: powered off (PSCI)",
+            line.format(1206, 1, 1202),
+        ]
+    )
+    counts = linux_script.rtos_el2_counts(text, what="x")
+    assert counts == {
+        "total": 1200, "dabt": 0, "iabt": 0, "hvc": 0, "smc": 0, "sysreg": 0, "other": 0, "irq": 0,
+        "serror": 0, "el2irq": 0, "wfi": 1200,
+    }  # fmt: skip
+    assert linux_script.rtos_el2_entries(text, what="x") == 1200

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from rtmux.bench import linux_script, model, plot, report
-from rtmux.formats import cyclictest, latmus, latstats, rtmux_ping
+from rtmux.formats import cyclictest, hyp_console, latmus, latstats, rtmux_ping
 
 
 def rtos_stats(lat_max: float, samples: int = 10000, overruns: int = 0) -> latstats.LatencyStats:
@@ -337,3 +337,47 @@ def test_smp_targets_and_table() -> None:
     plain = results()
     assert "Linux on three CPUs" not in report.render_section(plain, Path("/x/B.csv"), None, Path("/x/B.md"))
     assert not [t for t in report.targets(plain) if "3-CPU" in t.name or "3 CPUs" in t.name]
+
+
+def test_shared_targets_and_table() -> None:
+    r = results()
+    r.rows.append(
+        model.Row(
+            "rtos-shared-load", "label shared", "rtos in rtmux", True, rtos_stats(1.5, 11500), {1: 11500},
+            Path("/x/s.dat"), "run",
+        )
+    )  # fmt: skip
+    share = hyp_console.ShareReport(
+        0,
+        "rtos",
+        "linux",
+        {
+            "rtos_ms": 400, "linux_ms": 11000, "idle_ms": 0, "to_linux": 11500, "to_rtos": 11499,
+            "switch_ns_to_linux": 432, "switch_ns_to_rtos": 384, "longest_wait_ms": 0, "starved": 0,
+        },
+    )  # fmt: skip
+    for case, irq in (("idle", 0), ("loaded", 1)):
+        res = linux_result("6.1.0-56-arm64", 1.3, None, load_start=1.4)
+        res.share, res.rtos_el2_by_cause = share, {"total": 11510 + irq, "wfi": 11500, "irq": irq}
+        r.linux[f"rtmux-shared-{case}"] = res
+    r.linux["rtmux-shared-hackbench"] = linux_result("6.1.0-56-arm64", 1.10, 0.640)
+    got = {t.name: t for t in report.targets(r)}
+    assert got["rtos sharing its CPU with Linux, Linux load: max <= 2 us"].met
+    ratio = got[
+        "rtos sharing its CPU with Linux, Linux load: max <= 0.1 x PREEMPT_RT cyclictest max (-smp 1, same "
+        "Linux load)"
+    ]
+    assert ratio.met and ratio.measured == "1.500 us = 0.075 x 20 us"
+    through = "rtos sharing its CPU with Linux, {}: its interrupts taken through EL2 while it measures = 0"
+    assert got[through.format("Linux idle")].met and not got[through.format("Linux load")].met
+    hb = got[
+        "Linux on the CPU it shares with an idle rtos: `hackbench -g 2 -f 10 -l 500` within 10% of bare "
+        "-smp 1"
+    ]
+    assert hb.met and hb.measured == "0.640 vs 0.599 s = 1.07 x"
+    section = report.render_section(r, Path("/x/B.csv"), None, Path("/x/B.md"))
+    assert "| loaded | 432 | 384 | 11500 / 11499 | 400 / 11000 / 0 | 11500, 1 |" in section
+    assert "| `hackbench -g 2 -f 10 -l 500` (guest s) | 0.599 | 0.640 | 1.07 |" in section
+    plain = results()
+    assert "Shared-core mode" not in report.render_section(plain, Path("/x/B.csv"), None, Path("/x/B.md"))
+    assert not [t for t in report.targets(plain) if "shares" in t.name or "sharing" in t.name]

@@ -47,6 +47,8 @@ from rtmux.bench.model import (
     PERIOD_US,
     SAMPLES_FULL,
     SAMPLES_QUICK,
+    SHARED_CONFIG,
+    SHARED_IDLE_RTOS_ARGS,
     SMP_BARE_SAMPLES,
     SMP_CONFIG,
     SMP_LINUX_CPUS,
@@ -115,9 +117,13 @@ class Bench:
             ("linux-cpu0", f"period_us={PERIOD_US} samples=0", "rtmux-linux-cpu0"),
             ("vbus", self.vbus_rtos_args(), "rtmux-vbus"),
             ("smp", self.smp_rtos_args(), "rtmux-smp"),
+            ("shared-idle", f"period_us={PERIOD_US} samples={n + w}", "rtmux-shared-idle"),
+            ("shared-loaded", f"period_us={PERIOD_US} samples={n + w}", "rtmux-shared-loaded"),
+            ("shared-hackbench", SHARED_IDLE_RTOS_ARGS, "rtmux-shared-hackbench"),
         ):
             if name in ("linux-cpu0", "smp") and self.opts.quick:
                 continue
+            base = {"smp": SMP_CONFIG}.get(name, SHARED_CONFIG if name.startswith("shared") else None)
             self.systems[name] = linux_script.system_argv(
                 f"{self.mode}-{name}",
                 args,
@@ -125,7 +131,7 @@ class Bench:
                 folder=self.data / "configs",
                 swapped=name == "linux-cpu0",
                 script_text=self._write_script(run_id, plans[run_id]).read_text(encoding="utf-8"),
-                base=SMP_CONFIG if name == "smp" else system.DEFAULT_CONFIG,
+                base=base or system.DEFAULT_CONFIG,
             )
 
     # ----------------------------------------------------------------------------- the runs
@@ -170,6 +176,9 @@ class Bench:
                 hold_until_s=self.vbus_rtos_samples() * PERIOD_US / 1e6 + PARTITION_HOLD_MARGIN_S,
             ),
             "linux-std-smp3": linux_script.Plan(n, hackbench=True, hackbench_loops=loops),
+            "rtmux-shared-idle": linux_script.Plan(n, hold_until_s=hold),
+            "rtmux-shared-loaded": linux_script.Plan(n, load=True, hold_until_s=hold),
+            "rtmux-shared-hackbench": linux_script.Plan(n, hackbench=True, hackbench_loops=loops),
             "rtmux-smp": linux_script.Plan(
                 n,
                 hackbench=True,
@@ -245,6 +254,24 @@ class Bench:
                 lambda phase: self.rtmux_vbus(plans["rtmux-vbus"], phase),
             ),
         ]
+        for case in ("idle", "loaded"):
+            run_id = f"rtmux-shared-{case}"
+            runs.append(
+                Run(
+                    run_id,
+                    f"rtmux -smp 1, shared CPU: rtos partition latency, Linux {case}",
+                    plan_cost(icount, plans[run_id], "rtmux", shell_s=1.5),
+                    self._shared_work(case, plans[run_id]),
+                )
+            )
+        runs.append(
+            Run(
+                "rtmux-shared-hackbench",
+                "rtmux -smp 1, shared CPU: Linux boot and hackbench beside an idle rtos",
+                plan_cost(icount, plans["rtmux-shared-hackbench"], "rtmux"),
+                lambda phase: self.rtmux_shared_hackbench(plans["rtmux-shared-hackbench"], phase),
+            )
+        )
         if not self.opts.quick:
             # Left out of --quick, whose time limit (3 minutes on 2 cores) it would break.
             runs.append(
@@ -297,6 +324,11 @@ class Bench:
                         )
                     )
         return runs
+
+    def _shared_work(
+        self, case: str, plan: linux_script.Plan
+    ) -> Callable[[Callable[[str], None]], RunOutput]:
+        return lambda phase: self.rtmux_shared(case, plan, phase)
 
     def _repeat_work(self, load: bool, k: int) -> Callable[[Callable[[str], None]], RunOutput]:
         return lambda phase: self.rtos_repeat(load, k)
@@ -695,6 +727,55 @@ class Bench:
             docs=[doc],
             summary=f"{_linux_summary(result)}; rtos {_summary(row.stats)}, EL2 entries {result.rtos_el2}",
         )
+
+    def rtmux_shared(self, case: str, plan: linux_script.Plan, phase: Callable[[str], None]) -> RunOutput:
+        """Shared-core mode: the rtos partition measures on the CPU it shares with Linux (idle at its
+        shell, or loaded); the hypervisor's books give the world switches' cost."""
+        run_id = f"rtmux-shared-{case}"
+        rtos_samples = self.samples + PARTITION_WARMUP
+        rtos_args = f"period_us={PERIOD_US} samples={rtos_samples}"
+        title = f"rtmux -smp 1: the rtos and Linux sharing CPU 0, Linux {case}"
+        doc, started, result = self._partition_run(
+            run_id, title, f"shared-{case}", rtos_samples, rtos_args, plan, phase
+        )
+        _check_kernel(result, self.guests["std"].kernel.release, run_id)
+        if result.share is None:
+            raise RtmuxError(f"{run_id}: no `rtmux: share` report of the shared CPU")
+        assert result.rtos is not None
+        load = case == "loaded"
+        row = self._rtos_partition_row(
+            f"rtos-shared-{'load' if load else 'idle'}",
+            f"rtos in rtmux, CPU shared with Linux (-smp 1), Linux {'load' if load else 'idle'}",
+            load,
+            result.rtos,
+            run_id,
+            started,
+            rtos_args,
+            None,  # it enters EL2 at every idle WFI by design: its interrupts are what counts (targets)
+        )
+        c, e = result.share.counts, result.rtos_el2_by_cause
+        return RunOutput(
+            rows=[row],
+            linux=result,
+            docs=[doc],
+            summary=f"rtos {_summary(row.stats)}; switches to Linux {c['switch_ns_to_linux']} ns, "
+            f"to the rtos {c['switch_ns_to_rtos']} ns; rtos EL2 entries: irq {e.get('irq')}, "
+            f"wfi {e.get('wfi')}",
+        )
+
+    def rtmux_shared_hackbench(self, plan: linux_script.Plan, phase: Callable[[str], None]) -> RunOutput:
+        run_id = "rtmux-shared-hackbench"
+        title = "rtmux -smp 1: Linux boot and hackbench on the CPU it shares with an idle rtos"
+        doc = self._system_doc(run_id, title, "shared-hackbench", SHARED_IDLE_RTOS_ARGS, plan)
+        result = linux_script.run(
+            self.systems["shared-hackbench"][0],
+            plan,
+            what=title,
+            timeout_s=self._linux_timeout(plan),
+            on_phase=phase,
+        )
+        _check_kernel(result, self.guests["std"].kernel.release, run_id)
+        return RunOutput(linux=result, docs=[doc], summary=_linux_summary(result))
 
     def rtmux_linux_idle(self, plan: linux_script.Plan, phase: Callable[[str], None]) -> RunOutput:
         run_id = "rtmux-linux"

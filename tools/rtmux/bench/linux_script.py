@@ -222,6 +222,10 @@ class LinuxResult:
     console: str
     rtos_el2: int | None = None  # EL2 entries of the rtos partition's CPU while it measured
     vbus: VbusResult | None = None
+    # by cause (dabt, irq, wfi, ...), while it measured: a CPU the rtos shares with Linux enters EL2 at
+    # every idle WFI (the CPU passes to Linux), never for the rtos's interrupts
+    rtos_el2_by_cause: dict[str, int] = field(default_factory=dict)
+    share: hyp_console.ShareReport | None = None  # shared-core mode: the books at the last report
 
 
 @dataclass(frozen=True)
@@ -287,6 +291,7 @@ def read_results(
     hackbench = _float(values, "hackbench", what) if plan.hackbench else None
     report = None
     rtos_el2 = None
+    by_cause: dict[str, int] = {}
     if rtos_samples is not None:
         try:
             report = latmus.parse_latency(found.rtos)
@@ -297,7 +302,9 @@ def read_results(
                 f"{what}: the rtos partition reports {report.histogram.samples} samples, "
                 f"{rtos_samples} were requested"
             )
-        rtos_el2 = rtos_el2_entries(console, what=what)
+        by_cause = rtos_el2_counts(console, what=what)
+        rtos_el2 = by_cause["total"]
+    shares = hyp_console.share_reports(console)
     return LinuxResult(
         kernel=values.get("kernel", "?"),
         cpus=int(_float(values, "cpus", what)),
@@ -312,6 +319,8 @@ def read_results(
         console=console,
         rtos_el2=rtos_el2,
         vbus=None if plan.vbus is None else _vbus_result(values, plan.vbus, what),
+        rtos_el2_by_cause=by_cause,
+        share=shares[-1] if shares else None,
     )
 
 
@@ -319,10 +328,16 @@ _STOPPED_RE = re.compile(r"^rtmux: partition (\S+) stopped: ", re.MULTILINE)
 
 
 def rtos_el2_entries(console: str, *, what: str, partition: str = "rtos") -> int:
-    """The EL2 entries of `partition`'s CPU while it measured: from the hypervisor's report at its first
-    console tick (the measurement mode's boot report, 4 ms after boot, the rtos's initialisation done) to
-    its report when the partition stopped (its PSCI SYSTEM_OFF after the last sample), that SYSTEM_OFF
-    call itself not counted. RtmuxError when a report is missing."""
+    """The EL2 entries of `partition`'s CPU while it measured (rtos_el2_counts' total)."""
+    return rtos_el2_counts(console, what=what, partition=partition)["total"]
+
+
+def rtos_el2_counts(console: str, *, what: str, partition: str = "rtos") -> dict[str, int]:
+    """The EL2 entries of `partition`'s CPU while it measured, in total and by cause: from the
+    hypervisor's report at its first console tick (the measurement mode's boot report, 4 ms after boot,
+    the rtos's initialisation done) to its report when the partition stopped (its PSCI SYSTEM_OFF after
+    the last sample), that SYSTEM_OFF call itself not counted (in total and hvc/smc). RtmuxError when a
+    report is missing."""
     stop = next((m for m in _STOPPED_RE.finditer(console) if m[1] == partition), None)
     if stop is None:
         raise RtmuxError(f"{what}: no `rtmux: partition {partition} stopped` line")
@@ -340,7 +355,11 @@ def rtos_el2_entries(console: str, *, what: str, partition: str = "rtos") -> int
     calls -= first.counts.get("hvc", 0) + first.counts.get("smc", 0)
     if calls < 1:
         raise RtmuxError(f"{what}: partition {partition} stopped without a PSCI call counted")
-    return last.total - first.total - 1
+    counts = {k: v - first.counts.get(k, 0) for k, v in last.counts.items()}
+    call = "hvc" if last.counts.get("hvc", 0) > first.counts.get("hvc", 0) else "smc"
+    counts[call] -= 1
+    counts["total"] -= 1
+    return counts
 
 
 class _PhaseSink:

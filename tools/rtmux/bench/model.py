@@ -56,6 +56,13 @@ SMP_LINUX_CPUS = 3
 SMP_BARE_SAMPLES = 2_000
 
 
+# Shared-core mode (issue 14): configs/qemu-virt-1cpu.toml, the rtos and Linux on the one CPU of -smp 1
+# (free of icount's round-robin between vCPUs). Its rtos partition measures as the others do, Linux idle
+# and then loaded; Linux's hackbench runs beside an idle rtos: the latency app waking once a second.
+SHARED_CONFIG = paths.REPO_ROOT / "configs" / "qemu-virt-1cpu.toml"
+SHARED_IDLE_RTOS_ARGS = "period_us=1000000 samples=0"
+
+
 def smp_extra_samples(hackbench_loops: int) -> int:
     return round((hackbench_loops / 500 * 0.6 + 1.0) * 1e6 / PERIOD_US)
 

@@ -32,6 +32,7 @@ TARGET_VBUS_RTT_US = 20.0
 TARGET_VBUS_MBPS = 100.0
 TARGET_VBUS_RTOS_VS_IDLE = 1.05
 TARGET_SMP_RTOS_VS_1CPU = 1.05
+TARGET_SHARED_RTOS_IRQ_ENTRIES = 0
 
 CSV_FIELDS = (
     "mode", "case", "label", "system", "load", "samples", "min_us", "avg_us", "p99_us", "p99_9_us", "max_us",
@@ -172,7 +173,106 @@ def targets(r: BenchResults) -> list[Target]:
         )
     out += _vbus_targets(r)
     out += _smp_targets(r)
+    out += _shared_targets(r)
     return out
+
+
+def _shared_targets(r: BenchResults) -> list[Target]:
+    """Shared-core mode (configs/qemu-virt-1cpu.toml, -smp 1)."""
+    out = []
+    f = latstats.fmt_value
+    for run_id, what in (("rtmux-shared-idle", "Linux idle"), ("rtmux-shared-loaded", "Linux load")):
+        res = _linux(r, run_id)
+        if res is not None and res.rtos_el2_by_cause:
+            irq = res.rtos_el2_by_cause.get("irq", 0)
+            out.append(
+                Target(
+                    f"rtos sharing its CPU with Linux, {what}: its interrupts taken through EL2 while it "
+                    f"measures = {TARGET_SHARED_RTOS_IRQ_ENTRIES}",
+                    str(irq),
+                    irq == TARGET_SHARED_RTOS_IRQ_ENTRIES,
+                )
+            )
+    load = r.row("rtos-shared-load")
+    if load is not None:
+        s = load.stats
+        out.append(
+            Target(
+                f"rtos sharing its CPU with Linux, Linux load: max <= {TARGET_RTOS_MAX_US:g} us",
+                f"{f(s, s.max_us)} us",
+                s.max_us <= TARGET_RTOS_MAX_US,
+            )
+        )
+        rt = r.row("linux-rt-load")
+        if rt is not None:
+            ratio = _ratio(s.max_us, rt.stats.max_us)
+            out.append(
+                Target(
+                    f"rtos sharing its CPU with Linux, Linux load: max <= {TARGET_PARTITION_VS_RT:g} x "
+                    "PREEMPT_RT cyclictest max (-smp 1, same Linux load)",
+                    f"{s.max_us:.3f} us = {ratio:.3f} x {rt.stats.max_us:.0f} us",
+                    ratio <= TARGET_PARTITION_VS_RT,
+                )
+            )
+    shared, bare = _linux(r, "rtmux-shared-hackbench"), _linux(r, "linux-std")
+    if shared and bare and shared.hackbench_s and bare.hackbench_s:
+        ratio = _ratio(shared.hackbench_s, bare.hackbench_s)
+        out.append(
+            Target(
+                "Linux on the CPU it shares with an idle rtos: "
+                f"`{linux_script.hackbench(r.hackbench_loops)}` within "
+                f"{TARGET_LINUX_UNDER_RTMUX - 1:.0%} of bare -smp 1",
+                f"{shared.hackbench_s:.3f} vs {bare.hackbench_s:.3f} s = {ratio:.2f} x",
+                ratio <= TARGET_LINUX_UNDER_RTMUX,
+            )
+        )
+    return out
+
+
+def _shared_table(r: BenchResults) -> list[str]:
+    runs = [(what, _linux(r, f"rtmux-shared-{what}")) for what in ("idle", "loaded")]
+    found = [(what, res) for what, res in runs if res is not None and res.share is not None]
+    lines: list[str] = []
+    if found:
+        lines += [
+            "Shared-core mode (configs/qemu-virt-1cpu.toml, `-smp 1`): the rtos partition measuring on",
+            "the CPU it shares with Linux; the hypervisor's books of that CPU over the whole boot",
+            "(`rtmux: share` report at the rtos's stop; a switch's cost runs from the hypervisor's entry",
+            "to the new world's state loaded, in counter ticks of 16 ns), and the rtos CPU's EL2 entries",
+            "while it measured (`wfi`: its idle thread handing the CPU to Linux; `irq`: its interrupts",
+            "through EL2):",
+            "",
+            "| Linux | switch to Linux (ns) | switch to the rtos (ns) | switches each way | rtos / Linux / "
+            "neither (guest ms) | rtos EL2 entries: wfi, irq |",
+            "|---|---:|---:|---:|---:|---:|",
+        ]
+        for what, res in found:
+            assert res is not None and res.share is not None
+            c, e = res.share.counts, res.rtos_el2_by_cause
+            lines.append(
+                f"| {what} | {c['switch_ns_to_linux']} | {c['switch_ns_to_rtos']} | {c['to_linux']} / "
+                f"{c['to_rtos']} | {c['rtos_ms']} / {c['linux_ms']} / {c['idle_ms']} | "
+                f"{e.get('wfi', 0)}, {e.get('irq', 0)} |"
+            )
+    shared, bare = _linux(r, "rtmux-shared-hackbench"), _linux(r, "linux-std")
+    if shared is not None and bare is not None:
+        lines += [
+            *([""] if lines else []),
+            "Linux on the CPU it shares with an idle rtos (the latency app waking once a second) against the",
+            "same kernel bare (`-smp 1`), guest time:",
+            "",
+            "| Linux, 1 CPU | std bare | std sharing the rtos's CPU | shared / bare |",
+            "|---|---:|---:|---:|",
+        ]
+        hackbench = f"`{linux_script.hackbench(r.hackbench_loops)}` (guest s)"
+        for name, a, b, fmt in (
+            ("boot to shell (guest s, /proc/uptime)", shared.boot_s, bare.boot_s, ".2f"),
+            (hackbench, shared.hackbench_s, bare.hackbench_s, ".3f"),
+        ):
+            ratio = f"{a / b:.2f}" if a is not None and b else "–"
+            cells = ["–" if v is None else format(v, fmt) for v in (b, a)]
+            lines.append(f"| {name} | {cells[0]} | {cells[1]} | {ratio} |")
+    return lines
 
 
 def _smp_targets(r: BenchResults) -> list[Target]:
@@ -525,6 +625,9 @@ def render_section(r: BenchResults, csv_file: Path, png_file: Path | None, outpu
     smp_table = _smp_table(r)
     if smp_table:
         lines += [*smp_table, ""]
+    shared_table = _shared_table(r)
+    if shared_table:
+        lines += [*shared_table, ""]
     if r.ctxsw is not None:
         c = r.ctxsw
         lines += [_para(CTXSW_TEXT), "", "| switches | total (ns) | ns per switch |", "|---:|---:|---:|"]

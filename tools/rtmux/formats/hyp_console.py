@@ -54,3 +54,44 @@ def mmio_accesses(text: str) -> list[MmioAccesses]:
         if m:
             out.append(MmioAccesses(m["part"], {k: int(v) for k, v in _COUNT_RE.findall(m["counts"])}))
     return out
+
+
+# `rtmux: share cpu=N rtos=NAME linux=NAME rtos_ms=N linux_ms=N idle_ms=N to_linux=N to_rtos=N
+# switch_ns_to_linux=N switch_ns_to_rtos=N longest_wait_ms=N starved=N`: a CPU the rtos shares with Linux
+# (hyp/core/share.c), printed with the el2-entries lines.
+SHARE_RE = re.compile(
+    r"^rtmux: share cpu=(?P<cpu>\d+) rtos=(?P<rtos>\S+) linux=(?P<linux>\S+)(?P<counts>( \w+=\d+)*)$"
+)
+# `rtmux: share cpu=N: NAME has not run for N ms ...` / `... ran again after N ms without the CPU ...`
+STARVED_RE = re.compile(r"^rtmux: share cpu=\d+: \S+ (has not run for|ran again after) (?P<ms>\d+) ms")
+
+
+@dataclass(frozen=True)
+class ShareReport:
+    cpu: int
+    rtos: str
+    linux: str
+    # rtos_ms, linux_ms, idle_ms, to_linux, to_rtos, switch_ns_to_linux, switch_ns_to_rtos,
+    # longest_wait_ms, starved
+    counts: dict[str, int]
+
+
+def share_reports(text: str) -> list[ShareReport]:
+    """Every share line of a console, in order."""
+    out = []
+    for line in text.splitlines():
+        m = SHARE_RE.match(line.strip())
+        if m:
+            counts = {k: int(v) for k, v in _COUNT_RE.findall(m["counts"])}
+            out.append(ShareReport(int(m["cpu"]), m["rtos"], m["linux"], counts))
+    return out
+
+
+def starvation_waits(text: str) -> list[int]:
+    """The waits (ms) of every starvation line of a console, in order."""
+    out = []
+    for line in text.splitlines():
+        m = STARVED_RE.match(line.strip())
+        if m:
+            out.append(int(m["ms"]))
+    return out

@@ -1,0 +1,207 @@
+"""Shared-core mode: the rtos and Linux on one CPU (QEMU -smp 1), the rtos always first.
+
+configs/qemu-virt-1cpu.toml runs the rtos demo and Debian Linux on CPU 0; tests/system/configs/
+shared-hostile.toml puts the small hostile kernel in Linux's place. Every run is in icount mode, where
+-smp 1 has no round-robin between vCPUs: a control-loop overrun or a late wake-up of the rtos is the
+hypervisor's doing, so the tests demand none at all, across Linux's boot, load, reboot and power-off.
+
+What each run shows, beside its own point:
+  - the rtos's latency stream: every demo report consecutive, code checksum unchanged, zero overruns;
+  - the rtos's EL2 entries: no interrupt of the rtos ever went through the hypervisor (irq=0: it takes
+    them itself, whatever Linux does), and its idle WFI is where the CPU passed to Linux (wfi > 0);
+  - the hypervisor's books for the shared CPU (`rtmux: share cpu=0 ...`): both worlds ran and switched.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from rtmux import qemu
+from rtmux.formats.hyp_console import El2Entries, ShareReport, el2_entries, share_reports, starvation_waits
+from rtmux.formats.rtos_console import demo_reports
+from rtmux.run import system
+from tests.system import console_script
+from tests.system.console_script import PROMPT, Script, until
+
+pytestmark = pytest.mark.system
+
+ROOT = Path(__file__).resolve().parents[2]
+CONFIG = ROOT / "configs" / "qemu-virt-1cpu.toml"
+HOSTILE = ROOT / "tests" / "system" / "configs" / "shared-hostile.toml"
+STOPPED = "rtmux: partition linux stopped: powered off"
+RTD = re.compile(r"^\[rtos\] RTD\|(.*)$", re.MULTILINE)
+# The demo's worst wake-up on a CPU of its own is 0.8 us in icount; on the shared CPU its timer
+# interrupt may find Linux running and cost a world switch (about 0.4 us each way, the share report's
+# figures). A bound well above that and far below a period: what a missed or delayed interrupt would show.
+WORST_WAKEUP_US = 10.0
+
+
+def describe(r: qemu.RunResult, script: Script | None = None) -> str:
+    return console_script.describe(r, script, tail=20000)
+
+
+def value(console: str, name: str) -> str:
+    found = console_script.linux_value(console, name)
+    assert found, f"{name}= not found"
+    return found
+
+
+def rtos_kept_its_cpu(out: str, why: str, min_reports: int = 3) -> None:
+    """The demo reported every second with its code intact, no overrun and no late wake-up; none of the
+    rtos's interrupts went through the hypervisor."""
+    reports = demo_reports(out)
+    assert len(reports) >= min_reports, f"the rtos stopped reporting{why}"
+    assert {d.checksum for d in reports} == {"unchanged"}, why
+    seconds = [d.t_s for d in reports]
+    assert seconds == list(range(seconds[0], seconds[0] + len(seconds))), f"gap in {seconds}{why}"
+    assert {d.overruns for d in reports} == {0}, f"control-loop overruns{why}"
+    worst = max(d.worst_us for d in reports)
+    assert worst <= WORST_WAKEUP_US, f"worst wake-up {worst} us{why}"
+    overruns = {line.split("|")[3].strip() for line in RTD.findall(out)}
+    assert overruns <= {"0"}, f"latency monitor overruns {overruns}{why}"
+    assert "rtmux: PANIC" not in out and "rtmux: partition rtos stopped" not in out, why
+    rtos = [e for e in el2_entries(out) if e.partition == "rtos"]
+    assert rtos, f"no el2-entries report of the rtos{why}"
+    assert all(e.counts["irq"] == 0 for e in rtos), f"an rtos interrupt went through EL2{why}"
+
+
+def last_share(out: str, why: str) -> ShareReport:
+    reports = share_reports(out)
+    assert reports, f"no share report{why}"
+    return reports[-1]
+
+
+def rtos_entries(out: str) -> El2Entries:
+    return [e for e in el2_entries(out) if e.partition == "rtos"][-1]
+
+
+@pytest.fixture(scope="module")
+def shared_system(rtos_images: Path) -> system.System:
+    return system.build(CONFIG, icount=True)
+
+
+def test_linux_shell_network_reboot_poweroff(shared_system: system.System) -> None:
+    script = Script(
+        [
+            (
+                PROMPT,
+                "echo cpus=$(grep -c ^processor /proc/cpuinfo); "
+                "echo bad=$(dmesg | grep -cE 'BUG|WARNING|Oops'); "
+                "ping -c 1 -W 5 10.0.2.2 >/dev/null; echo ping=$?; "
+                "hackbench -g 2 -f 10 -l 300 >/dev/null; echo hackbench=$?\n",
+            ),
+            (r"hackbench=\d+\n(.*\n)*?.*" + PROMPT, "reboot -f\n"),
+            (r"partition linux: reset requested", ""),
+            (r"rtmux-linux: ready", ""),
+            (PROMPT, "echo rebooted=$((40+2))\n"),
+            (r"rebooted=42\n(.*\n)*?.*" + PROMPT, "poweroff -f\n"),
+            (STOPPED, ""),
+        ],
+        after=3,
+    )
+    r, why = console_script.run_to_end(shared_system.argv, 600, script, tail=20000)
+    out = r.console
+    ready = re.findall(r"^\[linux\] rtmux-linux: ready: .*$", out, re.MULTILINE)
+    assert len(ready) == 2 and all("1 CPU(s), eth0 10.0.2.15/24" in line for line in ready), why
+    assert value(out, "cpus") == "1" and value(out, "bad") == "0", why
+    assert value(out, "ping") == "0" and value(out, "hackbench") == "0", why
+    # reboot and power-off were Linux's only: the rtos reported on after both
+    rtos_kept_its_cpu(out, why)
+    after = demo_reports(out[out.index(STOPPED) :])
+    assert len(after) >= 3, why
+    entries = rtos_entries(out)
+    assert entries.counts["wfi"] > 0, f"the rtos never idled into Linux{why}"
+    share = last_share(out, why)
+    c = share.counts
+    assert (share.rtos, share.linux) == ("rtos", "linux"), why
+    assert c["linux_ms"] > 0 and c["to_linux"] > 0 and c["to_rtos"] > 0, why
+    assert 0 < c["switch_ns_to_linux"] < 10_000 and 0 < c["switch_ns_to_rtos"] < 10_000, why
+    assert c["starved"] == 0, why  # the demo needs a few us a period: Linux never waits long
+
+
+def test_selftest_while_linux_runs_hackbench(rtos_images: Path) -> None:
+    # The selftest starts 4 s (guest time) after boot, by when Linux is at its shell (about 2 s) and runs
+    # hackbench in a loop; its figures count the rounds, so that the rounds done while the tests ran show.
+    built = system.build(
+        CONFIG, rtos_image=rtos_images / "selftest.img", bootargs={"rtos": "start_ms=4000"}, icount=True
+    )
+    loop = "n=0; while hackbench -g 2 -f 10 -l 50 >/dev/null; do n=$((n+1)); echo $n >/tmp/rounds; done"
+    script = Script(
+        [
+            (PROMPT, f"({loop}) & echo started=$((1+1))\n"),
+            (r"started=2", ""),
+            (r"^\[rtos\] selftest: \d+ tests$", ""),
+            (r"^\[rtos\] \d+ passed, \d+ failed$", ""),
+            (r"\[rtos\] selftest: done.*\n|" + PROMPT, "echo rounds=$(cat /tmp/rounds)\n"),
+            (r"rounds=\d+", ""),
+        ]
+    )
+    r, why = console_script.run_to_end(built.argv, 600, script, tail=20000)
+    out = r.console
+    summary = re.search(r"^\[rtos\] (\d+) passed, (\d+) failed$", out, re.MULTILINE)
+    assert summary and int(summary[1]) > 0 and summary[2] == "0", why
+    start = re.search(r"^\[rtos\] selftest: \d+ tests$", out, re.MULTILINE)
+    assert start and out.index("started=2") < start.start(), why
+    assert int(value(out, "rounds")) > 0, why
+
+
+def test_linux_sleep_is_one_second_while_the_rtos_is_half_busy(rtos_images: Path) -> None:
+    built = system.build(CONFIG, bootargs={"rtos": "latmon=1 period_us=1000 busy_pct=50"}, icount=True)
+    # Linux's clock and the rtos's read the same counter: /proc/uptime is guest time.
+    cmd = (
+        "a=$(cut -d' ' -f1 /proc/uptime); sleep 1; b=$(cut -d' ' -f1 /proc/uptime); "
+        'echo slept_ms=$(echo "$a $b" | awk \'{printf "%d", ($2 - $1) * 1000}\')\n'
+    )
+    script = Script([(PROMPT, cmd), (r"slept_ms=\d+\n(.*\n)*?.*" + PROMPT, "poweroff -f\n"), (STOPPED, "")])
+    r, why = console_script.run_to_end(built.argv, 600, script, tail=20000)
+    out = r.console
+    assert "demo: busy_pct=50: computing 5 ms of every 10 ms" in out, why
+    slept = int(value(out, "slept_ms"))
+    # /proc/uptime has 10 ms steps; the rtos may hold the CPU 5 ms when Linux's timer fires
+    assert 990 <= slept <= 1030, f"sleep 1 took {slept} ms{why}"
+    c = last_share(out, why).counts
+    busy = c["rtos_ms"] / (c["rtos_ms"] + c["linux_ms"] + c["idle_ms"])
+    assert 0.4 <= busy <= 0.6, f"the rtos had {busy:.0%} of the CPU, not about half{why}"
+    rtos_kept_its_cpu(out, why, min_reports=2)
+
+
+@pytest.mark.parametrize(
+    ("attack", "done"),
+    [
+        # pure computation with IRQs masked at EL1, never a trap: the CPU is still the rtos's at each
+        # of its interrupts
+        ("spin ms=3000 masked=1", r"hostile: spin: 3000 ms"),
+        # interrupts as fast as the guest can raise and take them (virtual SGIs, its timer)
+        ("irq-storm", r"hostile: irq-storm: \d+ interrupts taken"),
+    ],
+)
+def test_hostile_guest_delays_nothing(rtos_images: Path, attack: str, done: str) -> None:
+    built = system.build(HOSTILE, bootargs={"linux": f"attack={attack}"}, icount=True)
+    script = until(STOPPED, after=3)
+    r = console_script.run(built.argv, 300, script)
+    why = describe(r, script)
+    assert script.finished, why
+    assert re.search(done, r.console), why
+    rtos_kept_its_cpu(r.console, why)
+    c = last_share(r.console, why).counts
+    assert c["to_rtos"] > 0 and c["to_linux"] > 0, why
+
+
+def test_starvation_is_reported(rtos_images: Path) -> None:
+    # The rtos computes 9 ms of every 10 (busy_pct=90) and the report threshold is 5 ms: every time
+    # Linux (the hostile guest, computing) gets the CPU back, it had waited about 9 ms.
+    config = ROOT / "tests" / "system" / "configs" / "shared-starved.toml"
+    built = system.build(config, bootargs={"linux": "attack=spin ms=500 masked=0"}, icount=True)
+    script = until(STOPPED, after=2)
+    r = console_script.run(built.argv, 300, script)
+    why = describe(r, script)
+    assert script.finished, why
+    waits = starvation_waits(r.console)
+    assert len(waits) >= 10 and all(5 <= w <= 10 for w in waits), f"waits {waits}{why}"
+    c = last_share(r.console, why).counts
+    assert c["starved"] >= len(waits) and 5 <= c["longest_wait_ms"] <= 10, why
+    assert c["rtos_ms"] > 4 * c["linux_ms"], why
+    rtos_kept_its_cpu(r.console, why, min_reports=2)
