@@ -74,13 +74,23 @@ static void hold_byte(struct hold *h, char c)
     h->len++;
 }
 
+/* The virtual CPU the drain in progress runs for (drain lock held), or NULL: on a CPU the rtos shares
+ * with Linux, the drain stops after any line once an rtos interrupt is pending there (printing a line
+ * takes microseconds, the rtos's latency budget is one), and the rest waits for the next drain. */
+static const struct vcpu *drain_for;
+
+static bool drain_goes_on(void)
+{
+    return drain_for == NULL || !vgic_rtos_pending(drain_for);
+}
+
 /* The line sink of every partition's UART model (vuart_drain). */
-static void part_line(void *ctx, const char *s, size_t n, bool complete)
+static bool part_line(void *ctx, const char *s, size_t n, bool complete)
 {
     struct partition *p = ctx;
     if (!focus_view || p == con_focus) {
         con_line(p->tag, s, n, complete);
-        return;
+        return drain_goes_on();
     }
     spin_lock(&hold_lock);
     struct hold *h = &held[part_index(p)];
@@ -95,6 +105,7 @@ static void part_line(void *ctx, const char *s, size_t n, bool complete)
         h->fresh = true;
     }
     spin_unlock(&hold_lock);
+    return drain_goes_on();
 }
 
 /* Shows what p's output held while it was in the background, then forgets it. */
@@ -202,12 +213,15 @@ static bool ring_pull(struct partition *p)
 
 /* Empties p's console ring through its UART model (the console ring holds 16 KiB, the model 4: an
  * rtos that prints a long report and stops at once, as the latency app's histogram, must lose none of
- * it). Caller holds the drain lock. */
-static void ring_flush(struct partition *p)
+ * it), unless the drain stops for the rtos (drain_for); false then. Caller holds the drain lock. */
+static bool ring_flush(struct partition *p)
 {
     while (ring_pull(p)) {
-        vuart_drain(&p->uart, p->name, VUART_DRAIN_LINES, part_line, p);
+        if (!vuart_drain(&p->uart, p->name, VUART_DRAIN_LINES, part_line, p)) {
+            return false;
+        }
     }
+    return true;
 }
 
 void con_ring_close(struct partition *p)
@@ -218,16 +232,17 @@ void con_ring_close(struct partition *p)
     spin_unlock(&drain_lock);
 }
 
-void con_drain(enum vuart_drain_mode mode)
+void con_drain(enum vuart_drain_mode mode, const struct vcpu *v)
 {
     spin_lock(&drain_lock);
+    drain_for = v;
     for (unsigned i = 0; i < hyp_nparts; i++) {
         struct partition *p = &hyp_part[i];
-        if (p->conring != NULL) {
-            ring_flush(p);
+        if ((p->conring != NULL && !ring_flush(p)) || !vuart_drain(&p->uart, p->name, mode, part_line, p)) {
+            break;
         }
-        vuart_drain(&p->uart, p->name, mode, part_line, p);
     }
+    drain_for = NULL;
     spin_unlock(&drain_lock);
 }
 
@@ -283,9 +298,8 @@ void conmux_rx_irq(struct vcpu *v)
 
 void conmux_tick(struct vcpu *v)
 {
-    (void)v;
     arch_hyp_timer_arm(CONMUX_TICK_HZ); /* level interrupt: the new deadline lowers it */
-    con_drain(VUART_DRAIN_TICK);
+    con_drain(VUART_DRAIN_TICK, v);
     if (focus_view && ++status_ticks >= CONMUX_TICK_HZ * HOLD_STATUS_S) {
         status_ticks = 0;
         hold_status();
@@ -303,7 +317,7 @@ bool conmux_uart_mmio(struct vcpu *v, void *ctx, uint64_t off, bool write, uint6
     bool handled = vuart_access(&p->uart, off, write, val, size);
     spin_unlock(&uart_lock[part_index(p)]);
     if (write && off == PL011_DR && (con_drain_cpu < 0 || (unsigned)con_drain_cpu == v->cpu)) {
-        con_drain(VUART_DRAIN_LINES); /* this CPU is the one that writes to the UART anyway */
+        con_drain(VUART_DRAIN_LINES, v); /* this CPU is the one that writes to the UART anyway */
     }
     if (p->kind == PART_LINUX) {
         vgic_levels_changed(p, v);

@@ -303,7 +303,7 @@ static void __attribute__((noreturn)) stop_down(struct vcpu *v, const char *why)
     set_power(v, VCPU_OFF);
     spin_unlock(cpus_lock_of(p));
     if (last) {
-        con_drain(VUART_DRAIN_ALL); /* the drain CPU may be parked: write out what is left from here */
+        con_drain(VUART_DRAIN_ALL, NULL); /* the drain CPU may be parked: write out what is left from here */
         hyp_printf("rtmux: no partition left running; system off\n");
         fw_system_off();
     }

@@ -187,37 +187,38 @@ bool vuart_access(struct vuart *u, uint64_t off, bool write, uint64_t *val, unsi
     return true;
 }
 
-void vuart_drain(struct vuart *u, const char *name, enum vuart_drain_mode mode, vuart_line_fn line, void *ctx)
+bool vuart_drain(struct vuart *u, const char *name, enum vuart_drain_mode mode, vuart_line_fn line, void *ctx)
 {
     uint32_t prod = __atomic_load_n(&u->tx_prod, __ATOMIC_ACQUIRE);
     uint32_t cons = u->tx_cons;
     HYP_ASSERT(prod - cons <= sizeof(u->tx)); /* the producer never overtakes the consumer */
-    bool any = cons != prod;
-    for (; cons != prod; cons++) {
+    bool any = cons != prod, more = true;
+    for (; cons != prod && more; cons++) {
         char c = u->tx[cons % sizeof(u->tx)];
         if (c == '\r') {
             continue; /* the console adds CR before LF */
         }
         if (c == '\n') {
-            line(ctx, u->line, u->line_len, true);
+            more = line(ctx, u->line, u->line_len, true);
             u->line_len = 0;
             continue;
         }
         u->line[u->line_len++] = c;
         if (u->line_len == sizeof(u->line)) {
-            line(ctx, u->line, u->line_len, false);
+            more = line(ctx, u->line, u->line_len, false);
             u->line_len = 0;
         }
     }
     __atomic_store_n(&u->tx_cons, cons, __ATOMIC_RELEASE);
     u->wrote = u->wrote || any;
-    bool flush = mode == VUART_DRAIN_ALL;
-    if (mode == VUART_DRAIN_TICK) {
+    /* Stopped early: output is still waiting, so an unfinished line is not a silent prompt yet. */
+    bool flush = more && mode == VUART_DRAIN_ALL;
+    if (more && mode == VUART_DRAIN_TICK) {
         flush = !u->wrote;
         u->wrote = false;
     }
     if (flush && u->line_len > 0) {
-        line(ctx, u->line, u->line_len, false); /* a prompt: show it without its newline */
+        (void)line(ctx, u->line, u->line_len, false); /* a prompt: show it without its newline */
         u->line_len = 0;
     }
     uint32_t dropped = u->tx_dropped;
@@ -226,4 +227,5 @@ void vuart_drain(struct vuart *u, const char *name, enum vuart_drain_mode mode, 
                    dropped - u->dropped_reported);
         u->dropped_reported = dropped;
     }
+    return more;
 }

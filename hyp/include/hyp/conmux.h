@@ -25,8 +25,10 @@ extern struct partition *con_focus;
  * view: show only the focused partition's output live, hold the others' (conmux.c). */
 void conmux_init(unsigned focus, uint8_t escape, bool view);
 /* Moves every partition's pending output to the console (from its console ring, if it has one, and
- * its emulated UART); `mode` as in vuart_drain. */
-void con_drain(enum vuart_drain_mode mode);
+ * its emulated UART); `mode` as in vuart_drain. With v (the virtual CPU this runs for), the drain stops
+ * early when an rtos interrupt is pending on a CPU the rtos shares with Linux (the rest waits for the
+ * next drain); NULL: everything now. */
+void con_drain(enum vuart_drain_mode mode, const struct vcpu *v);
 /* Takes what is left in p's console ring and stops draining it, before p stops or its RAM is wiped
  * (part_load opens it again). */
 void con_ring_close(struct partition *p);

@@ -63,9 +63,11 @@ enum vuart_drain_mode {
 };
 
 /* Moves the ring into lines handed to line(ctx, ...) (console CPU only; complete = the line ended with a
- * newline); `mode` says what happens to an unfinished line. Reports dropped output under `name`. */
-typedef void (*vuart_line_fn)(void *ctx, const char *s, size_t n, bool complete);
-void vuart_drain(struct vuart *u, const char *name, enum vuart_drain_mode mode, vuart_line_fn line,
+ * newline); `mode` says what happens to an unfinished line. Reports dropped output under `name`. A sink
+ * that returns false stops the drain after that line (the console CPU has more urgent work: the rtos of a
+ * CPU it shares): the rest stays for the next drain, and vuart_drain returns false. */
+typedef bool (*vuart_line_fn)(void *ctx, const char *s, size_t n, bool complete);
+bool vuart_drain(struct vuart *u, const char *name, enum vuart_drain_mode mode, vuart_line_fn line,
                  void *ctx);
 
 #endif /* HYP_VUART_H */

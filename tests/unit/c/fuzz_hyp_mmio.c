@@ -983,7 +983,7 @@ static size_t out_model_len, out_seen_len;
 static unsigned tx_pending;
 
 /* The UART model's line sink (conmux.c's part_line in the hypervisor): the console as a capture. */
-static void capture_line(void *ctx, const char *s, size_t n, bool complete)
+static bool capture_line(void *ctx, const char *s, size_t n, bool complete)
 {
     (void)ctx;
     if (out_seen_len + n + 1u > sizeof(out_seen)) {
@@ -994,6 +994,7 @@ static void capture_line(void *ctx, const char *s, size_t n, bool complete)
     if (complete) {
         out_seen[out_seen_len++] = '\n';
     }
+    return true;
 }
 
 /* Register widths (PL011 r1p5, DDI 0183): IBRD 16, FBRD 6, LCR_H 8, CR 16, IFLS 6, IMSC 11, DMACR 3. */

@@ -147,7 +147,7 @@ static void test_registers(void)
 static char seen[256];
 static size_t seen_len;
 
-static void collect(void *ctx, const char *s, size_t n, bool complete)
+static bool collect(void *ctx, const char *s, size_t n, bool complete)
 {
     (void)ctx;
     CHECK(seen_len + n + 1u < sizeof(seen));
@@ -155,6 +155,7 @@ static void collect(void *ctx, const char *s, size_t n, bool complete)
     seen_len += n;
     seen[seen_len++] = complete ? '|' : '~';
     seen[seen_len] = '\0';
+    return true;
 }
 
 static void type(const char *s)
@@ -200,10 +201,46 @@ static void test_drain_modes(void)
     CHECK(strcmp(seen, "abcde|$ ~xy~") == 0);
 }
 
+/* A sink that stops the drain after `stop_after` more lines (the console CPU has the rtos to run). */
+static unsigned stop_after;
+
+static bool collect_some(void *ctx, const char *s, size_t n, bool complete)
+{
+    (void)collect(ctx, s, n, complete);
+    if (stop_after == 0) {
+        return true;
+    }
+    return --stop_after != 0;
+}
+
+/* A drain stopped by its sink leaves the rest in the ring, in order, for the next drain; a line still
+ * unfinished when it stopped is not taken for a silent prompt. */
+static void test_drain_stops_early(void)
+{
+    memset(&uart, 0, sizeof(uart));
+    vuart_reset(&uart);
+    seen_len = 0;
+    seen[0] = '\0';
+    for (const char *c = "one\ntwo\nthree\n$ "; *c != '\0'; c++) {
+        wr(PL011_DR, (uint8_t)*c, 1);
+    }
+    stop_after = 1;
+    CHECK(!vuart_drain(&uart, "test", VUART_DRAIN_TICK, collect_some, NULL));
+    CHECK(strcmp(seen, "one|") == 0);
+    stop_after = 2;
+    CHECK(!vuart_drain(&uart, "test", VUART_DRAIN_TICK, collect_some, NULL));
+    CHECK(strcmp(seen, "one|two|three|") == 0);
+    CHECK(vuart_drain(&uart, "test", VUART_DRAIN_TICK, collect_some, NULL)); /* "$ " came after a stop */
+    CHECK(strcmp(seen, "one|two|three|") == 0);
+    CHECK(vuart_drain(&uart, "test", VUART_DRAIN_TICK, collect_some, NULL)); /* a silent period */
+    CHECK(strcmp(seen, "one|two|three|$ ~") == 0);
+}
+
 int main(void)
 {
     test_registers();
     test_drain_modes();
+    test_drain_stops_early();
     test_full_and_wrap();
     test_two_threads();
     UNIT_DONE("hyp vuart");
