@@ -5,6 +5,7 @@
  */
 #include "hyp/conmux.h"
 
+#include "arch/cpu.h"
 #include "arch/spinlock.h"
 #include "arch/timer.h"
 #include "arch/vgic.h"
@@ -74,14 +75,25 @@ static void hold_byte(struct hold *h, char c)
     h->len++;
 }
 
-/* The virtual CPU the drain in progress runs for (drain lock held), or NULL: on a CPU the rtos shares
- * with Linux, the drain stops after any line once an rtos interrupt is pending there (printing a line
- * takes microseconds, the rtos's latency budget is one), and the rest waits for the next drain. */
+/*
+ * The virtual CPU the drain in progress runs for (drain lock held), or NULL. On a CPU the rtos shares
+ * with Linux the drain goes in steps, DRAIN_STEP characters through the models or one line to the UART
+ * (a line of 160 characters, the longest, is ~3 us in icount), and stops before a step when the rtos
+ * needs the CPU within DRAIN_GUARD_NS (an interrupt of it pending, or its timer due): the rest waits for
+ * the next drain, so the rtos's timer never waits for the console.
+ */
 static const struct vcpu *drain_for;
+#define DRAIN_STEP     32u
+#define DRAIN_GUARD_NS 5000u
 
 static bool drain_goes_on(void)
 {
-    return drain_for == NULL || !vgic_rtos_pending(drain_for);
+    return drain_for == NULL || !vgic_rtos_soon(drain_for, arch_counter_hz() * DRAIN_GUARD_NS / 1000000000u);
+}
+
+static uint32_t drain_step(void)
+{
+    return drain_for != NULL ? DRAIN_STEP : UINT32_MAX;
 }
 
 /* The line sink of every partition's UART model (vuart_drain). */
@@ -183,10 +195,10 @@ void conmux_init(unsigned focus, uint8_t escape, bool view)
  * while its RAM is wiped), the last CPU at power-off. */
 static spinlock_t drain_lock;
 
-/* Moves what p wrote into its console ring to its UART model's output, as much as that has room for
- * (caller holds the drain lock); true when some is left in the ring. The partition is trusted with its
- * ring but its indices are still bounded: at most one ring's worth. */
-static bool ring_pull(struct partition *p)
+/* Moves what p wrote into its console ring to its UART model's output, as much as that has room for and
+ * at most `max` characters (caller holds the drain lock); true when some is left in the ring. The
+ * partition is trusted with its ring but its indices are still bounded: at most one ring's worth. */
+static bool ring_pull(struct partition *p, uint32_t max)
 {
     if (!__atomic_load_n(&p->conring_on, __ATOMIC_ACQUIRE)) {
         return false;
@@ -197,7 +209,8 @@ static bool ring_pull(struct partition *p)
     if (head - tail > p->conring_size) {
         tail = head - p->conring_size; /* a producer past the invariant: keep its newest ring's worth */
     }
-    for (uint32_t room = vuart_tx_room(&p->uart); tail != head && room > 0; tail++, room--) {
+    uint32_t room = vuart_tx_room(&p->uart);
+    for (room = room < max ? room : max; tail != head && room > 0; tail++, room--) {
         vuart_tx_push(&p->uart, r->data[tail & (p->conring_size - 1u)]);
     }
     p->conring_tail = tail;
@@ -214,20 +227,38 @@ static bool ring_pull(struct partition *p)
 /* Empties p's console ring through its UART model (the console ring holds 16 KiB, the model 4: an
  * rtos that prints a long report and stops at once, as the latency app's histogram, must lose none of
  * it), unless the drain stops for the rtos (drain_for); false then. Caller holds the drain lock. */
-static bool ring_flush(struct partition *p)
+/* p's UART model's output to the console, in steps when the drain runs for a shared CPU; false when it
+ * stopped for the rtos. Caller holds the drain lock. */
+static bool uart_flush(struct partition *p, enum vuart_drain_mode mode)
 {
-    while (ring_pull(p)) {
-        if (!vuart_drain(&p->uart, p->name, VUART_DRAIN_LINES, part_line, p)) {
+    while (!vuart_drain(&p->uart, p->name, mode, part_line, p, drain_step())) {
+        if (!drain_goes_on()) {
             return false;
         }
     }
     return true;
 }
 
+static bool ring_flush(struct partition *p)
+{
+    for (;;) {
+        bool left = ring_pull(p, drain_step());
+        if (!uart_flush(p, VUART_DRAIN_LINES)) {
+            return false;
+        }
+        if (!left) {
+            return true;
+        }
+        if (!drain_goes_on()) {
+            return false;
+        }
+    }
+}
+
 void con_ring_close(struct partition *p)
 {
     spin_lock(&drain_lock);
-    ring_flush(p);
+    (void)ring_flush(p);
     __atomic_store_n(&p->conring_on, false, __ATOMIC_RELEASE);
     spin_unlock(&drain_lock);
 }
@@ -238,7 +269,7 @@ void con_drain(enum vuart_drain_mode mode, const struct vcpu *v)
     drain_for = v;
     for (unsigned i = 0; i < hyp_nparts; i++) {
         struct partition *p = &hyp_part[i];
-        if ((p->conring != NULL && !ring_flush(p)) || !vuart_drain(&p->uart, p->name, mode, part_line, p)) {
+        if ((p->conring != NULL && !ring_flush(p)) || !uart_flush(p, mode)) {
             break;
         }
     }

@@ -187,13 +187,15 @@ bool vuart_access(struct vuart *u, uint64_t off, bool write, uint64_t *val, unsi
     return true;
 }
 
-bool vuart_drain(struct vuart *u, const char *name, enum vuart_drain_mode mode, vuart_line_fn line, void *ctx)
+bool vuart_drain(struct vuart *u, const char *name, enum vuart_drain_mode mode, vuart_line_fn line, void *ctx,
+                 uint32_t max)
 {
     uint32_t prod = __atomic_load_n(&u->tx_prod, __ATOMIC_ACQUIRE);
     uint32_t cons = u->tx_cons;
     HYP_ASSERT(prod - cons <= sizeof(u->tx)); /* the producer never overtakes the consumer */
+    uint32_t end = prod - cons > max ? cons + max : prod;
     bool any = cons != prod, more = true;
-    for (; cons != prod && more; cons++) {
+    for (; cons != end && more; cons++) {
         char c = u->tx[cons % sizeof(u->tx)];
         if (c == '\r') {
             continue; /* the console adds CR before LF */
@@ -212,8 +214,9 @@ bool vuart_drain(struct vuart *u, const char *name, enum vuart_drain_mode mode, 
     __atomic_store_n(&u->tx_cons, cons, __ATOMIC_RELEASE);
     u->wrote = u->wrote || any;
     /* Stopped early: output is still waiting, so an unfinished line is not a silent prompt yet. */
-    bool flush = more && mode == VUART_DRAIN_ALL;
-    if (more && mode == VUART_DRAIN_TICK) {
+    bool all = more && cons == prod;
+    bool flush = all && mode == VUART_DRAIN_ALL;
+    if (all && mode == VUART_DRAIN_TICK) {
         flush = !u->wrote;
         u->wrote = false;
     }
@@ -227,5 +230,5 @@ bool vuart_drain(struct vuart *u, const char *name, enum vuart_drain_mode mode, 
                    dropped - u->dropped_reported);
         u->dropped_reported = dropped;
     }
-    return more;
+    return all;
 }

@@ -35,8 +35,10 @@ STOPPED = "rtmux: partition linux stopped: powered off"
 RTD = re.compile(r"^\[rtos\] RTD\|(.*)$", re.MULTILINE)
 # The demo's worst wake-up on a CPU of its own is 0.8 us in icount; on the shared CPU its timer
 # interrupt may find Linux running and cost a world switch (about 0.4 us each way, the share report's
-# figures). A bound well above that and far below a period: what a missed or delayed interrupt would show.
-WORST_WAKEUP_US = 10.0
+# figures), or the hypervisor printing its reports of a Linux stop or reset, which the rtos waits for
+# (up to ~40 us measured: docs/architecture.md, limits). A bound above that and far below a period:
+# what an interrupt the hypervisor held back (800 us before the reload stepped aside) or lost shows.
+WORST_WAKEUP_US = 100.0
 
 
 def describe(r: qemu.RunResult, script: Script | None = None) -> str:

@@ -157,6 +157,17 @@ static void guest_controls(struct vcpu *v)
         /* Its idle WFI is where the CPU passes to Linux (lifecycle.c, part_rtos_idle). */
         hcr |= HCR_EL2_TWI;
     }
+    /* Linux's virtual CPU interface stays in place while the rtos runs, but switched off: an interrupt
+     * pending in its list registers would otherwise count as a wake-up event for the rtos's idle WFI,
+     * which then neither waits nor traps (QEMU, like the architecture, does not trap a WFI that would
+     * complete at once), and the CPU never passes to Linux. The rest of ICH_HCR_EL2 stays live. */
+    if (p->kind == PART_LINUX || shared_rtos(v)) {
+        uint64_t ich = ARCH_READ_SYSREG(ICH_HCR_EL2);
+        uint64_t want = p->kind == PART_LINUX ? ich | ICH_HCR_EN : ich & ~(uint64_t)ICH_HCR_EN;
+        if (want != ich) {
+            ARCH_WRITE_SYSREG(ICH_HCR_EL2, want);
+        }
+    }
     /* The rtos takes physical interrupts at EL1 directly: IMO/FMO clear, no trap on its hot path. */
     uint64_t hpmn = (ARCH_READ_SYSREG(pmcr_el0) >> PMCR_N_SHIFT) & PMCR_N_MASK;
     ARCH_WRITE_SYSREG(mdcr_el2, MDCR_GUEST | (hpmn & MDCR_EL2_HPMN_MASK));

@@ -463,6 +463,23 @@ bool vgic_rtos_pending(const struct vcpu *v)
     return cpu_shared(v) && rtos_irq(v, (unsigned)(ARCH_READ_SYSREG(ICC_HPPIR1_EL1) & GIC_INTID_MASK));
 }
 
+bool vgic_rtos_soon(const struct vcpu *v, uint64_t within)
+{
+    if (!cpu_shared(v) || hyp_rtos_vcpu[v->cpu].part->state != PART_RUNNING) {
+        return false;
+    }
+    if (vgic_rtos_pending(v)) {
+        return true;
+    }
+    /* The rtos's kernel timer on a CPU it shares: the EL1 physical one (timer=phys), which only the rtos
+     * programs there; its deadline is the rtos's next certain interrupt. */
+    uint64_t ctl = ARCH_READ_SYSREG(cntp_ctl_el0);
+    if ((ctl & (CNT_CTL_ENABLE | CNT_CTL_IMASK)) != CNT_CTL_ENABLE) {
+        return false;
+    }
+    return (int64_t)(ARCH_READ_SYSREG(cntp_cval_el0) - arch_counter()) < (int64_t)within;
+}
+
 bool vgic_handle_irq(struct vcpu *v)
 {
     bool shared = cpu_shared(v);

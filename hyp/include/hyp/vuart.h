@@ -62,12 +62,13 @@ enum vuart_drain_mode {
     VUART_DRAIN_ALL, /* hands it on now: the last drain before the console stops */
 };
 
-/* Moves the ring into lines handed to line(ctx, ...) (console CPU only; complete = the line ended with a
- * newline); `mode` says what happens to an unfinished line. Reports dropped output under `name`. A sink
- * that returns false stops the drain after that line (the console CPU has more urgent work: the rtos of a
- * CPU it shares): the rest stays for the next drain, and vuart_drain returns false. */
+/* Moves at most `max` characters of the ring into lines handed to line(ctx, ...) (console CPU only;
+ * complete = the line ended with a newline); `mode` says what happens to an unfinished line once the
+ * ring is empty. Reports dropped output under `name`. A sink that returns false stops the drain after
+ * that line (the console CPU has more urgent work: the rtos of a CPU it shares). Returns true when the
+ * ring was emptied; otherwise the rest stays for the next call. */
 typedef bool (*vuart_line_fn)(void *ctx, const char *s, size_t n, bool complete);
-bool vuart_drain(struct vuart *u, const char *name, enum vuart_drain_mode mode, vuart_line_fn line,
-                 void *ctx);
+bool vuart_drain(struct vuart *u, const char *name, enum vuart_drain_mode mode, vuart_line_fn line, void *ctx,
+                 uint32_t max);
 
 #endif /* HYP_VUART_H */

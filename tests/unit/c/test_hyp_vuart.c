@@ -162,7 +162,8 @@ static void type(const char *s)
 {
     for (; *s != '\0'; s++) {
         wr(PL011_DR, (uint8_t)*s, 1);
-        vuart_drain(&uart, "test", VUART_DRAIN_LINES, collect, NULL); /* as on each UARTDR write */
+        vuart_drain(&uart, "test", VUART_DRAIN_LINES, collect, NULL,
+                    UINT32_MAX); /* as on each UARTDR write */
     }
 }
 
@@ -176,28 +177,30 @@ static void test_drain_modes(void)
     seen_len = 0;
     seen[0] = '\0';
     type("ab");
-    vuart_drain(&uart, "test", VUART_DRAIN_TICK, collect, NULL);
+    vuart_drain(&uart, "test", VUART_DRAIN_TICK, collect, NULL, UINT32_MAX);
     type("cd");
-    vuart_drain(&uart, "test", VUART_DRAIN_TICK, collect, NULL);
+    vuart_drain(&uart, "test", VUART_DRAIN_TICK, collect, NULL, UINT32_MAX);
     type("e\n");
     CHECK(strcmp(seen, "abcde|") == 0);
     type("$ ");
-    vuart_drain(&uart, "test", VUART_DRAIN_TICK, collect, NULL); /* output since the last tick */
+    vuart_drain(&uart, "test", VUART_DRAIN_TICK, collect, NULL, UINT32_MAX); /* output since the last tick */
     CHECK(strcmp(seen, "abcde|") == 0);
-    vuart_drain(&uart, "test", VUART_DRAIN_TICK, collect, NULL); /* a silent period: the prompt shows */
+    vuart_drain(&uart, "test", VUART_DRAIN_TICK, collect, NULL,
+                UINT32_MAX); /* a silent period: the prompt shows */
     CHECK(strcmp(seen, "abcde|$ ~") == 0);
-    vuart_drain(&uart, "test", VUART_DRAIN_TICK, collect, NULL);
+    vuart_drain(&uart, "test", VUART_DRAIN_TICK, collect, NULL, UINT32_MAX);
     CHECK(strcmp(seen, "abcde|$ ~") == 0);
     /* Characters the periodic drain itself moves count as output too (a console ring's producer). The
      * ring's room is what a console ring's pull may push (conmux.c). */
     CHECK(vuart_tx_room(&uart) == VUART_TX_SIZE);
     vuart_tx_push(&uart, 'x');
     CHECK(vuart_tx_room(&uart) == VUART_TX_SIZE - 1u);
-    vuart_drain(&uart, "test", VUART_DRAIN_TICK, collect, NULL);
+    vuart_drain(&uart, "test", VUART_DRAIN_TICK, collect, NULL, UINT32_MAX);
     CHECK(strcmp(seen, "abcde|$ ~") == 0);
     CHECK(vuart_tx_room(&uart) == VUART_TX_SIZE);
     type("y");
-    vuart_drain(&uart, "test", VUART_DRAIN_ALL, collect, NULL); /* the last drain: everything now */
+    vuart_drain(&uart, "test", VUART_DRAIN_ALL, collect, NULL,
+                UINT32_MAX); /* the last drain: everything now */
     CHECK(strcmp(seen, "abcde|$ ~xy~") == 0);
 }
 
@@ -225,15 +228,37 @@ static void test_drain_stops_early(void)
         wr(PL011_DR, (uint8_t)*c, 1);
     }
     stop_after = 1;
-    CHECK(!vuart_drain(&uart, "test", VUART_DRAIN_TICK, collect_some, NULL));
+    CHECK(!vuart_drain(&uart, "test", VUART_DRAIN_TICK, collect_some, NULL, UINT32_MAX));
     CHECK(strcmp(seen, "one|") == 0);
     stop_after = 2;
-    CHECK(!vuart_drain(&uart, "test", VUART_DRAIN_TICK, collect_some, NULL));
+    CHECK(!vuart_drain(&uart, "test", VUART_DRAIN_TICK, collect_some, NULL, UINT32_MAX));
     CHECK(strcmp(seen, "one|two|three|") == 0);
-    CHECK(vuart_drain(&uart, "test", VUART_DRAIN_TICK, collect_some, NULL)); /* "$ " came after a stop */
+    CHECK(vuart_drain(&uart, "test", VUART_DRAIN_TICK, collect_some, NULL,
+                      UINT32_MAX)); /* "$ " came after a stop */
     CHECK(strcmp(seen, "one|two|three|") == 0);
-    CHECK(vuart_drain(&uart, "test", VUART_DRAIN_TICK, collect_some, NULL)); /* a silent period */
+    CHECK(vuart_drain(&uart, "test", VUART_DRAIN_TICK, collect_some, NULL, UINT32_MAX)); /* a silent period */
     CHECK(strcmp(seen, "one|two|three|$ ~") == 0);
+}
+
+/* A drain with a budget moves that many characters at most; a line is handed on whole once its end came,
+ * however the budgets cut it, and the prompt only when the ring is empty. */
+static void test_drain_in_steps(void)
+{
+    memset(&uart, 0, sizeof(uart));
+    vuart_reset(&uart);
+    seen_len = 0;
+    seen[0] = '\0';
+    for (const char *c = "abcdef\ngh\n$ "; *c != '\0'; c++) {
+        wr(PL011_DR, (uint8_t)*c, 1);
+    }
+    CHECK(!vuart_drain(&uart, "test", VUART_DRAIN_TICK, collect, NULL, 4));
+    CHECK(strcmp(seen, "") == 0 && vuart_tx_room(&uart) == VUART_TX_SIZE - 8u);
+    CHECK(!vuart_drain(&uart, "test", VUART_DRAIN_TICK, collect, NULL, 4));
+    CHECK(strcmp(seen, "abcdef|") == 0);
+    CHECK(vuart_drain(&uart, "test", VUART_DRAIN_TICK, collect, NULL, 4)); /* empty, but output came */
+    CHECK(strcmp(seen, "abcdef|gh|") == 0);
+    CHECK(vuart_drain(&uart, "test", VUART_DRAIN_ALL, collect, NULL, 4));
+    CHECK(strcmp(seen, "abcdef|gh|$ ~") == 0);
 }
 
 int main(void)
@@ -241,6 +266,7 @@ int main(void)
     test_registers();
     test_drain_modes();
     test_drain_stops_early();
+    test_drain_in_steps();
     test_full_and_wrap();
     test_two_threads();
     UNIT_DONE("hyp vuart");

@@ -66,6 +66,10 @@ void vgic_levels_changed(struct partition *p, struct vcpu *self);
 bool vgic_handle_irq(struct vcpu *v);
 /* Whether an interrupt of the rtos that shares v's CPU is pending (peeked at, not acknowledged). */
 bool vgic_rtos_pending(const struct vcpu *v);
+/* Whether the rtos that shares v's CPU needs it within `within` counter ticks: one of its interrupts is
+ * pending, or its kernel timer fires by then. Hypervisor work on that CPU that cannot be interrupted
+ * (EL2 runs with interrupts masked) is cut in steps and stops when this says so. */
+bool vgic_rtos_soon(const struct vcpu *v, uint64_t within);
 /* Linux's virtual CPU v on a CPU shared with the rtos, after the rtos (re)started there (its GIC
  * start-up disables every private interrupt): the hypervisor's and Linux's enabled PPIs on again. */
 void vgic_shared_reclaim(const struct vcpu *v);
