@@ -62,7 +62,8 @@ def rtos_kept_its_cpu(out: str, why: str, min_reports: int = 3) -> None:
     assert {d.overruns for d in reports} == {0}, f"control-loop overruns{why}"
     worst = max(d.worst_us for d in reports)
     assert worst <= WORST_WAKEUP_US, f"worst wake-up {worst} us{why}"
-    overruns = {line.split("|")[3].strip() for line in RTD.findall(out)}
+    # whole RTD lines only: QEMU may stop in the middle of the last one
+    overruns = {line.split("|")[3].strip() for line in RTD.findall(out) if line.count("|") >= 6}
     assert overruns <= {"0"}, f"latency monitor overruns {overruns}{why}"
     assert "rtmux: PANIC" not in out and "rtmux: partition rtos stopped" not in out, why
     rtos = [e for e in el2_entries(out) if e.partition == "rtos"]
@@ -136,8 +137,8 @@ def test_selftest_while_linux_runs_hackbench(rtos_images: Path) -> None:
             (PROMPT, f"({loop}) & echo started=$((1+1))\n"),
             (r"started=2", ""),
             (r"^\[rtos\] selftest: \d+ tests$", ""),
-            (r"^\[rtos\] \d+ passed, \d+ failed$", ""),
-            (r"\[rtos\] selftest: done.*\n|" + PROMPT, "echo rounds=$(cat /tmp/rounds)\n"),
+            # the shell waits at its prompt meanwhile (the loop runs in the background)
+            (r"^\[rtos\] \d+ passed, \d+ failed$", "echo rounds=$(cat /tmp/rounds)\n"),
             (r"rounds=\d+", ""),
         ]
     )
