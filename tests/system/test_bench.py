@@ -34,9 +34,8 @@ CASES = [
     "linux-rtmux-idle",
     "linux-rtmux-load",
     "rtos-bare-cpu1",
-    "rtos-shared-idle",
     "rtos-shared-load",
-]  # --quick leaves out the artifact check (linux-rtmux0-load)
+]  # --quick leaves out the artifact check (linux-rtmux0-load) and the shared-CPU idle case
 TIMEOUT_S = 600  # --quick takes about 2.5 minutes on an otherwise idle 2-core machine
 
 

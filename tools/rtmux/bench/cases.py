@@ -121,7 +121,7 @@ class Bench:
             ("shared-loaded", f"period_us={PERIOD_US} samples={n + w}", "rtmux-shared-loaded"),
             ("shared-hackbench", SHARED_IDLE_RTOS_ARGS, "rtmux-shared-hackbench"),
         ):
-            if name in ("linux-cpu0", "smp") and self.opts.quick:
+            if name in ("linux-cpu0", "smp", "shared-idle", "shared-hackbench") and self.opts.quick:
                 continue
             base = {"smp": SMP_CONFIG}.get(name, SHARED_CONFIG if name.startswith("shared") else None)
             self.systems[name] = linux_script.system_argv(
@@ -254,7 +254,8 @@ class Bench:
                 lambda phase: self.rtmux_vbus(plans["rtmux-vbus"], phase),
             ),
         ]
-        for case in ("idle", "loaded"):
+        # --quick (make test's smoke run) keeps the loaded case only: each shared case is a Linux boot.
+        for case in ("loaded",) if self.opts.quick else ("idle", "loaded"):
             run_id = f"rtmux-shared-{case}"
             runs.append(
                 Run(
@@ -264,14 +265,15 @@ class Bench:
                     self._shared_work(case, plans[run_id]),
                 )
             )
-        runs.append(
-            Run(
-                "rtmux-shared-hackbench",
-                "rtmux -smp 1, shared CPU: Linux boot and hackbench beside an idle rtos",
-                plan_cost(icount, plans["rtmux-shared-hackbench"], "rtmux"),
-                lambda phase: self.rtmux_shared_hackbench(plans["rtmux-shared-hackbench"], phase),
+        if not self.opts.quick:
+            runs.append(
+                Run(
+                    "rtmux-shared-hackbench",
+                    "rtmux -smp 1, shared CPU: Linux boot and hackbench beside an idle rtos",
+                    plan_cost(icount, plans["rtmux-shared-hackbench"], "rtmux"),
+                    lambda phase: self.rtmux_shared_hackbench(plans["rtmux-shared-hackbench"], phase),
+                )
             )
-        )
         if not self.opts.quick:
             # Left out of --quick, whose time limit (3 minutes on 2 cores) it would break.
             runs.append(
