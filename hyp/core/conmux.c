@@ -224,9 +224,6 @@ static bool ring_pull(struct partition *p, uint32_t max)
     return tail != head;
 }
 
-/* Empties p's console ring through its UART model (the console ring holds 16 KiB, the model 4: an
- * rtos that prints a long report and stops at once, as the latency app's histogram, must lose none of
- * it), unless the drain stops for the rtos (drain_for); false then. Caller holds the drain lock. */
 /* p's UART model's output to the console, in steps when the drain runs for a shared CPU; false when it
  * stopped for the rtos. Caller holds the drain lock. */
 static bool uart_flush(struct partition *p, enum vuart_drain_mode mode)
@@ -239,6 +236,9 @@ static bool uart_flush(struct partition *p, enum vuart_drain_mode mode)
     return true;
 }
 
+/* Empties p's console ring through its UART model (the console ring holds 16 KiB, the model 4: an
+ * rtos that prints a long report and stops at once, as the latency app's histogram, must lose none of
+ * it), unless the drain stops for the rtos (drain_for); false then. Caller holds the drain lock. */
 static bool ring_flush(struct partition *p)
 {
     for (;;) {

@@ -71,6 +71,39 @@ def _ratio(a: float, b: float) -> float:
     return a / b if b > 0 else float("inf")
 
 
+def _hackbench_target(r: BenchResults, under_id: str, bare_id: str, who: str, bare: str) -> list[Target]:
+    """`who`'s hackbench (run `under_id`) within TARGET_LINUX_UNDER_RTMUX of `bare` (run `bare_id`), when
+    both runs timed it."""
+    u, b = _linux(r, under_id), _linux(r, bare_id)
+    if not (u and b and u.hackbench_s and b.hackbench_s):
+        return []
+    ratio = _ratio(u.hackbench_s, b.hackbench_s)
+    return [
+        Target(
+            f"{who}: `{linux_script.hackbench(r.hackbench_loops)}` within "
+            f"{TARGET_LINUX_UNDER_RTMUX - 1:.0%} of {bare}",
+            f"{u.hackbench_s:.3f} vs {b.hackbench_s:.3f} s = {ratio:.2f} x",
+            ratio <= TARGET_LINUX_UNDER_RTMUX,
+        )
+    ]
+
+
+def _boot_hackbench_rows(
+    r: BenchResults, under: linux_script.LinuxResult, bare: linux_script.LinuxResult
+) -> list[str]:
+    """The table rows boot to shell and hackbench: bare, under rtmux, and their ratio."""
+    lines = []
+    hackbench = f"`{linux_script.hackbench(r.hackbench_loops)}` (guest s)"
+    for name, a, b, fmt in (
+        ("boot to shell (guest s, /proc/uptime)", under.boot_s, bare.boot_s, ".2f"),
+        (hackbench, under.hackbench_s, bare.hackbench_s, ".3f"),
+    ):
+        ratio = f"{a / b:.2f}" if a is not None and b else "–"
+        cells = ["–" if v is None else format(v, fmt) for v in (b, a)]
+        lines.append(f"| {name} | {cells[0]} | {cells[1]} | {ratio} |")
+    return lines
+
+
 def targets(r: BenchResults) -> list[Target]:
     """Every target whose cases are in the results."""
     out: list[Target] = []
@@ -161,16 +194,7 @@ def targets(r: BenchResults) -> list[Target]:
                     ratio <= TARGET_LINUX_UNDER_RTMUX,
                 )
             )
-    hb_rtmux, hb_bare = _linux(r, "rtmux-linux"), _linux(r, "linux-std")
-    if hb_rtmux and hb_bare and hb_rtmux.hackbench_s and hb_bare.hackbench_s:
-        ratio = _ratio(hb_rtmux.hackbench_s, hb_bare.hackbench_s)
-        out.append(
-            Target(
-                f"Linux under rtmux: `{linux_script.hackbench(r.hackbench_loops)}` within {within} of bare",
-                f"{hb_rtmux.hackbench_s:.3f} vs {hb_bare.hackbench_s:.3f} s = {ratio:.2f} x",
-                ratio <= TARGET_LINUX_UNDER_RTMUX,
-            )
-        )
+    out += _hackbench_target(r, "rtmux-linux", "linux-std", "Linux under rtmux", "bare")
     out += _vbus_targets(r)
     out += _smp_targets(r)
     out += _shared_targets(r)
@@ -214,18 +238,13 @@ def _shared_targets(r: BenchResults) -> list[Target]:
                     ratio <= TARGET_PARTITION_VS_RT,
                 )
             )
-    shared, bare = _linux(r, "rtmux-shared-hackbench"), _linux(r, "linux-std")
-    if shared and bare and shared.hackbench_s and bare.hackbench_s:
-        ratio = _ratio(shared.hackbench_s, bare.hackbench_s)
-        out.append(
-            Target(
-                "Linux on the CPU it shares with an idle rtos: "
-                f"`{linux_script.hackbench(r.hackbench_loops)}` within "
-                f"{TARGET_LINUX_UNDER_RTMUX - 1:.0%} of bare -smp 1",
-                f"{shared.hackbench_s:.3f} vs {bare.hackbench_s:.3f} s = {ratio:.2f} x",
-                ratio <= TARGET_LINUX_UNDER_RTMUX,
-            )
-        )
+    out += _hackbench_target(
+        r,
+        "rtmux-shared-hackbench",
+        "linux-std",
+        "Linux on the CPU it shares with an idle rtos",
+        "bare -smp 1",
+    )
     return out
 
 
@@ -264,31 +283,12 @@ def _shared_table(r: BenchResults) -> list[str]:
             "| Linux, 1 CPU | std bare | std sharing the rtos's CPU | shared / bare |",
             "|---|---:|---:|---:|",
         ]
-        hackbench = f"`{linux_script.hackbench(r.hackbench_loops)}` (guest s)"
-        for name, a, b, fmt in (
-            ("boot to shell (guest s, /proc/uptime)", shared.boot_s, bare.boot_s, ".2f"),
-            (hackbench, shared.hackbench_s, bare.hackbench_s, ".3f"),
-        ):
-            ratio = f"{a / b:.2f}" if a is not None and b else "–"
-            cells = ["–" if v is None else format(v, fmt) for v in (b, a)]
-            lines.append(f"| {name} | {cells[0]} | {cells[1]} | {ratio} |")
+        lines += _boot_hackbench_rows(r, shared, bare)
     return lines
 
 
 def _smp_targets(r: BenchResults) -> list[Target]:
-    out = []
-    within = f"{TARGET_LINUX_UNDER_RTMUX - 1:.0%}"
-    under, bare = _linux(r, "rtmux-smp"), _linux(r, "linux-std-smp3")
-    if under and bare and under.hackbench_s and bare.hackbench_s:
-        ratio = _ratio(under.hackbench_s, bare.hackbench_s)
-        out.append(
-            Target(
-                f"Linux on 3 CPUs under rtmux: `{linux_script.hackbench(r.hackbench_loops)}` within {within} "
-                "of bare -smp 3",
-                f"{under.hackbench_s:.3f} vs {bare.hackbench_s:.3f} s = {ratio:.2f} x",
-                ratio <= TARGET_LINUX_UNDER_RTMUX,
-            )
-        )
+    out = _hackbench_target(r, "rtmux-smp", "linux-std-smp3", "Linux on 3 CPUs under rtmux", "bare -smp 3")
     smp, one = r.row("rtos-rtmux-smp-load"), r.row("rtos-rtmux-load")
     if smp is not None and one is not None:
         ratio = _ratio(smp.stats.max_us, one.stats.max_us)
@@ -315,15 +315,7 @@ def _smp_table(r: BenchResults) -> list[str]:
         "|---|---:|---:|---:|",
         f"| CPUs Linux counted | {bare.cpus} | {under.cpus} | |",
     ]
-    hackbench = f"`{linux_script.hackbench(r.hackbench_loops)}` (guest s)"
-    for name, a, b, fmt in (
-        ("boot to shell (guest s, /proc/uptime)", under.boot_s, bare.boot_s, ".2f"),
-        (hackbench, under.hackbench_s, bare.hackbench_s, ".3f"),
-    ):
-        ratio = f"{a / b:.2f}" if a is not None and b else "–"
-        cells = ["–" if v is None else format(v, fmt) for v in (b, a)]
-        lines.append(f"| {name} | {cells[0]} | {cells[1]} | {ratio} |")
-    return lines
+    return lines + _boot_hackbench_rows(r, under, bare)
 
 
 def _vbus_targets(r: BenchResults) -> list[Target]:
