@@ -87,7 +87,7 @@ def shared_system(rtos_images: Path) -> system.System:
     return system.build(CONFIG, icount=True)
 
 
-def test_linux_shell_network_reboot_poweroff(shared_system: system.System) -> None:
+def test_linux_shell_network_reboot_panic_poweroff(shared_system: system.System) -> None:
     script = Script(
         [
             (
@@ -101,7 +101,12 @@ def test_linux_shell_network_reboot_poweroff(shared_system: system.System) -> No
             (r"partition linux: reset requested", ""),
             (r"rtmux-linux: ready", ""),
             (PROMPT, "echo rebooted=$((40+2))\n"),
-            (r"rebooted=42\n(.*\n)*?.*" + PROMPT, "poweroff -f\n"),
+            # a fault: root panics the kernel (sysrq crash); Linux's default policy restarts it
+            (r"rebooted=42\n(.*\n)*?.*" + PROMPT, "echo c > /proc/sysrq-trigger\n"),
+            (r"policy restart: restarting", ""),
+            (r"rtmux-linux: ready", ""),
+            (PROMPT, "echo back=$((40+3))\n"),
+            (r"back=43\n(.*\n)*?.*" + PROMPT, "poweroff -f\n"),
             (STOPPED, ""),
         ],
         after=3,
@@ -109,10 +114,11 @@ def test_linux_shell_network_reboot_poweroff(shared_system: system.System) -> No
     r, why = console_script.run_to_end(shared_system.argv, 600, script, tail=20000)
     out = r.console
     ready = re.findall(r"^\[linux\] rtmux-linux: ready: .*$", out, re.MULTILINE)
-    assert len(ready) == 2 and all("1 CPU(s), eth0 10.0.2.15/24" in line for line in ready), why
+    assert len(ready) == 3 and all("1 CPU(s), eth0 10.0.2.15/24" in line for line in ready), why
     assert value(out, "cpus") == "1" and value(out, "bad") == "0", why
     assert value(out, "ping") == "0" and value(out, "hackbench") == "0", why
-    # reboot and power-off were Linux's only: the rtos reported on after both
+    assert "rtmux: partition linux: fault 1: kernel panic" in out, why
+    # reboot, the panic's restart and power-off were Linux's only: the rtos reported on after each
     rtos_kept_its_cpu(out, why)
     after = demo_reports(out[out.index(STOPPED) :])
     assert len(after) >= 3, why
