@@ -86,8 +86,21 @@ static const struct vcpu *drain_for;
 #define DRAIN_STEP     32u
 #define DRAIN_GUARD_NS 5000u
 
+/*
+ * A paced drain (the console tick's, and a Linux write's on the drain CPU) also stops while the
+ * console's buffer lacks room for one more line (DRAIN_ROOM: a model line, its tag and line ends), so a
+ * slow UART holds partitions' output back in their own rings and models (whose FIFO then reads full to
+ * the guest) instead of making the drain wait for the wire. The drains that must empty a ring now (its
+ * close before a wipe, the system's end) are not paced and wait instead.
+ */
+static bool drain_paced;
+#define DRAIN_ROOM (2u * VUART_LINE_SIZE)
+
 static bool drain_goes_on(void)
 {
+    if (drain_paced && con_room() < DRAIN_ROOM) {
+        return false;
+    }
     return drain_for == NULL || !vgic_rtos_soon(drain_for, arch_counter_hz() * DRAIN_GUARD_NS / 1000000000u);
 }
 
@@ -181,6 +194,7 @@ void conmux_init(unsigned focus, uint8_t escape, bool view)
     for (unsigned i = 0; i < hyp_nparts; i++) {
         if (hyp_part[i].kind == PART_LINUX) {
             con_drain_cpu = __builtin_ctzll(hyp_part[i].cpu_mask);
+            con_set_paced(true); /* its tick moves on what the UART could not take at once */
             pl011_rx_irq_enable();
             gicv3_spi_route(BOARD_UART_INTID, hyp_vcpu[con_drain_cpu].mpidr, CONMUX_UART_PRIO);
             hyp_printf("rtmux: console input goes to %s; escape (0x%02x) then 1..%u switches partitions\n",
@@ -265,14 +279,17 @@ void con_ring_close(struct partition *p)
 
 void con_drain(enum vuart_drain_mode mode, const struct vcpu *v)
 {
+    con_flush(); /* what waits for the UART first: it came before anything drained now */
     spin_lock(&drain_lock);
     drain_for = v;
+    drain_paced = mode != VUART_DRAIN_ALL;
     for (unsigned i = 0; i < hyp_nparts; i++) {
         struct partition *p = &hyp_part[i];
         if ((p->conring != NULL && !ring_flush(p)) || !uart_flush(p, mode)) {
             break;
         }
     }
+    drain_paced = false;
     drain_for = NULL;
     spin_unlock(&drain_lock);
 }

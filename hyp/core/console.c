@@ -1,6 +1,14 @@
 /*
  * The physical console, shared by every CPU under one lock. Lines of different writers never mix: a
  * partition's unfinished line (a prompt) is ended on screen before anything else is written.
+ *
+ * Once paced (con_set_paced: a console CPU ticks), writers never wait for the wire: what they write goes
+ * into `out`, and each write and each con_flush (the console tick) moves on to the PL011 only what its
+ * transmit FIFO takes now. At 115200 baud a character takes ~87 us to leave, so a report of a thousand
+ * characters written through a full FIFO would hold its CPU, interrupts masked, for ~90 ms: on a CPU the
+ * rtos shares with Linux, that long without the rtos. Only a write that finds `out` full waits for the
+ * UART, and con_sync (before the system goes off) writes everything out. QEMU's PL011 never fills, so
+ * there every byte leaves at once, as unpaced.
  */
 #include "hyp/console.h"
 
@@ -14,6 +22,42 @@ static bool con_tags = true;
  * Protected by con_lock. */
 static const char *open_owner;
 
+/* The bytes not yet in the UART: out[tail..head) (free-running indices, under con_lock). */
+static char out[CON_OUT_SIZE];
+static uint32_t out_head, out_tail;
+static bool paced;
+
+_Static_assert((CON_OUT_SIZE & (CON_OUT_SIZE - 1u)) == 0, "free-running indices wrap at a power of two");
+
+/* Moves bytes of `out` to the UART while its FIFO has room, or all of them when `all` (waiting for the
+ * wire). Caller holds con_lock. */
+static void out_move(bool all)
+{
+    while (out_tail != out_head) {
+        if (pl011_tx_full()) {
+            if (!all) {
+                return;
+            }
+            continue;
+        }
+        pl011_tx(out[out_tail % CON_OUT_SIZE]);
+        out_tail++;
+    }
+}
+
+/* Caller holds con_lock. A full `out` waits for the UART to take its oldest byte. */
+static void out_byte(char c)
+{
+    while (out_head - out_tail == CON_OUT_SIZE) {
+        if (!pl011_tx_full()) {
+            pl011_tx(out[out_tail % CON_OUT_SIZE]);
+            out_tail++;
+        }
+    }
+    out[out_head % CON_OUT_SIZE] = c;
+    out_head++;
+}
+
 void con_init(void)
 {
     pl011_init();
@@ -24,15 +68,45 @@ void con_set_tags(bool tags)
     con_tags = tags;
 }
 
+void con_set_paced(bool on)
+{
+    spin_lock(&con_lock);
+    paced = on;
+    out_move(!on);
+    spin_unlock(&con_lock);
+}
+
 /* Caller holds con_lock. */
 static void emit(const char *s, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         if (s[i] == '\n') {
-            pl011_putc('\r');
+            out_byte('\r');
         }
-        pl011_putc(s[i]);
+        out_byte(s[i]);
     }
+}
+
+size_t con_room(void)
+{
+    spin_lock(&con_lock);
+    size_t room = CON_OUT_SIZE - (out_head - out_tail);
+    spin_unlock(&con_lock);
+    return room;
+}
+
+void con_flush(void)
+{
+    spin_lock(&con_lock);
+    out_move(false);
+    spin_unlock(&con_lock);
+}
+
+void con_sync(void)
+{
+    spin_lock(&con_lock);
+    out_move(true);
+    spin_unlock(&con_lock);
 }
 
 void con_write(const char *s, size_t n)
@@ -43,6 +117,7 @@ void con_write(const char *s, size_t n)
         open_owner = NULL;
     }
     emit(s, n);
+    out_move(!paced);
     spin_unlock(&con_lock);
 }
 
@@ -63,5 +138,6 @@ void con_line(const char *tag, const char *s, size_t n, bool complete)
         emit("\n", 1);
     }
     open_owner = complete ? NULL : tag;
+    out_move(!paced);
     spin_unlock(&con_lock);
 }

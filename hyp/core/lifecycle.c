@@ -32,6 +32,7 @@
 #include "arch/spinlock.h"
 #include "arch/vgic.h"
 #include "hyp/conmux.h"
+#include "hyp/console.h"
 #include "hyp/partition.h"
 #include "hyp/printf.h"
 #include "hyp/share.h"
@@ -305,6 +306,7 @@ static void __attribute__((noreturn)) stop_down(struct vcpu *v, const char *why)
     if (last) {
         con_drain(VUART_DRAIN_ALL, NULL); /* the drain CPU may be parked: write out what is left from here */
         hyp_printf("rtmux: no partition left running; system off\n");
+        con_sync();
         fw_system_off();
     }
     /* The drain CPU still carries the console (input, and the other partitions' output): it keeps

@@ -51,5 +51,6 @@ void hyp_panic(const char *fmt, ...)
     va_end(ap);
     static const char off[] = "\nrtmux: system off\n";
     con_write(off, sizeof(off) - 1u);
+    con_sync();
     fw_system_off();
 }

@@ -20,10 +20,13 @@ void pl011_init(void)
     *uart(PL011_CR) |= PL011_CR_UARTEN | PL011_CR_TXE | PL011_CR_RXE;
 }
 
-void pl011_putc(char c)
+bool pl011_tx_full(void)
 {
-    while (*uart(PL011_FR) & PL011_FR_TXFF) {
-    }
+    return (*uart(PL011_FR) & PL011_FR_TXFF) != 0;
+}
+
+void pl011_tx(char c)
+{
     *uart(PL011_DR) = (uint32_t)(unsigned char)c;
 }
 

@@ -9,7 +9,20 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+/* Bytes written but not yet taken by the UART, at most (core/console.c: a report of every partition's
+ * stop, ~1,500 characters, and seconds of a partition's output at 115200 baud). */
+#define CON_OUT_SIZE 16384u
+
 void con_init(void);
+/* Paced (a console CPU calls con_flush on its tick): a write moves on to the UART only what its FIFO
+ * takes, the rest waits in the console's buffer. Unpaced (the default): a write waits for the UART. */
+void con_set_paced(bool on);
+/* What the console's buffer has room for (a writer that needs more waits for the UART). */
+size_t con_room(void);
+/* Moves what the UART takes now; never waits. */
+void con_flush(void);
+/* Writes everything out, waiting for the UART (before the system goes off). */
+void con_sync(void);
 /* Whether partition lines start with "[tag] " (default: yes). */
 void con_set_tags(bool tags);
 /* Text from the hypervisor itself; it ends any open partition line first. */
