@@ -9,8 +9,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* Bytes written but not yet taken by the UART, at most (core/console.c: a report of every partition's
- * stop, ~1,500 characters, and seconds of a partition's output at 115200 baud). */
+/* Bytes written but not yet taken by the UART, at most (core/console.c): ten times the reports of a
+ * partition's stop (~1,500 characters), 1.4 s of the wire at 115200 baud. */
 #define CON_OUT_SIZE 16384u
 
 void con_init(void);
