@@ -29,19 +29,26 @@ static bool paced;
 
 _Static_assert((CON_OUT_SIZE & (CON_OUT_SIZE - 1u)) == 0, "free-running indices wrap at a power of two");
 
+/* The oldest byte of `out` (there is one) into the FIFO; false when the FIFO has no room. Caller holds
+ * con_lock. */
+static bool out_send_oldest(void)
+{
+    if (pl011_tx_full()) {
+        return false;
+    }
+    pl011_tx(out[out_tail % CON_OUT_SIZE]);
+    out_tail++;
+    return true;
+}
+
 /* Moves bytes of `out` to the UART while its FIFO has room, or all of them when `all` (waiting for the
  * wire). Caller holds con_lock. */
 static void out_move(bool all)
 {
     while (out_tail != out_head) {
-        if (pl011_tx_full()) {
-            if (!all) {
-                return;
-            }
-            continue;
+        if (!out_send_oldest() && !all) {
+            return;
         }
-        pl011_tx(out[out_tail % CON_OUT_SIZE]);
-        out_tail++;
     }
 }
 
@@ -49,10 +56,7 @@ static void out_move(bool all)
 static void out_byte(char c)
 {
     while (out_head - out_tail == CON_OUT_SIZE) {
-        if (!pl011_tx_full()) {
-            pl011_tx(out[out_tail % CON_OUT_SIZE]);
-            out_tail++;
-        }
+        (void)out_send_oldest();
     }
     out[out_head % CON_OUT_SIZE] = c;
     out_head++;

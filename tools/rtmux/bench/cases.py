@@ -266,25 +266,20 @@ class Bench:
                 )
             )
         if not self.opts.quick:
-            runs.append(
+            # Left out of --quick, whose time limit (3 minutes on 2 cores) they would break.
+            runs += [
                 Run(
                     "rtmux-shared-hackbench",
                     "rtmux -smp 1, shared CPU: Linux boot and hackbench beside an idle rtos",
                     plan_cost(icount, plans["rtmux-shared-hackbench"], "rtmux"),
                     lambda phase: self.rtmux_shared_hackbench(plans["rtmux-shared-hackbench"], phase),
-                )
-            )
-        if not self.opts.quick:
-            # Left out of --quick, whose time limit (3 minutes on 2 cores) it would break.
-            runs.append(
+                ),
                 Run(
                     "rtmux-linux-cpu0",
                     "rtmux, artifact check: Linux on CPU 0, rtos on CPU 1: cyclictest, Linux loaded",
                     plan_cost(icount, plans["rtmux-linux-cpu0"], "rtmux"),
                     lambda phase: self.rtmux_linux_cpu0(plans["rtmux-linux-cpu0"], phase),
-                )
-            )
-            runs += [
+                ),
                 Run(
                     "rtos-bare-cpus3",
                     f"rtos bare metal (-smp 4), CPUs 1-{SMP_LINUX_CPUS} copying memory",
