@@ -223,7 +223,7 @@ static void __attribute__((noreturn)) shared_next(unsigned cpu, bool rtos_idle, 
 void part_rtos_idle(struct vcpu *r)
 {
     uint64_t t0 = arch_counter();
-    r->guest.elr += 4; /* past the WFI: it returns as if woken */
+    guest_skip_insn(&r->guest); /* past the WFI: it returns as if woken */
     arch_world_save(r);
     shared_next(r->cpu, true, t0);
 }

@@ -26,14 +26,17 @@
  * What a guest may not touch, for every partition: SMC (PSCI is the hypervisor's), data cache
  * maintenance by set/way (it would reach caches other partitions share), the auxiliary and
  * implementation-defined control registers (on hardware they switch off caches or prefetchers for the
- * whole cluster), and through MDCR_EL2 the PMU (which could count at EL2) and the self-hosted debug
- * registers (breakpoints and watchpoints could be aimed anywhere). trap.c emulates or refuses them.
+ * whole cluster). trap.c emulates or refuses them.
  */
 #define HCR_GUEST \
     (HCR_EL2_VM | HCR_EL2_RW | HCR_EL2_TSC | HCR_EL2_BSU_IS | HCR_EL2_TSW | HCR_EL2_TACR | HCR_EL2_TIDCP)
-#define MDCR_GUEST                                                                                   \
-    (MDCR_EL2_TPMCR | MDCR_EL2_TPM | MDCR_EL2_TDA | MDCR_EL2_TDOSA | MDCR_EL2_TDRA | MDCR_EL2_TPMS | \
-     MDCR_EL2_TTRF)
+/* Statistical profiling and trace filter control trap for every partition: no partition's DTB
+ * describes those units (dtgen.py), and their buffers would write memory behind the CPU's back. */
+#define MDCR_ALWAYS (MDCR_EL2_TPMS | MDCR_EL2_TTRF)
+/* The rtos uses neither the PMU nor self-hosted debug; on a CPU it shares with Linux they hold Linux's
+ * state, so the rtos's accesses trap (trap.c: read as zero, writes ignored). */
+#define MDCR_RTOS \
+    (MDCR_ALWAYS | MDCR_EL2_TPMCR | MDCR_EL2_TPM | MDCR_EL2_TDA | MDCR_EL2_TDOSA | MDCR_EL2_TDRA)
 
 /* The EL1 and EL0 system registers a partition can write (the timers apart), in struct el1_state's
  * order: what a CPU shared by two partitions switches (shared-core mode). */
@@ -61,13 +64,120 @@
     X(afsr1_el1) \
     X(par_el1) \
     X(csselr_el1) \
-    X(cntkctl_el1)
+    X(cntkctl_el1) \
+    X(mdscr_el1)
 // clang-format on
 #define COUNT_ONE(reg) +1
 _Static_assert(0 EL1_SYSREGS(COUNT_ONE) == EL1_SAVED_SYSREGS, "struct el1_state holds every register listed");
 
+/* MDCR_EL2.HPMN: every event counter is EL1's (HPMN = 0 is unpredictable before FEAT_HPMN0, so the rtos
+ * keeps the same value although its accesses trap). */
+static uint64_t mdcr_hpmn(void)
+{
+    return (ARCH_READ_SYSREG(pmcr_el0) >> PMCR_N_SHIFT) & PMCR_N_MASK & MDCR_EL2_HPMN_MASK;
+}
+
+/*
+ * MDCR_EL2 for Linux. A CPU Linux owns is Linux's, its PMU and self-hosted debug included (perf's
+ * hardware events, ptrace's breakpoints, watchpoints and single step): none of their registers trap, and
+ * every event counter is EL1's (HPMN = PMCR_EL0.N). Debug exceptions target EL1 (TDE clear): a
+ * breakpoint or watchpoint Linux aims at the hypervisor's addresses, or a step over a trapped
+ * instruction, is never taken at or routed to EL2. Counting at EL2 is prohibited where the PMU can
+ * prohibit it: event counters from PMUv3p1 (HPMD), the cycle counter from PMUv3p5 (HCCD). A PMUv3 of
+ * Armv8.0 (QEMU's Cortex-A72, a Raspberry Pi 4's Cortex-A72) has neither: there a counter Linux sets to
+ * count at EL2 (PMEVTYPER/PMCCFILTR.NSH) also counts the hypervisor's work on that CPU, which Linux
+ * could time with its own counter anyway; on a shared CPU its counters are stopped while the rtos runs.
+ */
+static uint64_t mdcr_linux(void)
+{
+    uint64_t mdcr = MDCR_ALWAYS | mdcr_hpmn();
+    unsigned pmuver =
+        (unsigned)(ARCH_READ_SYSREG(id_aa64dfr0_el1) >> ID_DFR0_PMUVER_SHIFT) & ID_DFR0_FIELD_MASK;
+    if (pmuver != ID_DFR0_PMUVER_IMPDEF && pmuver >= ID_DFR0_PMUVER_V3P1) {
+        mdcr |= MDCR_EL2_HPMD;
+    }
+    if (pmuver != ID_DFR0_PMUVER_IMPDEF && pmuver >= ID_DFR0_PMUVER_V3P5) {
+        mdcr |= MDCR_EL2_HCCD;
+    }
+    return mdcr;
+}
+
+/* Breakpoint n's or watchpoint n's register pair, off and cleared (the register number is part of the
+ * instruction, so each has its own case; the architecture has at most 16 of each). */
+// clang-format off
+#define DBG_PAIR_CLEAR(n) \
+    case n: \
+        if (watchpoint) { \
+            ARCH_WRITE_SYSREG(dbgwcr##n##_el1, 0); \
+            ARCH_WRITE_SYSREG(dbgwvr##n##_el1, 0); \
+        } else { \
+            ARCH_WRITE_SYSREG(dbgbcr##n##_el1, 0); \
+            ARCH_WRITE_SYSREG(dbgbvr##n##_el1, 0); \
+        } \
+        break;
+// clang-format on
+
+static void dbg_clear(unsigned n, bool watchpoint)
+{
+    switch (n) {
+        DBG_PAIR_CLEAR(0)
+        DBG_PAIR_CLEAR(1)
+        DBG_PAIR_CLEAR(2)
+        DBG_PAIR_CLEAR(3)
+        DBG_PAIR_CLEAR(4)
+        DBG_PAIR_CLEAR(5)
+        DBG_PAIR_CLEAR(6)
+        DBG_PAIR_CLEAR(7)
+        DBG_PAIR_CLEAR(8)
+        DBG_PAIR_CLEAR(9)
+        DBG_PAIR_CLEAR(10)
+        DBG_PAIR_CLEAR(11)
+        DBG_PAIR_CLEAR(12)
+        DBG_PAIR_CLEAR(13)
+        DBG_PAIR_CLEAR(14)
+        DBG_PAIR_CLEAR(15)
+    default:
+        break;
+    }
+}
+
+/* Linux's PMU and self-hosted debug as a cold reset leaves them, with zero where the architecture says
+ * UNKNOWN: counters stopped, zeroed, unfiltered and without interrupts; every breakpoint and watchpoint
+ * off; the OS lock set (Linux clears it at boot on every CPU). A restarted Linux, or a CPU it turns on
+ * again, finds nothing of the previous run. MDSCR_EL1 is with the other EL1 registers. The claim tags
+ * (DBGCLAIM*, for external debuggers, which Linux does not use) are left alone: QEMU 7.2 does not
+ * implement them (the write is undefined at EL2). */
+static void reset_debug_pmu(void)
+{
+    uint64_t dfr0 = ARCH_READ_SYSREG(id_aa64dfr0_el1);
+    unsigned brps = (unsigned)(dfr0 >> ID_DFR0_BRPS_SHIFT) & ID_DFR0_FIELD_MASK;
+    unsigned wrps = (unsigned)(dfr0 >> ID_DFR0_WRPS_SHIFT) & ID_DFR0_FIELD_MASK;
+    for (unsigned n = 0; n <= brps; n++) {
+        dbg_clear(n, false);
+    }
+    for (unsigned n = 0; n <= wrps; n++) {
+        dbg_clear(n, true);
+    }
+    ARCH_WRITE_SYSREG(mdccint_el1, 0);
+    ARCH_WRITE_SYSREG(osdlr_el1, 0);
+    ARCH_WRITE_SYSREG(oslar_el1, OSLAR_OSLK);
+    ARCH_WRITE_SYSREG(pmcntenclr_el0, PMU_ALL_COUNTERS);
+    ARCH_WRITE_SYSREG(pmintenclr_el1, PMU_ALL_COUNTERS);
+    ARCH_WRITE_SYSREG(pmovsclr_el0, PMU_ALL_COUNTERS);
+    ARCH_WRITE_SYSREG(pmcr_el0, PMCR_P | PMCR_C);
+    ARCH_WRITE_SYSREG(pmuserenr_el0, 0);
+    ARCH_WRITE_SYSREG(pmccfiltr_el0, 0);
+    unsigned counters = (unsigned)(ARCH_READ_SYSREG(pmcr_el0) >> PMCR_N_SHIFT) & PMCR_N_MASK;
+    for (unsigned n = 0; n < counters; n++) {
+        ARCH_WRITE_SYSREG(pmselr_el0, n);
+        arch_isb(); /* PMXEVTYPER_EL0 names the counter PMSELR_EL0 selects */
+        ARCH_WRITE_SYSREG(pmxevtyper_el0, 0);
+    }
+    ARCH_WRITE_SYSREG(pmselr_el0, 0);
+}
+
 /* The EL1 and EL0 system registers a partition can write, back to the values it finds at its first
- * start, so a reset leaves nothing of the previous run (FP/SIMD included). */
+ * start, so a reset leaves nothing of the previous run (FP/SIMD included; Linux's PMU and debug state). */
 static void reset_el1_state(const struct vcpu *v)
 {
     const struct partition *p = v->part;
@@ -97,6 +207,10 @@ static void reset_el1_state(const struct vcpu *v)
     ARCH_WRITE_SYSREG(par_el1, 0);
     ARCH_WRITE_SYSREG(csselr_el1, 0);
     ARCH_WRITE_SYSREG(cntkctl_el1, 0);
+    ARCH_WRITE_SYSREG(mdscr_el1, 0);
+    if (p->kind == PART_LINUX) {
+        reset_debug_pmu();
+    }
     if (!shared || p->kind == PART_LINUX) {
         ARCH_WRITE_SYSREG(cntv_ctl_el0, 0);
         ARCH_WRITE_SYSREG(cntv_cval_el0, 0);
@@ -169,8 +283,7 @@ static void guest_controls(struct vcpu *v)
         }
     }
     /* The rtos takes physical interrupts at EL1 directly: IMO/FMO clear, no trap on its hot path. */
-    uint64_t hpmn = (ARCH_READ_SYSREG(pmcr_el0) >> PMCR_N_SHIFT) & PMCR_N_MASK;
-    ARCH_WRITE_SYSREG(mdcr_el2, MDCR_GUEST | (hpmn & MDCR_EL2_HPMN_MASK));
+    ARCH_WRITE_SYSREG(mdcr_el2, p->kind == PART_LINUX ? mdcr_linux() : MDCR_RTOS | mdcr_hpmn());
     ARCH_WRITE_SYSREG(vtcr_el2, VTCR_VALUE);
     ARCH_WRITE_SYSREG(vttbr_el2, p->vttbr);
     ARCH_WRITE_SYSREG(hcr_el2, hcr);
@@ -214,6 +327,11 @@ void arch_world_save(struct vcpu *v)
         s->icc_ctlr = ARCH_READ_SYSREG(ICC_CTLR_EL1);
         s->icc_bpr1 = ARCH_READ_SYSREG(ICC_BPR1_EL1);
         s->icc_igrpen1 = ARCH_READ_SYSREG(ICC_IGRPEN1_EL1);
+    } else {
+        /* Linux's counters stop while the rtos runs: they count Linux, and their overflow interrupts
+         * are Linux's. Its breakpoints, watchpoints and step are off with its MDSCR_EL1. */
+        s->pmcnten = ARCH_READ_SYSREG(pmcntenset_el0);
+        ARCH_WRITE_SYSREG(pmcntenclr_el0, s->pmcnten);
     }
     arch_fp_save(s);
 }
@@ -229,6 +347,8 @@ void arch_world_enter(struct vcpu *v, uint64_t *stamp)
         ARCH_WRITE_SYSREG(ICC_BPR1_EL1, s->icc_bpr1);
         ARCH_WRITE_SYSREG(ICC_IGRPEN1_EL1, s->icc_igrpen1);
         ARCH_WRITE_SYSREG(ICC_PMR_EL1, s->icc_pmr);
+    } else {
+        ARCH_WRITE_SYSREG(pmcntenset_el0, s->pmcnten);
     }
     arch_fp_load(s);
     arch_isb();

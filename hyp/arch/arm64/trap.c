@@ -132,7 +132,7 @@ static void data_abort(struct vcpu *v, uint64_t esr)
                 }
                 v->guest.x[reg] = (esr & ESR_DABT_SF) ? val : (uint32_t)val; /* W register: upper half 0 */
             }
-            v->guest.elr += 4;
+            guest_skip_insn(&v->guest);
             return;
         }
     }
@@ -164,9 +164,9 @@ static void instruction_abort(struct vcpu *v, uint64_t esr)
 /*
  * System registers and instructions trapped by HCR_EL2.TSW/TACR/TIDCP and MDCR_EL2 (guest.c). Set/way
  * maintenance is ignored: caches are the hypervisor's (it cleans a partition's images to the point of
- * coherency before entry), and an invalidate by set/way would reach lines of other partitions. The PMU,
- * debug and auxiliary control registers read as zero and ignore writes (a PMU with no counters, no
- * breakpoints), which stock Linux handles. Anything else trapped is undefined.
+ * coherency before entry), and an invalidate by set/way would reach lines of other partitions. The
+ * auxiliary control registers, and the rtos's PMU and debug registers (Linux's are its own and do not
+ * trap), read as zero and ignore writes. Anything else trapped is undefined.
  */
 static bool sysreg_emulate(struct vcpu *v, uint64_t esr)
 {
@@ -188,7 +188,7 @@ static bool sysreg_emulate(struct vcpu *v, uint64_t esr)
     if (ESR_SYSREG_READ(esr) && rt != ESR_REG_ZR) {
         v->guest.x[rt] = 0;
     }
-    v->guest.elr += 4;
+    guest_skip_insn(&v->guest);
     return true;
 }
 
@@ -246,7 +246,7 @@ void hyp_guest_sync(void)
         }
         return;
     case ESR_EC_SMC64:
-        v->guest.elr += 4; /* a trapped SMC returns to itself */
+        guest_skip_insn(&v->guest); /* a trapped SMC returns to itself */
         psci_guest_call(v);
         return;
     case ESR_EC_IABT_LOW:
@@ -257,7 +257,7 @@ void hyp_guest_sync(void)
         if (v->part->kind != PART_LINUX && v->part->shared) {
             part_rtos_idle(v);
         }
-        v->guest.elr += 4;
+        guest_skip_insn(&v->guest);
         return;
     default:
         break;

@@ -620,7 +620,7 @@ bool vgic_sysreg_trap(struct vcpu *v, uint64_t esr)
     if (!sgi1r && !sgi_other) {
         return false;
     }
-    v->guest.elr += 4;
+    guest_skip_insn(&v->guest);
     if (read || !sgi1r) {
         if (read && rt != ESR_REG_ZR) {
             v->guest.x[rt] = 0;

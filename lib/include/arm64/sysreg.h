@@ -19,9 +19,30 @@
 #define MDCR_EL2_TDOSA     BIT(10) /* OS lock and power-down registers */
 #define MDCR_EL2_TDRA      BIT(11) /* debug ROM address registers */
 #define MDCR_EL2_TPMS      BIT(14) /* statistical profiling (SPE) */
+#define MDCR_EL2_HPMD      BIT(17) /* no event counting at EL2 (PMUv3p1 and later) */
 #define MDCR_EL2_TTRF      BIT(19) /* trace filter control */
-#define PMCR_N_SHIFT       11      /* PMCR_EL0.N: event counters implemented */
-#define PMCR_N_MASK        0x1fu
+#define MDCR_EL2_HCCD      BIT(23) /* no cycle counting at EL2 (PMUv3p5 and later) */
+
+/* PMU (PMUv3) */
+#define PMCR_E       BIT(0) /* PMCR_EL0: counters enabled */
+#define PMCR_P       BIT(1) /* PMCR_EL0: event counters reset to 0 (write) */
+#define PMCR_C       BIT(2) /* PMCR_EL0: cycle counter reset to 0 (write) */
+#define PMCR_N_SHIFT 11     /* PMCR_EL0.N: event counters implemented */
+#define PMCR_N_MASK  0x1fu
+/* PMCNTEN*, PMINTEN*, PMOVS*: every event counter and the cycle counter (bit 31). */
+#define PMU_ALL_COUNTERS 0xffffffffu
+
+/* ID_AA64DFR0_EL1 */
+#define ID_DFR0_BRPS_SHIFT    12 /* breakpoints implemented, minus one */
+#define ID_DFR0_WRPS_SHIFT    20 /* watchpoints implemented, minus one */
+#define ID_DFR0_PMUVER_SHIFT  8
+#define ID_DFR0_FIELD_MASK    0xfu
+#define ID_DFR0_PMUVER_V3P1   4u   /* MDCR_EL2.HPMD */
+#define ID_DFR0_PMUVER_V3P5   6u   /* MDCR_EL2.HCCD */
+#define ID_DFR0_PMUVER_IMPDEF 0xfu /* not the architecture's PMU */
+
+/* OSLAR_EL1.OSLK: the OS lock, set at a cold reset (debug exceptions off until the OS clears it). */
+#define OSLAR_OSLK 1u
 
 /* HCR_EL2 */
 #define HCR_EL2_VM     BIT(0)  /* stage 2 on */
@@ -40,11 +61,12 @@
 
 /* SPSR_ELx: EL1h with D, A, I and F masked, the state every partition and the rtos start in. */
 #define SPSR_EL1H_MASKED 0x3c5
-#define SPSR_M_MASK      0xf    /* M[3:0]: exception level and stack; 0 = EL0t */
-#define SPSR_M_SPX       BIT(0) /* handler stack (EL1h rather than EL1t) */
-#define SPSR_M_AARCH32   BIT(4) /* the exception came from AArch32 */
-#define DAIF_I           BIT(7) /* IRQ mask bit in DAIF as mrs reads it */
-#define SPSR_I           BIT(7) /* the interrupted context had IRQs masked (PSTATE.I) */
+#define SPSR_M_MASK      0xf     /* M[3:0]: exception level and stack; 0 = EL0t */
+#define SPSR_M_SPX       BIT(0)  /* handler stack (EL1h rather than EL1t) */
+#define SPSR_M_AARCH32   BIT(4)  /* the exception came from AArch32 */
+#define DAIF_I           BIT(7)  /* IRQ mask bit in DAIF as mrs reads it */
+#define SPSR_I           BIT(7)  /* the interrupted context had IRQs masked (PSTATE.I) */
+#define SPSR_SS          BIT(21) /* software step: the next instruction is stepped (active-not-pending) */
 
 /* SCTLR_ELx */
 #define SCTLR_EL1_RES1 0x30d00800

@@ -88,12 +88,15 @@ def test_linux_dtb(board_dtb: bytes, cfg: config.SystemConfig) -> None:
         "psci",
         "pcie@10000000",
         "pl011@9000000",
+        "pmu",
         "intc@8000000",
         "cpus",
         "timer",
         "apb-pclk",
         "chosen",
     ]
+    # Linux's CPU's PMU is Linux's (the hypervisor does not trap it): its PPI 7 (INTID 23) as the board has it
+    assert "interrupts = <0x01 0x07 0x04>;" in node_block(dts, "pmu")
     assert "reg = <0x00 0x49000000 0x00 0x20000000>;" in node_block(dts, "memory@49000000")
     assert 'method = "hvc";' in node_block(dts, "psci")
     # The PCIe host without MSIs (no ITS in a partition) and without the SMMU (the hypervisor's), with
@@ -149,6 +152,7 @@ def test_rtos_dtb(board_dtb: bytes, cfg: config.SystemConfig) -> None:
     assert "reg = <0x00 0x40000000 0x00 0x1000000>;" in node_block(dts, "memory@40000000")  # its IPA
     assert "cpu@0 {" in node_block(dts, "cpus") and "cpu@1" not in dts
     assert "virtio_mmio" not in dts
+    assert "pmu" not in top_level_nodes(dts)  # the rtos's PMU accesses trap: it has none
     assert "0x80a0000 0x00 0x20000" in node_block(dts, "intc@8000000")
     chosen = node_block(dts, "chosen")
     assert 'bootargs = "latmon=1 period_us=1000";' in chosen and "initrd" not in chosen
@@ -186,6 +190,26 @@ def test_separate_cpus_give_separate_redistributor_regions(board_dtb: bytes) -> 
     ]
     assert pairs == [(0x0800_0000, 0x1_0000), (0x080C_0000, 0x2_0000), (0x0810_0000, 0x2_0000)]
     assert gic.get_cells("#redistributor-regions") == [2]
+
+
+def test_pmu_affinity_keeps_the_partitions_cpus(board_dtb: bytes) -> None:
+    # A board whose PMU has one SPI per CPU (interrupt-affinity) keeps only Linux's CPUs and their SPIs.
+    text = config.DEFAULT_CONFIG.read_text().replace("cpus = 2", "cpus = 4")
+    cfg = config.loads(text.replace("cpus = [1]", "cpus = [1, 3]"))
+    tree = fdt.parse(board_dtb)
+    cpu_nodes = [c for c in tree.root.find("/cpus").children if c.basename == "cpu"]
+    for n, cpu in enumerate(cpu_nodes):
+        cpu.props["phandle"] = fdt.cells(0x100 + n)
+    for n in range(len(cpu_nodes), 4):  # the two-CPU board DTB stands in for a four-CPU one
+        tree.root.find("/cpus").children.append(
+            fdt.Node(f"cpu@{n}", {"reg": fdt.cells(n), "phandle": fdt.cells(0x100 + n)})
+        )
+    pmu = tree.root.find("/pmu")
+    pmu.props["interrupt-affinity"] = fdt.cells(0x100, 0x101, 0x102, 0x103)
+    pmu.props["interrupts"] = fdt.cells(0, 40, 4, 0, 41, 4, 0, 42, 4, 0, 43, 4)
+    out = fdt.parse(dtgen.generate(fdt.serialize(tree), cfg.board, cfg.partition("linux"))).root.find("/pmu")
+    assert out.get_cells("interrupt-affinity") == [0x101, 0x103]
+    assert out.get_cells("interrupts") == [0, 41, 4, 0, 43, 4]
 
 
 def test_cpu_runs() -> None:

@@ -7,13 +7,15 @@ parsed tree rather than DTS text):
 kept:    the root's properties; /psci with method = "hvc" (the hypervisor answers PSCI); /cpus with only
          the partition's CPUs (cpu-map dropped: it names every CPU); the GIC without its ITS child and with
          the redistributor region narrowed to the partition's CPUs' frames (one region per run of
-         consecutive CPUs); the generic timer; the PL011 at its board address (a virtual one, emulated by
-         the hypervisor); the nodes of the devices assigned to the partition; the clocks those reference.
+         consecutive CPUs); the generic timer; for a Linux partition the PMU (each CPU's own, which the
+         hypervisor leaves to Linux; `interrupt-affinity`, where present, narrowed to its CPUs); the PL011
+         at its board address (a virtual one, emulated by the hypervisor); the nodes of the devices
+         assigned to the partition; the clocks those reference.
 replaced: the memory nodes by one `memory@<ipa>` holding the partition's RAM; /chosen by `bootargs`,
          `stdout-path` and, when given, `linux,initrd-start`/`linux,initrd-end` (64-bit) and fresh
          `kaslr-seed`/`rng-seed` values (QEMU's own seeds in the board DTB are fixed once dumped).
 removed: everything else (other virtio-mmio transports, PCIe, fw-cfg, RTC, GPIO and gpio-keys, flash,
-         the PMU, the platform bus, the SMMU).
+         an rtos partition's PMU (its accesses trap), the platform bus, the SMMU).
 PCIe:    an assigned PCIe host keeps its node without `msi-map`/`msi-parent` (no ITS in a partition: its
          devices use INTx) and without `iommu-map`/`iommu-map-mask` (the hypervisor owns the SMMU; the
          partition programs device addresses as it sees them, its IPAs), and `ranges` keeps only the
@@ -35,7 +37,7 @@ from pathlib import Path
 
 from rtmux import paths, qemu
 from rtmux.board import SPI_BASE, VIRTIO_MMIO_SIZE, Board, Region
-from rtmux.config import VBUS_SGI_TO_HYP, VBUS_SGI_TO_RTOS, Partition, SystemConfig
+from rtmux.config import KIND_LINUX, VBUS_SGI_TO_HYP, VBUS_SGI_TO_RTOS, Partition, SystemConfig
 from rtmux.errors import SetupError
 from rtmux.formats import fdt
 from rtmux.formats.fdt import Node
@@ -55,6 +57,7 @@ DUMPDTB_TIMEOUT_S = 60
 IRQ_TYPE_EDGE_RISING = 1
 IRQ_TYPE_LEVEL_HIGH = 4
 GIC_SPI = 0
+GIC_SPECIFIER_CELLS = 3  # the GIC binding's #interrupt-cells: type, number, flags
 
 
 def board_dtb_command(board: Board, output: Path, qemu_bin: str = qemu.QEMU_BIN) -> list[str]:
@@ -240,6 +243,9 @@ def generate(
             keep.append(node)
         elif "arm,armv8-timer" in compat:
             keep.append(node)
+        elif _is_pmu(compat) and part.kind == KIND_LINUX:
+            _prune_affinity(node, root, part.cpus)
+            keep.append(node)
         elif "arm,pl011" in compat and regions and regions[0].base == uart_base:
             uart_node = node
             keep.append(node)
@@ -277,6 +283,31 @@ def generate(
     tree.boot_cpuid_phys = part.boot_cpu
     tree.reservations = []
     return fdt.serialize(tree)
+
+
+def _is_pmu(compat: Sequence[str]) -> bool:
+    """The CPUs' performance monitors: "arm,armv8-pmuv3" or a core's own ("arm,cortex-a72-pmu")."""
+    return any(c == "arm,armv8-pmuv3" or (c.startswith("arm,") and c.endswith("-pmu")) for c in compat)
+
+
+def _prune_affinity(node: Node, root: Node, cpus: Sequence[int]) -> None:
+    """`interrupt-affinity` (a CPU phandle per CPU the PMU's interrupt serves) keeps only the
+    partition's CPUs: Linux refuses a PMU whose affinity names a CPU its DTB lacks. Where each CPU has
+    its own SPI (one GIC specifier per phandle), the interrupts go with their CPUs."""
+    if "interrupt-affinity" not in node.props:
+        return
+    mine = {
+        c.get_cells("phandle")[0]
+        for c in root.find("/cpus").children
+        if c.basename == "cpu" and "phandle" in c.props and c.get_cells("reg")[-1] in cpus
+    }
+    affinity = node.get_cells("interrupt-affinity")
+    keep = [i for i, phandle in enumerate(affinity) if phandle in mine]
+    node.props["interrupt-affinity"] = fdt.cells(*(affinity[i] for i in keep))
+    specs = node.get_cells("interrupts")
+    if len(affinity) > 1 and len(specs) == GIC_SPECIFIER_CELLS * len(affinity):
+        per_cpu = [specs[i * GIC_SPECIFIER_CELLS : (i + 1) * GIC_SPECIFIER_CELLS] for i in keep]
+        node.props["interrupts"] = fdt.cells(*(c for spec in per_cpu for c in spec))
 
 
 def _prune_cpus(cpus_node: Node, cpus: Sequence[int]) -> None:

@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "arm64/sysreg.h"
 #include "hyp/limits.h"
 
 /* What an exception from a lower EL saves: the guest's general registers and return state. */
@@ -20,16 +21,28 @@ struct guest_regs {
 };
 
 _Static_assert(sizeof(struct guest_regs) % 16 == 0, "guest_regs keeps SP 16-byte aligned");
+
+/* The trapped instruction counts as executed (emulated, or skipped as a no-op): the guest resumes after
+ * it, and a software step its debugger has in progress completes as on hardware (PSTATE.SS clear: the
+ * step exception is taken before the next instruction runs, not after it). */
+static inline void guest_skip_insn(struct guest_regs *g)
+{
+    g->elr += 4;
+    g->spsr &= ~(uint64_t)SPSR_SS;
+}
 _Static_assert(__builtin_offsetof(struct guest_regs, x) == 0, "vectors.S stores x0..x29 at 8 * n");
 
 /* What a CPU shared by two partitions (shared-core mode) keeps of the world that is not running: every EL1
  * and EL0 register either can write (listed in guest.c, which saves them in that order), the FP/SIMD file,
- * and, for the rtos (which owns the physical CPU interface), its GIC CPU-interface registers. The EL1
- * timers are not here: the rtos uses the physical one and Linux the virtual one, and each stays live. */
-#define EL1_SAVED_SYSREGS 23u
+ * for the rtos (which owns the physical CPU interface) its GIC CPU-interface registers, and for Linux
+ * which of its PMU counters were enabled (the rest of the PMU and the breakpoints stay in place: the
+ * rtos's accesses to them trap). The EL1 timers are not here: the rtos uses the physical one and Linux
+ * the virtual one, and each stays live. */
+#define EL1_SAVED_SYSREGS 24u
 struct el1_state {
     uint64_t sysreg[EL1_SAVED_SYSREGS];
     uint64_t icc_pmr, icc_ctlr, icc_bpr1, icc_igrpen1;
+    uint64_t pmcnten; /* Linux's PMCNTENSET_EL0 */
     uint64_t fpcr, fpsr;
     __uint128_t v[32] __attribute__((aligned(16))); /* arch_fp_save's layout: q0..q31 */
 };
