@@ -27,6 +27,7 @@
 #define PMCR_E       BIT(0) /* PMCR_EL0: counters enabled */
 #define PMCR_P       BIT(1) /* PMCR_EL0: event counters reset to 0 (write) */
 #define PMCR_C       BIT(2) /* PMCR_EL0: cycle counter reset to 0 (write) */
+#define PMCR_LC      BIT(6) /* PMCR_EL0: the cycle counter overflows at 64 bits */
 #define PMCR_N_SHIFT 11     /* PMCR_EL0.N: event counters implemented */
 #define PMCR_N_MASK  0x1fu
 /* PMCNTEN*, PMINTEN*, PMOVS*: every event counter and the cycle counter (bit 31). */
@@ -40,6 +41,11 @@
 #define ID_DFR0_PMUVER_V3P1   4u   /* MDCR_EL2.HPMD */
 #define ID_DFR0_PMUVER_V3P5   6u   /* MDCR_EL2.HCCD */
 #define ID_DFR0_PMUVER_IMPDEF 0xfu /* not the architecture's PMU */
+
+/* MDSCR_EL1 */
+#define MDSCR_SS  BIT(0)  /* software step */
+#define MDSCR_KDE BIT(13) /* debug exceptions at the debug target EL itself (with PSTATE.D clear) */
+#define MDSCR_MDE BIT(15) /* breakpoints and watchpoints */
 
 /* OSLAR_EL1.OSLK: the OS lock, set at a cold reset (debug exceptions off until the OS clears it). */
 #define OSLAR_OSLK 1u

@@ -235,31 +235,45 @@ static void attack_abort_flood(void)
                  (unsigned long)(abort_count - iabt));
 }
 
-/* Performance monitors and self-hosted debug: count cycles at EL2, program a breakpoint. Each access
- * either traps (and is refused or emulated) or reaches the hardware: the guest reports what it saw. */
+/* The PMU and self-hosted debug are the guest's own (nothing traps), so it aims them at the hypervisor:
+ * a breakpoint on the hypervisor's trap handler (target=, its address from the hypervisor's ELF) and a
+ * watchpoint over the first 16 MiB of RAM (the hypervisor's code, data and stacks), both matching at EL2
+ * too (HMC), and the cycle counter counting at EL2 (NSH), across count= HVCs. Debug exceptions target
+ * EL1, which never takes them from EL2: the hypervisor runs its handler and touches its memory for every
+ * HVC and takes nothing; the guest takes no exception either (PSTATE.D stays set at EL1). */
+#define DBGBCR_EL2_EL1_EL0    0x21e7u /* E, PMC = EL1 and EL0, BAS = 0xf, HMC: EL2 too */
+#define DBGWCR_EL2_EL1_EL0_RW 0x3fffu /* E, PAC = EL1 and EL0, loads and stores, BAS = 0xff, HMC */
+#define DBGWCR_MASK_SHIFT     24      /* log2 of the watched range */
+#define WATCH_BASE            0x40000000u
+#define WATCH_LOG2            24u
 static void attack_pmu_debug(void)
 {
-    uint64_t before = undef_count;
-    /* PMCCFILTR_EL0.NSH (bit 27): count at EL2 too. PMCR_EL0.E (bit 0) enables the counters. */
-    GUEST_WRITE_SYSREG(pmccfiltr_el0, 1ull << 27);
+    uint64_t target = guest_arg_u64("target", 0), n = guest_arg_u64("count", 1000);
+    uint64_t undefs = undef_count, syncs = sync_count;
+    GUEST_WRITE_SYSREG(oslar_el1, 0);
+    GUEST_WRITE_SYSREG(mdscr_el1, MDSCR_MDE | MDSCR_KDE);
+    GUEST_WRITE_SYSREG(dbgbvr0_el1, target);
+    GUEST_WRITE_SYSREG(dbgbcr0_el1, DBGBCR_EL2_EL1_EL0);
+    GUEST_WRITE_SYSREG(dbgwvr0_el1, WATCH_BASE);
+    GUEST_WRITE_SYSREG(dbgwcr0_el1, DBGWCR_EL2_EL1_EL0_RW | ((uint64_t)WATCH_LOG2 << DBGWCR_MASK_SHIFT));
+    GUEST_WRITE_SYSREG(pmccfiltr_el0, 1ull << 27); /* NSH: count at EL2 */
     GUEST_WRITE_SYSREG(pmcntenset_el0, 1ull << 31);
-    GUEST_WRITE_SYSREG(pmcr_el0, 1u);
+    GUEST_WRITE_SYSREG(pmcr_el0, PMCR_E | PMCR_C);
     __asm__ volatile("isb");
     uint64_t c0 = GUEST_READ_SYSREG(pmccntr_el0);
-    (void)guest_hvc(PSCI_VERSION, 0, 0, 0); /* some work at EL2 */
+    uint64_t answered = 0;
+    for (uint64_t i = 0; i < n; i++) {
+        answered += guest_hvc(PSCI_VERSION, 0, 0, 0) > 0;
+    }
     uint64_t c1 = GUEST_READ_SYSREG(pmccntr_el0);
-    GUEST_WRITE_SYSREG(pmevtyper0_el0, 1ull << 27);
-    (void)GUEST_READ_SYSREG(pmevcntr0_el0);
-    GUEST_WRITE_SYSREG(mdscr_el1, 1ull << 15); /* MDE: breakpoints on */
-    GUEST_WRITE_SYSREG(dbgbvr0_el1, 0x40000000u);
-    GUEST_WRITE_SYSREG(dbgbcr0_el1, 0x1e7u);
-    GUEST_WRITE_SYSREG(oslar_el1, 0);
-    (void)GUEST_READ_SYSREG(dbgbcr0_el1);
-    (void)GUEST_READ_SYSREG(mdccsr_el0);
     GUEST_WRITE_SYSREG(pmcr_el0, 0);
+    GUEST_WRITE_SYSREG(dbgbcr0_el1, 0);
+    GUEST_WRITE_SYSREG(dbgwcr0_el1, 0);
     GUEST_WRITE_SYSREG(mdscr_el1, 0);
-    guest_printf("hostile: pmu-debug: 15 accesses, %lu refused, cycle counter moved %lu across an HVC\n",
-                 (unsigned long)(undef_count - before), (unsigned long)(c1 - c0));
+    guest_printf("hostile: pmu-debug: %lu HVCs answered with a breakpoint at 0x%lx and a watchpoint over the "
+                 "hypervisor, %lu refused, %lu exceptions taken, cycle counter moved %lu\n",
+                 (unsigned long)answered, (unsigned long)target, (unsigned long)(undef_count - undefs),
+                 (unsigned long)(sync_count - syncs), (unsigned long)(c1 - c0));
 }
 
 /* Data cache maintenance by set/way over every set and way of every level CLIDR_EL1 reports. */
