@@ -124,6 +124,22 @@ _STATS = re.compile(
 STAT_NAMES = ("aborts", "setway", "sysregs", "undefs", "resamples", "withdrawn")
 
 
+# What guest/rtmux-debugcheck's `all` prints when every check passes, perf's counts as N (the program
+# checks them against its loop and fails otherwise).
+DEBUGCHECK = [
+    "step: 1000 steps for 1000 instructions",
+    "break: stopped at the breakpoint (TRAP_HWBKPT)",
+    "watch: stopped at the write (TRAP_HWBKPT), address right",
+    "perf: instructions N for a 2000001-instruction loop, cycles N",
+]
+
+
+def debugcheck_lines(console: str) -> list[str]:
+    """rtmux-debugcheck's result lines in Linux's console output, perf's counts replaced by N."""
+    found = re.findall(r"^\[linux\] ((?:step|break|watch|perf): .*?)\r?$", console, re.MULTILINE)
+    return [re.sub(r"(instructions|cycles) \d+", r"\1 N", line) for line in found]
+
+
 def hyp_stats(console: str, partition: str = "linux") -> dict[str, int] | None:
     """The last such report for `partition` (a count per STAT_NAMES), or None when none was
     printed (the hypervisor prints none while every count is zero)."""

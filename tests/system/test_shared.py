@@ -95,6 +95,7 @@ def test_linux_shell_network_reboot_panic_poweroff(shared_system: system.System)
                 "echo cpus=$(grep -c ^processor /proc/cpuinfo); "
                 "echo bad=$(dmesg | grep -cE 'BUG|WARNING|Oops'); "
                 "ping -c 1 -W 5 10.0.2.2 >/dev/null; echo ping=$?; "
+                "rtmux-debugcheck all; echo debugcheck=$?; "
                 "hackbench -g 2 -f 10 -l 300 >/dev/null; echo hackbench=$?\n",
             ),
             (r"hackbench=\d+\n(.*\n)*?.*" + PROMPT, "reboot -f\n"),
@@ -117,6 +118,12 @@ def test_linux_shell_network_reboot_panic_poweroff(shared_system: system.System)
     assert len(ready) == 3 and all("1 CPU(s), eth0 10.0.2.15/24" in line for line in ready), why
     assert value(out, "cpus") == "1" and value(out, "bad") == "0", why
     assert value(out, "ping") == "0" and value(out, "hackbench") == "0", why
+    # a debugger and a profiler on the shared CPU, as on bare metal (Linux's PMU counters stop while
+    # the rtos runs: with -smp 1 nothing else is counted, so the loop's count is all but exact)
+    assert value(out, "debugcheck") == "0", why
+    assert console_script.debugcheck_lines(out) == console_script.DEBUGCHECK, why
+    counted = re.search(r"perf: instructions (\d+) for a (\d+)-instruction loop", out)
+    assert counted and 0 <= int(counted[1]) - int(counted[2]) <= 64, why
     assert "rtmux: partition linux: fault 1: kernel panic" in out, why
     # reboot, the panic's restart and power-off were Linux's only: the rtos reported on after each
     rtos_kept_its_cpu(out, why)

@@ -55,6 +55,9 @@ def test_linux_beside_the_rtos(default_system: system.System) -> None:
         # the rtos CPU's redistributor: disable every SGI/PPI (its timer included); the distributor:
         # disable and re-route SPIs
         "devmem 0x080b0180 32 0xffffffff; devmem 0x08000184 32 0xffffffff; devmem 0x08006108 64 1; "
+        # a debugger and a profiler, as on bare metal: its CPU's debug and PMU hardware is Linux's
+        "echo perfevents=$(dmesg | grep -c 'hw perfevents: enabled'); "
+        "rtmux-debugcheck all; echo debugcheck=$?; "
         "echo attacks=done\n"
     )
     script = Script(
@@ -102,6 +105,9 @@ def test_linux_beside_the_rtos(default_system: system.System) -> None:
     assert len(rtd) >= len(reports) - 1, why
     overruns = {line.split("|")[3].strip() for line in rtd}
     assert overruns == {"0"}, f"rtos overruns {overruns}{why}"
+    # ptrace's single step, hardware breakpoint and watchpoint, perf's hardware counters
+    assert value(out, "perfevents") == "1" and value(out, "debugcheck") == "0", why
+    assert console_script.debugcheck_lines(out) == console_script.DEBUGCHECK, why
     # focus: input typed while the rtos had it never reached Linux
     assert "focus=wrong" not in out and value(out, "focus") == "back", why
     # reboot restarted Linux only; poweroff stopped Linux only, the rtos reported on
