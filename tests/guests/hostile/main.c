@@ -135,6 +135,15 @@ static void attack_reset(void)
     guest_puts("hostile: SYSTEM_RESET returned\n");
 }
 
+/* Breakpoint and watchpoint settings the attacks use (pmu-debug, state). */
+#define DBGBCR_EL2_EL1_EL0    0x21e7u /* E, PMC = EL1 and EL0, BAS = 0xf, HMC: EL2 too */
+#define DBGWCR_EL2_EL1_EL0_RW 0x3fffu /* E, PAC = EL1 and EL0, loads and stores, BAS = 0xff, HMC */
+#define DBGWCR_MASK_SHIFT     24      /* log2 of the watched range */
+#define WATCH_BASE            0x40000000u
+#define WATCH_LOG2            24u
+/* A cycle count the previous boot leaves above what a fresh boot reaches before its check. */
+#define MARK_CYCLES (1ull << 40)
+
 /* Leaves a trace in every piece of CPU state a reset must clear, then resets; each boot first checks
  * that nothing of the previous boot is left. */
 static unsigned leaks;
@@ -165,6 +174,24 @@ static void attack_state(void)
     expect_clear("CNTP_CTL_EL0", GUEST_READ_SYSREG(cntp_ctl_el0) & CNT_CTL_ENABLE, CNT_CTL_ENABLE);
     expect_clear("ICC_PMR_EL1", GUEST_READ_SYSREG(S3_0_C4_C6_0), 0xf0u);
     expect_clear("ICC_IGRPEN1_EL1", GUEST_READ_SYSREG(S3_0_C12_C12_7), 1u);
+    /* Debug and PMU: the guest's own hardware, reset with it (the OS lock set again, as at a cold reset). */
+    expect_clear("MDSCR_EL1", GUEST_READ_SYSREG(mdscr_el1), MDSCR_MDE | MDSCR_KDE);
+    expect_clear("DBGBVR0_EL1", GUEST_READ_SYSREG(dbgbvr0_el1), MARK & ~3ull);
+    expect_clear("DBGBCR0_EL1", GUEST_READ_SYSREG(dbgbcr0_el1), DBGBCR_EL2_EL1_EL0);
+    expect_clear("DBGWVR0_EL1", GUEST_READ_SYSREG(dbgwvr0_el1), WATCH_BASE);
+    expect_clear("DBGWCR0_EL1", GUEST_READ_SYSREG(dbgwcr0_el1), DBGWCR_EL2_EL1_EL0_RW);
+    expect_clear("OSLSR_EL1.OSLK clear (OS lock not set)", (GUEST_READ_SYSREG(oslsr_el1) & 2u) == 0, 1u);
+    expect_clear("PMCR_EL0.E", GUEST_READ_SYSREG(pmcr_el0) & PMCR_E, PMCR_E);
+    expect_clear("PMCNTENSET_EL0", GUEST_READ_SYSREG(pmcntenset_el0), 1ull << 31 | 1u);
+    expect_clear("PMINTENSET_EL1", GUEST_READ_SYSREG(pmintenset_el1), 1u);
+    expect_clear("PMOVSSET_EL0", GUEST_READ_SYSREG(pmovsset_el0), 1u);
+    expect_clear("PMUSERENR_EL0", GUEST_READ_SYSREG(pmuserenr_el0), 1u);
+    expect_clear("PMCCFILTR_EL0", GUEST_READ_SYSREG(pmccfiltr_el0), 1ull << 27);
+    expect_clear("PMCCNTR_EL0", GUEST_READ_SYSREG(pmccntr_el0) > MARK_CYCLES, 1u);
+    GUEST_WRITE_SYSREG(pmselr_el0, 0);
+    __asm__ volatile("isb");
+    expect_clear("PMEVTYPER0_EL0", GUEST_READ_SYSREG(pmxevtyper_el0), 0x11u);
+    expect_clear("PMEVCNTR0_EL0", GUEST_READ_SYSREG(pmxevcntr_el0), 0xfffff000u);
     /* ICC_RPR_EL1: an interrupt left active before the reset would still hold the running priority. */
     expect_clear("ICC_RPR_EL1 (active interrupt)", GUEST_READ_SYSREG(S3_0_C12_C11_3) != 0xffu, 1u);
     /* The timer interrupt is still delivered (the previous boot left it active and enabled). */
@@ -187,6 +214,23 @@ static void attack_state(void)
     GUEST_WRITE_SYSREG(ttbr0_el1, 0x7000u);
     GUEST_WRITE_SYSREG(mair_el1, MARK);
     GUEST_WRITE_SYSREG(cntkctl_el1, 0x3u);
+    GUEST_WRITE_SYSREG(oslar_el1, 0);
+    GUEST_WRITE_SYSREG(mdscr_el1, MDSCR_MDE | MDSCR_KDE);
+    GUEST_WRITE_SYSREG(dbgbvr0_el1, MARK & ~3ull);
+    GUEST_WRITE_SYSREG(dbgbcr0_el1, DBGBCR_EL2_EL1_EL0);
+    GUEST_WRITE_SYSREG(dbgwvr0_el1, WATCH_BASE);
+    GUEST_WRITE_SYSREG(dbgwcr0_el1, DBGWCR_EL2_EL1_EL0_RW);
+    GUEST_WRITE_SYSREG(pmuserenr_el0, 1u);
+    GUEST_WRITE_SYSREG(pmccfiltr_el0, 1ull << 27);
+    GUEST_WRITE_SYSREG(pmselr_el0, 0);
+    __asm__ volatile("isb");
+    GUEST_WRITE_SYSREG(pmxevtyper_el0, 0x11u);
+    GUEST_WRITE_SYSREG(pmxevcntr_el0, 0xfffff000u);
+    GUEST_WRITE_SYSREG(pmccntr_el0, MARK_CYCLES + 1u);
+    GUEST_WRITE_SYSREG(pmovsset_el0, 1u);
+    GUEST_WRITE_SYSREG(pmintenset_el1, 1u);
+    GUEST_WRITE_SYSREG(pmcntenset_el0, 1ull << 31 | 1u);
+    GUEST_WRITE_SYSREG(pmcr_el0, PMCR_E);
     __asm__ volatile("fmov d0, %0" : : "r"(MARK));
     GUEST_WRITE_SYSREG(fpcr, 0x400000u);
     GUEST_WRITE_SYSREG(cntp_cval_el0, guest_counter() + guest_counter_hz());
@@ -241,11 +285,6 @@ static void attack_abort_flood(void)
  * too (HMC), and the cycle counter counting at EL2 (NSH), across count= HVCs. Debug exceptions target
  * EL1, which never takes them from EL2: the hypervisor runs its handler and touches its memory for every
  * HVC and takes nothing; the guest takes no exception either (PSTATE.D stays set at EL1). */
-#define DBGBCR_EL2_EL1_EL0    0x21e7u /* E, PMC = EL1 and EL0, BAS = 0xf, HMC: EL2 too */
-#define DBGWCR_EL2_EL1_EL0_RW 0x3fffu /* E, PAC = EL1 and EL0, loads and stores, BAS = 0xff, HMC */
-#define DBGWCR_MASK_SHIFT     24      /* log2 of the watched range */
-#define WATCH_BASE            0x40000000u
-#define WATCH_LOG2            24u
 static void attack_pmu_debug(void)
 {
     uint64_t target = guest_arg_u64("target", 0), n = guest_arg_u64("count", 1000);
