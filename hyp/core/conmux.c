@@ -36,9 +36,10 @@ static bool escape_pending; /* only the drain CPU reads input */
  * The focus view (the blob's BLOB_FLAG_CONSOLE_VIEW; `./rtmux run` asks for it on a terminal): only the
  * focused partition's lines reach the console as they come. The others' are held here, their newest
  * HOLD_SIZE bytes (~160 s of the rtos demo's output), and replayed when that partition gets the focus;
- * every HOLD_STATUS_S seconds the latest held line of each is shown once, marked as a status line. So a
- * shell is not interrupted every second, and nothing is lost unless a partition prints more than
- * HOLD_SIZE while in the background (then the oldest lines go, and the replay says how many).
+ * every HOLD_STATUS_S seconds the latest held line of each is shown once, marked as a status line, when
+ * it differs from the one shown last. So a shell is not interrupted every second, and nothing is lost
+ * unless a partition prints more than HOLD_SIZE while in the background (then the oldest lines go, and
+ * the replay says how many).
  */
 #define HOLD_SIZE     (32u * 1024u)
 #define HOLD_STATUS_S 10u
@@ -51,6 +52,11 @@ struct hold {
     char last[VUART_LINE_SIZE];
     size_t last_len;
     bool fresh; /* a line came since the last status line */
+    /* The latest line the last status line showed: a status line repeats nothing. Under icount, guest
+     * time runs ~20x wall time while the CPUs idle, and an idle rtos's latest line (its RTD line) stays
+     * the same for minutes: shown every 10 s of guest time it filled the screen twice a second. */
+    char shown[STATUS_TEXT];
+    size_t shown_len;
 };
 
 static bool focus_view;
@@ -164,7 +170,8 @@ static void hold_replay(struct partition *p)
     spin_unlock(&hold_lock);
 }
 
-/* Every HOLD_STATUS_S: one marked line per background partition that wrote something since. */
+/* Every HOLD_STATUS_S: one marked line per background partition that wrote something since, unless its
+ * latest line is the one the previous status line showed. */
 static void hold_status(void)
 {
     char text[STATUS_TEXT + 64];
@@ -179,9 +186,14 @@ static void hold_status(void)
         size_t room = sizeof(text) - (size_t)len - 1u;
         size_t n = h->last_len < STATUS_TEXT ? h->last_len : STATUS_TEXT;
         n = n < room ? n : room;
+        h->fresh = false;
+        if (n == h->shown_len && memcmp(h->last, h->shown, n) == 0) {
+            continue;
+        }
+        memcpy(h->shown, h->last, n);
+        h->shown_len = n;
         memcpy(text + len, h->last, n);
         con_line(hyp_part[i].tag, text, (size_t)len + n, true);
-        h->fresh = false;
     }
     spin_unlock(&hold_lock);
 }
