@@ -102,8 +102,8 @@ def describe(config: SystemConfig) -> str:
         "auto": "on a terminal only the focused partition's lines, the others held (a status line every "
         "10 s when their latest changed, all shown on a switch); every line otherwise",
         "all": "every partition's lines as they come",
-        "focus": "only the focused partition's lines, the others held (a status line every 10 s when their latest "
-        "changed, all shown on a switch)",
+        "focus": "only the focused partition's lines, the others held (a status line every 10 s when their "
+        "latest changed, all shown on a switch)",
     }
     lines.append(f"console view: {c.view}: {views[c.view]}")
     lines += [f"note: {n}" for n in config.notes]
