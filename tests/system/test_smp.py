@@ -123,6 +123,8 @@ def test_cpu_hotplug_loop_under_load(linux_system: system.System) -> None:
     after = (
         f"echo online=$(cat /sys/devices/system/cpu/online) cpus=$(nproc); echo timer0={TIMER} ipis0={IPIS}; "
         f"hackbench -g 6 -f 10 -l 100 >/dev/null; echo timer1={TIMER} ipis1={IPIS}; echo bad={DMESG_BAD}; "
+        # a CPU turned off and on again: its debug and PMU hardware work as at boot (reset at CPU_ON)
+        "taskset -c 2 rtmux-debugcheck all; echo debugcheck=$?; "
         "echo quiet-$((40+2))\n"
     )
     steps = [
@@ -143,6 +145,8 @@ def test_cpu_hotplug_loop_under_load(linux_system: system.System) -> None:
     assert all(b > a for a, b in zip(timer0, timer1, strict=True)), f"timer {timer0} -> {timer1}{why}"
     assert all(b > a for a, b in zip(ipis0, ipis1, strict=True)), f"IPIs {ipis0} -> {ipis1}{why}"
     assert value(out, "bad", why) == "0", why
+    assert value(out, "debugcheck", why) == "0", why
+    assert console_script.debugcheck_lines(out) == console_script.DEBUGCHECK, why
     # each cycle is two CPU_OFF and two CPU_ON calls (HVC) on Linux's CPUs
     hvc = sum(e.counts["hvc"] for e in el2_entries(out) if e.partition == "linux")
     assert hvc >= 4 * HOTPLUG_CYCLES, f"{hvc} HVCs for {HOTPLUG_CYCLES} hotplug cycles{why}"

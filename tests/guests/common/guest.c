@@ -6,8 +6,10 @@
 #include <stdarg.h>
 
 #include "arm64/esr.h"
+#include "arm64/gicv3.h"
 #include "arm64/pl011.h"
 #include "arm64/psci.h"
+#include "arm64/sysreg.h"
 #include "board.h"
 
 /* Flattened device tree (devicetree specification v0.4, chapter 5): big-endian tokens. */
@@ -240,6 +242,23 @@ void guest_power_off(void)
 {
     (void)guest_hvc(PSCI_SYSTEM_OFF, 0, 0, 0);
     guest_puts("guest: SYSTEM_OFF returned\n");
+    guest_halt();
+}
+
+uintptr_t guest_gicr(void)
+{
+    uint64_t aff = GUEST_READ_SYSREG(mpidr_el1) & MPIDR_AFF012_MASK;
+    for (unsigned i = 0; i < BOARD_GICR_MAX; i++) {
+        uintptr_t frame = BOARD_GICR_BASE + i * BOARD_GICR_STRIDE;
+        uint64_t typer = *(volatile uint64_t *)(frame + GICR_TYPER);
+        if ((typer >> GICR_TYPER_AFF_SHIFT) == aff) {
+            return frame;
+        }
+        if (typer & GICR_TYPER_LAST) {
+            break;
+        }
+    }
+    guest_puts("guest: no redistributor frame for this CPU\n");
     guest_halt();
 }
 

@@ -53,6 +53,10 @@ int64_t guest_smc(uint64_t fn, uint64_t a1, uint64_t a2, uint64_t a3);
 void __attribute__((noreturn)) guest_power_off(void);
 void __attribute__((noreturn)) guest_halt(void);
 
+/* This CPU's redistributor frame (RD_base; its SGI_base frame follows at GICR_SGI_OFFSET), found by its
+ * affinity among the frames up to the one marked last; halts the guest when there is none. */
+uintptr_t guest_gicr(void);
+
 uint64_t guest_counter(void);
 uint64_t guest_counter_hz(void);
 uint64_t guest_random(void); /* xorshift64*, seeded from the counter at boot */

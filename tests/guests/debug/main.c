@@ -199,26 +199,10 @@ bool guest_on_sync(struct guest_frame *f)
     return false;
 }
 
-static uintptr_t my_gicr(void)
-{
-    uint64_t aff = GUEST_READ_SYSREG(mpidr_el1) & 0xffffffu;
-    for (unsigned i = 0; i < BOARD_GICR_MAX; i++) {
-        uintptr_t frame = BOARD_GICR_BASE + i * BOARD_GICR_STRIDE;
-        uint64_t typer = *(volatile uint64_t *)(frame + GICR_TYPER);
-        if ((typer >> GICR_TYPER_AFF_SHIFT) == aff) {
-            return frame;
-        }
-        if (typer & GICR_TYPER_LAST) {
-            break;
-        }
-    }
-    return 0;
-}
-
 /* This CPU's redistributor awake, the distributor's Group 1 on, the CPU interface taking every priority. */
 static void gic_cpu_init(void)
 {
-    uintptr_t rd = my_gicr();
+    uintptr_t rd = guest_gicr();
     volatile uint32_t *waker = (volatile uint32_t *)(rd + GICR_WAKER);
     *waker &= ~GICR_WAKER_PS;
     while (*waker & GICR_WAKER_CA) {
@@ -234,7 +218,7 @@ static void gic_cpu_init(void)
 /* A private interrupt of this CPU: Group 1, priority 0x80, enabled. */
 static void gic_ppi_enable(unsigned intid)
 {
-    uintptr_t sgi = my_gicr() + GICR_SGI_OFFSET;
+    uintptr_t sgi = guest_gicr() + GICR_SGI_OFFSET;
     *(volatile uint32_t *)(sgi + GICR_IGROUPR0) |= 1u << intid;
     ((volatile uint8_t *)(sgi + GICR_IPRIORITYR0))[intid] = 0x80u;
     *(volatile uint32_t *)(sgi + GICR_ISENABLER0) = 1u << intid;

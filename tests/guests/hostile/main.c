@@ -70,26 +70,9 @@ void guest_on_irq(struct guest_frame *f)
 
 /* ---------------------------------------------------------------- GIC helpers */
 
-static volatile uint32_t *my_gicr_sgi(void)
-{
-    uint64_t mpidr = GUEST_READ_SYSREG(mpidr_el1) & MPIDR_AFF012_MASK;
-    for (unsigned i = 0; i < BOARD_GICR_MAX; i++) {
-        uintptr_t frame = BOARD_GICR_BASE + i * BOARD_GICR_STRIDE;
-        uint64_t typer = *(volatile uint64_t *)(frame + GICR_TYPER);
-        if ((typer >> GICR_TYPER_AFF_SHIFT) == mpidr) {
-            return (volatile uint32_t *)(frame + GICR_SGI_OFFSET);
-        }
-        if (typer & GICR_TYPER_LAST) {
-            break;
-        }
-    }
-    guest_puts("hostile: no redistributor frame for this CPU\n");
-    guest_halt();
-}
-
 static void ppi_enable(unsigned intid, uint8_t prio)
 {
-    volatile uint32_t *sgi = my_gicr_sgi();
+    volatile uint32_t *sgi = (volatile uint32_t *)(guest_gicr() + GICR_SGI_OFFSET);
     ((volatile uint8_t *)sgi)[GICR_IPRIORITYR0 + intid] = prio;
     sgi[GICR_ISENABLER0 / 4] = 1u << intid;
 }

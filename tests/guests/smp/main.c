@@ -120,30 +120,14 @@ static void spin_ms(uint64_t ms)
 
 /* ---------------------------------------------------------------- GIC */
 
-static uintptr_t my_gicr(void)
-{
-    uint64_t aff = GUEST_READ_SYSREG(mpidr_el1) & MPIDR_AFF012_MASK;
-    for (unsigned i = 0; i < BOARD_GICR_MAX; i++) {
-        uintptr_t frame = BOARD_GICR_BASE + i * BOARD_GICR_STRIDE;
-        uint64_t typer = *(volatile uint64_t *)(frame + GICR_TYPER);
-        if ((typer >> GICR_TYPER_AFF_SHIFT) == aff) {
-            return frame;
-        }
-        if (typer & GICR_TYPER_LAST) {
-            break;
-        }
-    }
-    return 0;
-}
-
 static volatile uint32_t *sgi_reg(uint64_t off)
 {
-    return (volatile uint32_t *)(my_gicr() + GICR_SGI_OFFSET + off);
+    return (volatile uint32_t *)(guest_gicr() + GICR_SGI_OFFSET + off);
 }
 
 static volatile uint8_t *sgi_prio(unsigned intid)
 {
-    return (volatile uint8_t *)(my_gicr() + GICR_SGI_OFFSET + GICR_IPRIORITYR0 + intid);
+    return (volatile uint8_t *)(guest_gicr() + GICR_SGI_OFFSET + GICR_IPRIORITYR0 + intid);
 }
 
 static volatile uint32_t *gicd32(uint64_t off)
@@ -159,7 +143,7 @@ static volatile uint32_t *uart32(uint64_t off)
 /* This CPU's CPU interface on, its redistributor awake, SGIs 0..12 enabled at PRIO_LOW. */
 static void gic_cpu_on(void)
 {
-    volatile uint32_t *waker = (volatile uint32_t *)(my_gicr() + GICR_WAKER);
+    volatile uint32_t *waker = (volatile uint32_t *)(guest_gicr() + GICR_WAKER);
     *waker &= ~GICR_WAKER_PS;
     while (*waker & GICR_WAKER_CA) {
     }
