@@ -300,12 +300,13 @@ static int check_perf(void)
     }
     loop(PERF_ITERS);
     if (ioctl(insns, PERF_EVENT_IOC_DISABLE, PERF_IOC_FLAG_GROUP) != 0 ||
-        read(insns, &n[0], sizeof(n[0])) != sizeof(n[0]) || read(cycles, &n[1], sizeof(n[1])) != sizeof(n[1])) {
+        read(insns, &n[0], sizeof(n[0])) != sizeof(n[0]) ||
+        read(cycles, &n[1], sizeof(n[1])) != sizeof(n[1])) {
         return fail("perf: the counters could not be read");
     }
     uint64_t want = 2u * PERF_ITERS + 1u;
-    printf("perf: instructions %" PRIu64 " for a %" PRIu64 "-instruction loop, cycles %" PRIu64 "\n", n[0], want,
-           n[1]);
+    printf("perf: instructions %" PRIu64 " for a %" PRIu64 "-instruction loop, cycles %" PRIu64 "\n", n[0],
+           want, n[1]);
     close(cycles);
     close(insns);
     if (n[0] < want || n[0] > want + PERF_SLACK(want)) {
