@@ -8,7 +8,9 @@
  * that a test matches holds figures it read from the device.
  *
  * Boot arguments: vbus=IPA of the device (default the board's V-Bus page), attacks=N (how many of the
- * list below, default all).
+ * list below, default all). With storm=N it runs storm N (below) for ms=M milliseconds of guest time
+ * (default 3000) instead of the attacks: work meant to keep the hypervisor busy on the CPU it shares
+ * with the rtos, each register write as expensive as the device allows.
  */
 #include "guest.h"
 #include "lib/virtio.h"
@@ -361,6 +363,187 @@ static const char *attack(unsigned a)
 }
 #define NATTACKS 11u
 
+/* ---------------------------------------------------------------- storms */
+
+/* Every queue at the device's largest size (VBUS_QUEUE_MAX in hyp/core/vbus.c), for the storms. */
+#define SQ 64u
+
+struct squeue {
+    struct virtq_desc desc[SQ] __attribute__((aligned(16)));
+    struct {
+        uint16_t flags, idx, ring[SQ];
+    } avail __attribute__((aligned(4)));
+    struct {
+        uint16_t flags, idx;
+        struct virtq_used_elem ring[SQ];
+    } used __attribute__((aligned(4)));
+    uint16_t avail_idx;
+};
+
+static struct squeue sq[MAX_QUEUES];
+/* One 8-byte cell per descriptor slot of the control transmitq (a control message each), and one per
+ * queue that every descriptor of that queue's long chain names. */
+static struct virtio_console_control ctrl_cell[SQ];
+static struct virtio_console_control queue_cell[MAX_QUEUES];
+
+/* The longest register write seen by the storm, in counter ticks: what one trap cost this CPU. */
+static uint64_t longest;
+
+static void timed_wr(uint32_t off, uint32_t v)
+{
+    uint64_t t0 = guest_counter();
+    wr(off, v);
+    uint64_t t = guest_counter() - t0;
+    longest = t > longest ? t : longest;
+}
+
+/* Queue qi's descriptors: one chain of all SQ (0 -> 1 -> ... -> SQ-1), each naming the queue's cell
+ * (the control transmitq's slot k names ctrl_cell[k] instead); the right direction for the queue. */
+static void chain_all(unsigned qi)
+{
+    struct squeue *x = &sq[qi];
+    uint16_t dir = qi % 2u == 0 ? VIRTQ_DESC_F_WRITE : 0;
+    for (unsigned k = 0; k < SQ; k++) {
+        const void *cell =
+            qi == VIRTIO_CONSOLE_CTRL_TX ? (const void *)&ctrl_cell[k] : (const void *)&queue_cell[qi];
+        x->desc[k] =
+            (struct virtq_desc){ipa(cell), sizeof(struct virtio_console_control),
+                                (uint16_t)(dir | (k + 1u < SQ ? VIRTQ_DESC_F_NEXT : 0u)), (uint16_t)(k + 1u)};
+    }
+}
+
+/* SQ more available entries on qi, entry k naming head heads(k): all 0 (same_head), or k. */
+static void offer(unsigned qi, bool same_head)
+{
+    struct squeue *x = &sq[qi];
+    for (unsigned k = 0; k < SQ; k++) {
+        x->avail.ring[(x->avail_idx + k) % SQ] = same_head ? 0u : (uint16_t)k;
+    }
+    barrier();
+    x->avail_idx = (uint16_t)(x->avail_idx + SQ);
+    x->avail.idx = x->avail_idx;
+    barrier();
+}
+
+/* A reset and every queue set up at SQ entries (status FEATURES_OK, not yet DRIVER_OK). */
+static void storm_setup(void)
+{
+    wr(VIRTIO_MMIO_STATUS, 0);
+    wr(VIRTIO_MMIO_STATUS, VIRTIO_STATUS_ACKNOWLEDGE);
+    wr(VIRTIO_MMIO_STATUS, VIRTIO_STATUS_ACKNOWLEDGE | VIRTIO_STATUS_DRIVER);
+    wr(VIRTIO_MMIO_DRIVER_FEATURES_SEL, 1);
+    wr(VIRTIO_MMIO_DRIVER_FEATURES, 1u << (VIRTIO_F_VERSION_1 - 32u));
+    wr(VIRTIO_MMIO_DRIVER_FEATURES_SEL, 0);
+    wr(VIRTIO_MMIO_DRIVER_FEATURES, 1u << VIRTIO_CONSOLE_F_MULTIPORT);
+    wr(VIRTIO_MMIO_STATUS, VIRTIO_STATUS_ACKNOWLEDGE | VIRTIO_STATUS_DRIVER | VIRTIO_STATUS_FEATURES_OK);
+    for (unsigned i = 0; i < nqueues; i++) {
+        struct squeue *x = &sq[i];
+        memset(x, 0, sizeof(*x));
+        chain_all(i);
+        wr(VIRTIO_MMIO_QUEUE_SEL, i);
+        wr(VIRTIO_MMIO_QUEUE_NUM, SQ);
+        wr(VIRTIO_MMIO_QUEUE_DESC_LOW, (uint32_t)ipa(x->desc));
+        wr(VIRTIO_MMIO_QUEUE_DESC_HIGH, (uint32_t)(ipa(x->desc) >> 32));
+        wr(VIRTIO_MMIO_QUEUE_DRIVER_LOW, (uint32_t)ipa(&x->avail));
+        wr(VIRTIO_MMIO_QUEUE_DRIVER_HIGH, (uint32_t)(ipa(&x->avail) >> 32));
+        wr(VIRTIO_MMIO_QUEUE_DEVICE_LOW, (uint32_t)ipa(&x->used));
+        wr(VIRTIO_MMIO_QUEUE_DEVICE_HIGH, (uint32_t)(ipa(&x->used) >> 32));
+        wr(VIRTIO_MMIO_QUEUE_READY, 1);
+    }
+}
+
+static const uint32_t DRIVER_OK_STATUS =
+    VIRTIO_STATUS_ACKNOWLEDGE | VIRTIO_STATUS_DRIVER | VIRTIO_STATUS_FEATURES_OK | VIRTIO_STATUS_DRIVER_OK;
+
+/* Waits (at most 100 ms) until the device returned everything offered on qi, or stopped. */
+static void settle(unsigned qi)
+{
+    uint64_t end = guest_counter() + guest_counter_hz() / 10u;
+    while (*(volatile uint16_t *)&sq[qi].used.idx != sq[qi].avail_idx && guest_counter() < end &&
+           (rd(VIRTIO_MMIO_STATUS) & VIRTIO_STATUS_DEVICE_NEEDS_RESET) == 0) {
+    }
+}
+
+/* Storm n for the given guest time: 0 when n is not a storm, else rounds done; *refused counts the
+ * rounds that ended in DEVICE_NEEDS_RESET (the device refused what it was given). */
+static uint64_t storm(unsigned n, uint64_t ms, uint64_t *refused, const char **name)
+{
+    const uint32_t stats = nports - 1u; /* the hypervisor's counters port, the last */
+    uint64_t end = guest_counter() + guest_counter_hz() * ms / 1000u;
+    uint64_t rounds = 0;
+    bool set_up = false;
+    switch (n) { /* a switch, not a table: no absolute addresses in data (common/start.S) */
+    case 1:
+        *name = "reset-load-driver-ok";
+        break;
+    case 2:
+        *name = "same-head";
+        break;
+    case 3:
+        *name = "shared-chains";
+        break;
+    case 4:
+        *name = "stats-opens";
+        break;
+    case 5:
+        *name = "ready-0";
+        break;
+    default:
+        return 0;
+    }
+    for (unsigned q0 = 0; q0 < MAX_QUEUES; q0++) {
+        queue_cell[q0] = (struct virtio_console_control){0, 0, 0};
+    }
+    queue_cell[VIRTIO_CONSOLE_CTRL_TX] =
+        (struct virtio_console_control){VIRTIO_CONSOLE_BAD_ID, VIRTIO_CONSOLE_DEVICE_READY, 1};
+    while (guest_counter() < end) {
+        for (unsigned k = 0; k < SQ; k++) {
+            if (n == 4) { /* 32 opens and 32 closes of the counters port */
+                ctrl_cell[k] =
+                    (struct virtio_console_control){stats, VIRTIO_CONSOLE_PORT_OPEN, (uint16_t)(k % 2u == 0)};
+            } else if (n == 5) { /* the driver's "could not start" and "could not set up a port" */
+                ctrl_cell[k] = k % 2u == 0 ? (struct virtio_console_control){VIRTIO_CONSOLE_BAD_ID,
+                                                                             VIRTIO_CONSOLE_DEVICE_READY, 0}
+                                           : (struct virtio_console_control){0, VIRTIO_CONSOLE_PORT_READY, 0};
+            } else { /* closing a port nobody opened: no work but the walk */
+                ctrl_cell[k] = (struct virtio_console_control){stats, VIRTIO_CONSOLE_PORT_OPEN, 0};
+            }
+        }
+        if (n == 1) {
+            /* A reset, every queue loaded with SQ entries naming its whole chain, then DRIVER_OK: the
+             * device takes up every queue in that one write. */
+            storm_setup();
+            for (unsigned i = 0; i < nqueues; i++) {
+                offer(i, true);
+            }
+            timed_wr(VIRTIO_MMIO_STATUS, DRIVER_OK_STATUS);
+            rounds++;
+            continue;
+        }
+        if (!set_up || (rd(VIRTIO_MMIO_STATUS) & VIRTIO_STATUS_DEVICE_NEEDS_RESET) != 0) {
+            *refused += set_up ? 1u : 0u;
+            storm_setup();
+            wr(VIRTIO_MMIO_STATUS, DRIVER_OK_STATUS);
+            set_up = true;
+        }
+        if (n == 3) {
+            /* distinct heads, each chain running to the table's end: SQ * (SQ + 1) / 2 descriptors */
+            offer(VIRTIO_CONSOLE_CTRL_TX, false);
+        } else if (n == 4 || n == 5) {
+            for (unsigned k = 0; k < SQ; k++) { /* one descriptor each */
+                sq[VIRTIO_CONSOLE_CTRL_TX].desc[k].flags = 0;
+            }
+            offer(VIRTIO_CONSOLE_CTRL_TX, false);
+        } else {
+            offer(VIRTIO_CONSOLE_CTRL_TX, true); /* the same 64-descriptor chain 64 times */
+        }
+        timed_wr(VIRTIO_MMIO_QUEUE_NOTIFY, VIRTIO_CONSOLE_CTRL_TX);
+        settle(VIRTIO_CONSOLE_CTRL_TX);
+        rounds++;
+    }
+    return rounds;
+}
+
 /* ---------------------------------------------------------------- the guest */
 
 bool guest_on_sync(struct guest_frame *f)
@@ -383,6 +566,18 @@ void guest_main(void)
         guest_power_off();
     }
     guest_printf("vbus-guest: round trip before the attacks: %s\n", round_trip(64) ? "ok" : "FAILED");
+    const char *sname = "";
+    uint64_t refused = 0, ms = guest_arg_u64("ms", 3000);
+    uint64_t rounds = storm((unsigned)guest_arg_u64("storm", 0), ms, &refused, &sname);
+    if (rounds > 0) {
+        bool again = probe(true) >= 0 && round_trip(32);
+        guest_printf(
+            "vbus-guest: storm %s: %lu rounds in %lu ms, %lu refused (needs reset), longest register "
+            "write %lu us; after a reset: %s\n",
+            sname, (unsigned long)rounds, (unsigned long)ms, (unsigned long)refused,
+            (unsigned long)(longest * 1000000u / guest_counter_hz()), again ? "works" : "FAILED");
+        guest_power_off();
+    }
     unsigned recovered = 0;
     for (unsigned a = 0; a < n && a < NATTACKS; a++) {
         const char *name = attack(a);
