@@ -242,10 +242,12 @@ static bool ring_pull(struct partition *p, uint32_t max)
     p->conring_tail = tail;
     __atomic_store_n(&r->tail, tail, __ATOMIC_RELEASE);
     uint32_t dropped = __atomic_load_n(&r->dropped, __ATOMIC_RELAXED);
+    uint32_t lines = __atomic_load_n(&r->dropped_lines, __ATOMIC_RELAXED);
     if (dropped != p->conring_dropped) {
-        hyp_printf("rtmux: %s: console ring full, %u characters dropped\n", p->name,
-                   dropped - p->conring_dropped);
+        part_printf(p, "rtmux: %s: console ring full, %u lines (%u characters) dropped\n", p->name,
+                    lines - p->conring_dropped_lines, dropped - p->conring_dropped);
         p->conring_dropped = dropped;
+        p->conring_dropped_lines = lines;
     }
     return tail != head;
 }
@@ -254,12 +256,16 @@ static bool ring_pull(struct partition *p, uint32_t max)
  * stopped for the rtos. Caller holds the drain lock. */
 static bool uart_flush(struct partition *p, enum vuart_drain_mode mode)
 {
-    while (!vuart_drain(&p->uart, p->name, mode, part_line, p, drain_step())) {
-        if (!drain_goes_on()) {
-            return false;
-        }
+    bool done;
+    while (!(done = vuart_drain(&p->uart, mode, part_line, p, drain_step())) && drain_goes_on()) {
     }
-    return true;
+    uint32_t dropped = vuart_dropped_news(&p->uart);
+    if (dropped != 0) {
+        /* at most one a tick, and through p's line limit: a partition that floods its UART from a CPU
+         * other than the console's must not flood the console with these either */
+        part_printf(p, "rtmux: %s: %u output characters dropped (console ring full)\n", p->name, dropped);
+    }
+    return done;
 }
 
 /* Empties p's console ring through its UART model (the console ring holds 16 KiB, the model 4: an

@@ -4,6 +4,7 @@
 #include "hyp/partition.h"
 
 #include "arch/cpu.h"
+#include "arch/spinlock.h"
 #include "arch/stage2.h"
 #include "hyp/assert.h"
 #include "hyp/printf.h"
@@ -11,6 +12,64 @@
 
 struct partition hyp_part[HYP_MAX_PARTITIONS];
 unsigned hyp_nparts;
+
+/* Every partition's line limit (its CPUs, and the console CPU for its output, cause lines at once). */
+static spinlock_t lines_lock;
+
+bool part_line_allowed(struct partition *p, uint64_t *suppressed)
+{
+    uint64_t period = arch_counter_hz(); /* one token back per second */
+    bool allowed = false;
+    spin_lock(&lines_lock);
+    uint64_t earned = (arch_counter() - p->report_stamp) / period;
+    if (earned > 0) {
+        p->report_used = earned >= p->report_used ? 0 : p->report_used - (unsigned)earned;
+        p->report_stamp += earned * period;
+    }
+    if (p->report_used >= PART_LINES_BURST) {
+        p->reports_suppressed++;
+    } else {
+        p->report_used++;
+        *suppressed = p->reports_suppressed;
+        p->reports_suppressed = 0;
+        allowed = true;
+    }
+    spin_unlock(&lines_lock);
+    return allowed;
+}
+
+static void lines_not_shown(const struct partition *p, uint64_t n)
+{
+    hyp_printf("rtmux: partition %s: %lu lines it caused were not shown (rate limit: %u at once, then one a "
+               "second)\n",
+               p->name, (unsigned long)n, PART_LINES_BURST);
+}
+
+void part_printf(struct partition *p, const char *fmt, ...)
+{
+    uint64_t suppressed = 0;
+    if (!part_line_allowed(p, &suppressed)) {
+        return;
+    }
+    if (suppressed != 0) {
+        lines_not_shown(p, suppressed);
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    (void)hyp_vprintf(fmt, ap);
+    va_end(ap);
+}
+
+void part_lines_report(struct partition *p)
+{
+    spin_lock(&lines_lock);
+    uint64_t n = p->reports_suppressed;
+    p->reports_suppressed = 0;
+    spin_unlock(&lines_lock);
+    if (n != 0) {
+        lines_not_shown(p, n);
+    }
+}
 
 static uint64_t ipa_to_pa(const struct partition *p, uint64_t ipa)
 {
@@ -112,7 +171,7 @@ void part_load(struct partition *p, void (*between)(void *ctx), void *ctx)
     arch_sync_icache();
     /* The wipe emptied the console ring (head = tail = 0); the drain may read it again. */
     p->conring_tail = 0;
-    p->conring_dropped = 0;
+    p->conring_dropped = p->conring_dropped_lines = 0;
     __atomic_store_n(&p->conring_on, p->conring != NULL, __ATOMIC_RELEASE);
 }
 

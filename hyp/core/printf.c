@@ -34,6 +34,11 @@ static int vprint(const char *prefix, const char *fmt, va_list ap)
     return n;
 }
 
+int hyp_vprintf(const char *fmt, va_list ap)
+{
+    return vprint("", fmt, ap);
+}
+
 int hyp_printf(const char *fmt, ...)
 {
     va_list ap;

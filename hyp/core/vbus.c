@@ -24,6 +24,14 @@
  * Everything Linux provides goes through core/virtq.c's checks or the register rules below; a violation
  * sets DEVICE_NEEDS_RESET, raises the configuration-change interrupt, logs one line with the reason and
  * stops the device (every port closed for the rtos) until Linux writes status 0.
+ *
+ * Bounded passes: whatever Linux puts in its rings, one trap (a register access, the doorbell) does at
+ * most a budget of work (descriptor visits, bytes copied, and where the rtos shares a CPU with Linux,
+ * time), and on a CPU shared with the rtos it stops before any step once the rtos needs the CPU
+ * (vgic_rtos_soon, as the console drain). What is left is taken up by the next pass, which the device
+ * asks for itself: it sends VBUS_SGI_TO_HYP to its own CPU, a hypervisor interrupt that traps as soon as
+ * Linux runs there again (after the rtos, on a shared CPU). Every step keeps the device's state whole,
+ * so stopping between two is invisible to Linux but for the time it takes.
  */
 #include "hyp/vbus.h"
 
@@ -39,6 +47,25 @@
 #include "lib/string.h"
 #include "lib/virtio.h"
 
+/*
+ * The budget of one pass. PASS_DESCS descriptor visits and PASS_BYTES bytes: far above what one of
+ * Linux's notifications needs (a 32 KiB write is one to sixteen descriptors, a receive buffer one page)
+ * and far below the ~13,000 visits of a queue whose 64 entries name one 64-descriptor chain. A chain is
+ * never cut (up to three walks of it: the check and a copy across the ring's wrap), so a pass may pass
+ * PASS_DESCS by up to 3 * VBUS_QUEUE_MAX visits.
+ * Where Linux shares a CPU with the rtos (tight), a pass also ends after PASS_TIGHT_NS of the counter,
+ * copies in steps of PASS_STEP_TIGHT bytes (~0.5 us by bytes in icount, ~0.1 us by doublewords), and on
+ * the shared CPU stops before any step when the rtos needs the CPU within PASS_GUARD_NS (the console
+ * drain's guard: a step is well below it, so the rtos's timer never waits for one). The time bound also
+ * holds on Linux's other CPUs: the device's lock, which a shared CPU's trap may wait for with interrupts
+ * masked, is never held longer than a pass.
+ */
+#define PASS_DESCS      512u
+#define PASS_BYTES      (64u * 1024u)
+#define PASS_STEP_TIGHT 512u
+#define PASS_TIGHT_NS   4000u
+#define PASS_GUARD_NS   5000u
+
 /* The largest queue Linux may make: 64 receive buffers of a page per port (256 KiB of Linux's memory),
  * 64 writes of up to 32 KiB in flight. */
 #define VBUS_QUEUE_MAX 64u
@@ -53,10 +80,10 @@
 #define STATUS_BITS                                                               \
     (VIRTIO_STATUS_ACKNOWLEDGE | VIRTIO_STATUS_DRIVER | VIRTIO_STATUS_DRIVER_OK | \
      VIRTIO_STATUS_FEATURES_OK | VIRTIO_STATUS_DEVICE_NEEDS_RESET | VIRTIO_STATUS_FAILED)
-/* Violations logged: a burst of LOG_BURST, then one a second (a guest resetting and breaking the device
- * in a loop must not flood the shared console); the count in each line says how many there were. */
-#define LOG_BURST 16u
-#define NO_QUEUE  (~0u)
+/* Every line the device prints is caused by a partition (Linux's driver, the rtos's indices) and goes
+ * through that partition's line limit (part_printf): a guest breaking the device in a loop, or sending
+ * DEVICE_READY(0) as fast as it can, does not flood the shared console. */
+#define NO_QUEUE (~0u)
 
 /* Control messages waiting for a control receive buffer, per port, sent in this order. */
 #define PEND_ADD  0x1u
@@ -93,10 +120,14 @@ struct port {
     bool linux_open; /* a Linux program has the port open */
     bool told_open;  /* the PORT_OPEN value Linux was last sent */
     uint8_t pend;
-    /* A write Linux queued that to_rtos had no room for: its head, bytes copied so far and in all. */
+    /* A write Linux queued that to_rtos had no room for, or that a pass stopped in: its head, bytes
+     * copied so far and in all. */
     bool held;
     uint16_t held_head;
     uint32_t held_done, held_total;
+    /* Writes on the transmitq before this entry (a count of the queue's taken entries) belong to an
+     * earlier connection: dropped, not delivered (tx_discard_queued). */
+    uint64_t discard_to;
     /* the rtos's side, while its region is online */
     bool rtos_open;        /* open, with the session below acknowledged */
     uint32_t session;      /* the rtos_session acknowledged */
@@ -125,10 +156,79 @@ static struct {
     struct region region[HYP_MAX_PARTITIONS];
     unsigned nregions;
     uint64_t resets, breaks, ctrl_errors;
-    /* VBUS_STATS_PORT's snapshot, taken when Linux opens it; text_off of it went to Linux so far. */
+    /* VBUS_STATS_PORT's snapshot, taken for Linux's open of it (stats_due until it is); text_off of it
+     * went to Linux so far. */
     char text[STATS_TEXT_MAX];
     uint32_t text_len, text_off;
+    bool stats_due; /* the snapshot is being taken: stats_step is its next step */
+    unsigned stats_step;
+    bool tight;      /* Linux shares a CPU with an rtos: passes are bounded in time too */
+    bool more;       /* a pass stopped with work left: the next VBUS_SGI_TO_HYP takes it up */
+    unsigned rotate; /* the port a resumed pass starts with (each gets its turn first) */
 } dev;
+
+/* The pass under way (under dev.lock): what it may still do, and whether it stopped. */
+static struct {
+    const struct vcpu *v; /* the CPU's Linux virtual CPU, for the rtos that may share it; NULL: none */
+    uint64_t visits0;     /* virtq_visits at its start */
+    uint32_t bytes;       /* copied so far */
+    uint32_t step;        /* bytes per copy step */
+    uint64_t t0, ticks;   /* its start, and its length when tight */
+    uint64_t guard;       /* the rtos's guard in counter ticks */
+    bool cut;             /* it stopped with work left */
+    bool for_rtos;        /* it stopped because the rtos needs the CPU */
+} pass;
+
+/* A pass begins (dev.lock held) on v's CPU (NULL: not in one of Linux's traps). */
+static void pass_begin(const struct vcpu *v)
+{
+    uint64_t hz = arch_counter_hz();
+    pass.v = v;
+    pass.visits0 = virtq_visits;
+    pass.bytes = 0;
+    pass.step = dev.tight ? PASS_STEP_TIGHT : PASS_BYTES;
+    pass.t0 = arch_counter();
+    pass.ticks = hz * PASS_TIGHT_NS / 1000000000u;
+    pass.guard = hz * PASS_GUARD_NS / 1000000000u;
+    pass.cut = false;
+    pass.for_rtos = false;
+}
+
+/* Whether the pass may take one more step (a chain, a copy step, a message); once it may not, it has
+ * stopped (pass.cut) and says no until its end. */
+static bool pass_ok(void)
+{
+    if (pass.cut) {
+        return false;
+    }
+    if (virtq_visits - pass.visits0 >= PASS_DESCS || pass.bytes >= PASS_BYTES ||
+        (dev.tight && arch_counter() - pass.t0 >= pass.ticks)) {
+        pass.cut = true;
+        return false;
+    }
+    if (dev.tight && pass.v != NULL && vgic_rtos_soon(pass.v, pass.guard)) {
+        pass.cut = pass.for_rtos = true;
+        return false;
+    }
+    return true;
+}
+
+/* The pass ends (dev.lock held): work left is asked for with the device's own interrupt on this CPU.
+ * A pass that stopped for the rtos's timer, due within the guard, waits here until it fires (at most
+ * the guard): taken as soon as this trap returns, it gives the CPU to the rtos, and the request for the
+ * rest waits behind it. Returning at once would only bring the request back, trap after trap, each of
+ * them a delay for the timer that fires meanwhile. */
+static void pass_end(void)
+{
+    if (!pass.cut) {
+        return;
+    }
+    dev.more = true;
+    gicv3_send_sgi(arch_mpidr_affinity(), VBUS_SGI_TO_HYP);
+    while (pass.for_rtos && !vgic_rtos_pending(pass.v) && vgic_rtos_soon(pass.v, pass.guard)) {
+        arch_yield();
+    }
+}
 
 static unsigned rx_queue(unsigned port)
 {
@@ -164,24 +264,7 @@ static void kick(struct port *p)
 static void epoch_change(struct port *p);
 static void drop_held(struct port *p);
 static void tx_flush(struct port *p);
-
-/* A token bucket of LOG_BURST lines, one token back per second of the counter. */
-static bool log_allowed(void)
-{
-    static unsigned used;
-    static uint64_t stamp;
-    uint64_t period = arch_counter_hz();
-    uint64_t earned = period != 0 ? (arch_counter() - stamp) / period : 0;
-    if (earned > 0) {
-        used = earned >= used ? 0 : used - (unsigned)earned;
-        stamp += earned * period;
-    }
-    if (used >= LOG_BURST) {
-        return false;
-    }
-    used++;
-    return true;
-}
+static void tx_discard_queued(struct port *p);
 
 /* What Linux gave is wrong: NEEDS_RESET, the configuration-change interrupt, one log line, and every port
  * closed for the rtos (the device does nothing more until Linux resets it). */
@@ -201,14 +284,12 @@ static void violation(unsigned queue, const char *why)
     } else {
         dev.ctrl_errors++;
     }
-    if (log_allowed()) {
-        char where[24] = "registers";
-        if (queue != NO_QUEUE) {
-            (void)hyp_snprintf(where, sizeof(where), "queue %u", queue);
-        }
-        hyp_printf("rtmux: vbus: %s: %s: %s; device needs reset (%lu so far)\n", hyp_vbus.linux->name, where,
-                   why, (unsigned long)dev.breaks);
+    char where[24] = "registers";
+    if (queue != NO_QUEUE) {
+        (void)hyp_snprintf(where, sizeof(where), "queue %u", queue);
     }
+    part_printf(hyp_vbus.linux, "rtmux: vbus: %s: %s: %s; device needs reset (%lu so far)\n",
+                hyp_vbus.linux->name, where, why, (unsigned long)dev.breaks);
     for (unsigned i = 0; i < dev.nports; i++) {
         struct port *p = &dev.port[i];
         if (p->held) {
@@ -228,8 +309,8 @@ static void bad_rtos(struct port *p, const char *what)
     p->stats.errors++;
     if (!p->bad_logged) {
         p->bad_logged = true;
-        hyp_printf("rtmux: vbus: channel %s: the rtos's %s is outside its ring; not followed\n", p->cfg->name,
-                   what);
+        part_printf(p->r->part, "rtmux: vbus: channel %s: the rtos's %s is outside its ring; not followed\n",
+                    p->cfg->name, what);
     }
 }
 
@@ -271,8 +352,7 @@ static void chan_poll(struct port *p)
     if (open != 0 && session != p->session) {
         /* A new open: what Linux wrote for an earlier one is dropped, and the open acknowledged. */
         p->rtos_open = false;
-        drop_held(p);
-        tx_flush(p);
+        tx_discard_queued(p);
         p->session = session;
         p->rtos_open = true;
         epoch_change(p);
@@ -341,7 +421,8 @@ static void region_poll(struct region *r)
     if (r->hdr->nchan != r->nchan) {
         if (!r->bad_logged) {
             r->bad_logged = true;
-            hyp_printf(
+            part_printf(
+                r->part,
                 "rtmux: vbus: partition %s initialised its region with %u channels, not %u: not used\n",
                 r->part->name, r->hdr->nchan, r->nchan);
         }
@@ -378,18 +459,28 @@ static uint32_t min32(uint32_t a, uint32_t b)
     return a < b ? a : b;
 }
 
-/* Copies n bytes between the chain at head (from byte off) and a byte ring (from index idx, wrapping). */
+/* Copies up to n bytes between the chain at head (from byte off) and a byte ring (from index idx,
+ * wrapping), in the pass's steps: the first always (the caller asked pass_ok before the chain), each
+ * further one while the pass may go on. *copied: how many; -1 after a violation. */
 static int ring_copy(unsigned qi, uint16_t head, uint32_t off, struct vbus_ring *ring, uint32_t size,
-                     uint32_t idx, uint32_t n, bool to_chain)
+                     uint32_t idx, uint32_t n, bool to_chain, uint32_t *copied)
 {
     const char *why = NULL;
-    uint32_t at = idx & (size - 1u);
-    uint32_t first = min32(n, size - at);
-    if (virtq_copy(&dev.q[qi], &dev.ram, head, off, ring->data + at, first, to_chain, &why) != 0 ||
-        virtq_copy(&dev.q[qi], &dev.ram, head, off + first, ring->data, n - first, to_chain, &why) != 0) {
-        violation(qi, why);
-        return -1;
+    uint32_t done = 0;
+    while (done < n && (done == 0 || pass_ok())) {
+        uint32_t k = min32(n - done, pass.step);
+        uint32_t at = (idx + done) & (size - 1u);
+        uint32_t first = min32(k, size - at);
+        if (virtq_copy(&dev.q[qi], &dev.ram, head, off + done, ring->data + at, first, to_chain, &why) != 0 ||
+            virtq_copy(&dev.q[qi], &dev.ram, head, off + done + first, ring->data, k - first, to_chain,
+                       &why) != 0) {
+            violation(qi, why);
+            return -1;
+        }
+        done += k;
+        pass.bytes += k;
     }
+    *copied = done;
     return 0;
 }
 
@@ -431,14 +522,16 @@ static void tx_flush(struct port *p)
     struct vbus_ring *ring = p->to_rtos;
     uint32_t size = p->cfg->to_rtos_size;
     bool irq = false;
-    for (unsigned turns = 0; turns <= q->num; turns++) {
+    for (unsigned turns = 0; turns <= q->num && pass_ok(); turns++) {
         const char *why = NULL;
         uint16_t head;
         uint32_t total, done = 0;
+        bool old = false; /* a write of an earlier connection (tx_discard_queued) */
         if (p->held) {
             head = p->held_head;
             done = p->held_done;
         } else {
+            old = q->taken < p->discard_to;
             int rc = virtq_pop(q, &head, &why);
             if (rc < 0) {
                 violation(qi, why);
@@ -456,7 +549,8 @@ static void tx_flush(struct port *p)
             p->stats.to_rtos_msgs++;
         }
         uint32_t n = 0;
-        if (deliver) {
+        bool full = false; /* to_rtos had no room for the rest */
+        if (deliver && !old) {
             uint32_t tail = __atomic_load_n(&ring->tail, __ATOMIC_ACQUIRE);
             uint32_t used = p->to_rtos_head - tail;
             if (used > size) {
@@ -464,10 +558,13 @@ static void tx_flush(struct port *p)
                 used = size; /* taken as full: nothing is written over */
             }
             n = min32(size - used, total - done);
+            full = n < total - done;
             if (n > 0) {
-                if (ring_copy(qi, head, done, ring, size, p->to_rtos_head, n, false) != 0) {
+                uint32_t room = n;
+                if (ring_copy(qi, head, done, ring, size, p->to_rtos_head, n, false, &n) != 0) {
                     return;
                 }
+                full = full && n == room; /* else the pass stopped in the copy */
                 p->to_rtos_head += n;
                 __atomic_store_n(&ring->head, p->to_rtos_head, __ATOMIC_RELEASE);
                 p->stats.to_rtos_bytes += n;
@@ -479,7 +576,7 @@ static void tx_flush(struct port *p)
         }
         done += n;
         if (done < total) {
-            if (!p->held || n > 0) {
+            if (full && (!p->held || n > 0)) {
                 p->stats.full++;
             }
             p->held = true;
@@ -496,14 +593,16 @@ static void tx_flush(struct port *p)
     }
 }
 
-/* Drops every write Linux queued on p before a new connection (its earlier program's). */
-static void tx_discard_all(struct port *p)
+/* Every write Linux queued on p until now is an earlier connection's (its earlier program's, or sent
+ * to an earlier rtos open): dropped and counted, not delivered. They go in passes like any write:
+ * tx_flush drops the entries before discard_to, and delivers those after (the new connection's). */
+static void tx_discard_queued(struct port *p)
 {
-    bool was_open = p->rtos_open;
-    p->rtos_open = false;
     drop_held(p);
-    tx_flush(p);
-    p->rtos_open = was_open;
+    struct virtq *q = &dev.q[rx_queue((unsigned)(p - dev.port)) + 1u];
+    if (can_run() && q->ready) {
+        p->discard_to = virtq_published(q);
+    }
 }
 
 /* The next receive buffer Linux posted on queue qi, checked: 1 with its head and length, 0 when there is
@@ -546,7 +645,7 @@ static void rx_flush(struct port *p)
     }
     uint32_t start = p->to_linux_tail;
     bool irq = false;
-    while (left > 0) {
+    while (left > 0 && pass_ok()) {
         uint16_t h;
         uint32_t total;
         int rc = rx_next(qi, &h, &total);
@@ -557,9 +656,9 @@ static void rx_flush(struct port *p)
             break; /* Linux posts more when a reader took what it has (a notification) */
         }
         uint32_t n = min32(left, total);
-        if (ring_copy(qi, h, 0, ring, size, p->to_linux_tail, n, true) != 0) {
+        if (ring_copy(qi, h, 0, ring, size, p->to_linux_tail, n, true, &n) != 0) {
             return;
-        }
+        } /* a buffer the pass stopped in goes back with what it got */
         p->to_linux_tail += n;
         left -= n;
         p->stats.to_linux_bytes += n;
@@ -578,41 +677,60 @@ static void rx_flush(struct port *p)
 /* ------------------------------------------------------------------------------------------------ */
 /* VBUS_STATS_PORT */
 
-/* The counters as they are now, into dev.text (format: docs/architecture.md, "V-Bus counters"). The
- * rtos's own counters are read from its region as numbers only: nothing is followed. */
-static void stats_snapshot(void)
+/* dev.text's free part (hyp_snprintf's buffer and size), and its length grown by what hyp_snprintf put
+ * there (cut to fit: the buffer has room for the longest snapshot). */
+#define TEXT_FREE (dev.text + dev.text_len), (STATS_TEXT_MAX - dev.text_len)
+static void text_added(int n)
 {
-    char *t = dev.text;
-    uint32_t len = 0, max = STATS_TEXT_MAX;
+    uint32_t room = STATS_TEXT_MAX - dev.text_len;
+    dev.text_len += n <= 0 ? 0u : (uint32_t)n < room ? (uint32_t)n : room - 1u;
+}
+
+/* Step `step` of the counters' snapshot into dev.text (format: docs/architecture.md, "V-Bus counters"):
+ * the header, the device's line, then each channel's line in two halves; false once there is none left.
+ * A step is a few microseconds of formatting (a whole snapshot of three channels took 10 us in icount),
+ * so a pass can stop between two for the rtos. The rtos's own counters are read from its region as
+ * numbers only: nothing is followed. */
+static bool stats_snapshot_step(unsigned step)
+{
     uint64_t hz = arch_counter_hz();
-    int n = hyp_snprintf(t, max, "rtmux-stats 1 uptime_us=%lu\n",
-                         (unsigned long)(hz >= 1000000u ? arch_counter() / (hz / 1000000u) : 0u));
-    len += n > 0 ? (uint32_t)n : 0u;
-    n = hyp_snprintf(t + len, max - len,
-                     "device partition=%s status=0x%02x needs_reset=%u resets=%lu violations=%lu "
-                     "control_errors=%lu\n",
-                     hyp_vbus.linux->name, (unsigned)dev.status, dev.broken ? 1u : 0u,
-                     (unsigned long)dev.resets, (unsigned long)dev.breaks, (unsigned long)dev.ctrl_errors);
-    len += n > 0 ? (uint32_t)n : 0u;
-    for (unsigned i = 0; i < hyp_vbus.nchan && len < max; i++) {
-        const struct port *p = &dev.port[i];
-        const struct vbus_chan_stats *s = &p->stats;
-        bool online = p->r->online;
-        uint64_t rtos_full = online ? __atomic_load_n(&p->c->rtos_full, __ATOMIC_RELAXED) : 0u;
-        uint64_t rtos_discarded = online ? __atomic_load_n(&p->c->rtos_discarded, __ATOMIC_RELAXED) : 0u;
-        n = hyp_snprintf(
-            t + len, max - len,
-            "channel name=%s rtos=%s linux_open=%u rtos_open=%u to_rtos_bytes=%lu to_rtos_writes=%lu "
-            "to_linux_bytes=%lu to_linux_buffers=%lu linux_full=%lu rtos_full=%lu discarded=%lu "
-            "rtos_discarded=%lu errors=%lu\n",
-            p->cfg->name, p->r->part->name, p->linux_open ? 1u : 0u, host_open(p) ? 1u : 0u,
-            (unsigned long)s->to_rtos_bytes, (unsigned long)s->to_rtos_msgs, (unsigned long)s->to_linux_bytes,
-            (unsigned long)s->to_linux_msgs, (unsigned long)s->full, (unsigned long)rtos_full,
-            (unsigned long)s->discarded, (unsigned long)rtos_discarded, (unsigned long)s->errors);
-        len += n > 0 ? (uint32_t)n : 0u;
+    if (step == 0) {
+        text_added(hyp_snprintf(TEXT_FREE, "rtmux-stats 1 uptime_us=%lu\n",
+                                (unsigned long)(hz >= 1000000u ? arch_counter() / (hz / 1000000u) : 0u)));
+        return true;
     }
-    dev.text_len = len < max ? len : max - 1u;
-    dev.text_off = 0;
+    if (step == 1) {
+        text_added(hyp_snprintf(
+            TEXT_FREE,
+            "device partition=%s status=0x%02x needs_reset=%u resets=%lu violations=%lu control_errors=%lu\n",
+            hyp_vbus.linux->name, (unsigned)dev.status, dev.broken ? 1u : 0u, (unsigned long)dev.resets,
+            (unsigned long)dev.breaks, (unsigned long)dev.ctrl_errors));
+        return true;
+    }
+    unsigned i = (step - 2u) / 2u;
+    if (i >= hyp_vbus.nchan) {
+        return false;
+    }
+    const struct port *p = &dev.port[i];
+    const struct vbus_chan_stats *st = &p->stats;
+    if (step % 2u == 0) {
+        text_added(hyp_snprintf(
+            TEXT_FREE,
+            "channel name=%s rtos=%s linux_open=%u rtos_open=%u to_rtos_bytes=%lu to_rtos_writes=%lu "
+            "to_linux_bytes=%lu to_linux_buffers=%lu",
+            p->cfg->name, p->r->part->name, p->linux_open ? 1u : 0u, host_open(p) ? 1u : 0u,
+            (unsigned long)st->to_rtos_bytes, (unsigned long)st->to_rtos_msgs,
+            (unsigned long)st->to_linux_bytes, (unsigned long)st->to_linux_msgs));
+        return true;
+    }
+    bool online = p->r->online;
+    uint64_t rtos_full = online ? __atomic_load_n(&p->c->rtos_full, __ATOMIC_RELAXED) : 0u;
+    uint64_t rtos_discarded = online ? __atomic_load_n(&p->c->rtos_discarded, __ATOMIC_RELAXED) : 0u;
+    text_added(hyp_snprintf(TEXT_FREE,
+                            " linux_full=%lu rtos_full=%lu discarded=%lu rtos_discarded=%lu errors=%lu\n",
+                            (unsigned long)st->full, (unsigned long)rtos_full, (unsigned long)st->discarded,
+                            (unsigned long)rtos_discarded, (unsigned long)st->errors));
+    return true;
 }
 
 /* The snapshot into Linux's receive buffers on VBUS_STATS_PORT while it is open; what is left waits for
@@ -625,8 +743,19 @@ static void stats_flush(struct port *p)
     if (!can_run() || !q->ready || !p->linux_open) {
         return;
     }
+    /* One snapshot per open, however many opens came before it (taken for the last), in steps; Linux
+     * gets it only whole: a read that finds the port empty before its end would be end of file. */
+    while (dev.stats_due) {
+        if (!pass_ok()) {
+            return;
+        }
+        dev.stats_due = stats_snapshot_step(dev.stats_step++);
+    }
+    if (dev.text_off < dev.text_len && !pass_ok()) {
+        return;
+    }
     bool irq = false;
-    while (dev.text_off < dev.text_len) {
+    while (dev.text_off < dev.text_len) { /* at most STATS_TEXT_MAX bytes: one step */
         const char *why = NULL;
         uint16_t h;
         uint32_t total;
@@ -643,6 +772,7 @@ static void stats_flush(struct port *p)
             return;
         }
         dev.text_off += n;
+        pass.bytes += n;
         irq |= virtq_push(q, h, n);
     }
     if (irq) {
@@ -669,6 +799,9 @@ static void ctrl_rx_flush(void)
             if (bit == PEND_OPEN && open == p->told_open) {
                 p->pend &= (uint8_t)~PEND_OPEN; /* changed back before it was sent */
                 continue;
+            }
+            if (!pass_ok()) {
+                goto out;
             }
             uint8_t msg[sizeof(struct virtio_console_control) + VBUS_NAME_SIZE];
             struct virtio_console_control m = {.id = i};
@@ -738,7 +871,7 @@ static void ctrl_tx_unread(void)
         return;
     }
     bool irq = false;
-    for (unsigned turns = 0; turns < q->num; turns++) {
+    for (unsigned turns = 0; turns < q->num && pass_ok(); turns++) {
         const char *why = NULL;
         uint16_t h;
         uint32_t total;
@@ -756,7 +889,8 @@ static void ctrl_message(const struct virtio_console_control *m)
 {
     if (m->event == VIRTIO_CONSOLE_DEVICE_READY) {
         if (m->value == 0) {
-            hyp_printf("rtmux: vbus: %s's console driver failed to start\n", hyp_vbus.linux->name);
+            part_printf(hyp_vbus.linux, "rtmux: vbus: %s's console driver failed to start\n",
+                        hyp_vbus.linux->name);
             return;
         }
         for (unsigned i = 0; i < dev.nports; i++) {
@@ -775,8 +909,8 @@ static void ctrl_message(const struct virtio_console_control *m)
     struct port *p = &dev.port[m->id];
     if (m->event == VIRTIO_CONSOLE_PORT_READY) {
         if (m->value == 0) {
-            hyp_printf("rtmux: vbus: %s could not set up port %u (%s)\n", hyp_vbus.linux->name, m->id,
-                       port_name(p));
+            part_printf(hyp_vbus.linux, "rtmux: vbus: %s could not set up port %u (%s)\n",
+                        hyp_vbus.linux->name, m->id, port_name(p));
             return;
         }
         p->ready = true;
@@ -791,14 +925,16 @@ static void ctrl_message(const struct virtio_console_control *m)
     }
     if (p->is_stats) {
         p->linux_open = open;
+        dev.stats_due = open;
+        dev.stats_step = 0;
+        dev.text_len = dev.text_off = 0; /* nothing of an earlier open's snapshot */
         if (open) {
-            stats_snapshot();
             stats_flush(p);
         }
         return;
     }
     if (open) {
-        tx_discard_all(p); /* what an earlier program queued is not the new one's */
+        tx_discard_queued(p); /* what an earlier program queued is not the new one's */
     }
     p->linux_open = open;
     epoch_change(p);
@@ -809,7 +945,7 @@ static void ctrl_tx(void)
 {
     struct virtq *q = &dev.q[VIRTIO_CONSOLE_CTRL_TX];
     bool irq = false;
-    for (unsigned turns = 0; turns < q->num && can_run() && q->ready; turns++) {
+    for (unsigned turns = 0; turns < q->num && can_run() && q->ready && pass_ok(); turns++) {
         const char *why = NULL;
         uint16_t h;
         uint32_t total;
@@ -871,8 +1007,9 @@ static void all_pass(void)
         region_poll(&dev.region[i]);
     }
     ctrl_tx();
-    for (unsigned i = 0; i < dev.nports; i++) {
-        port_pass(&dev.port[i]);
+    unsigned first = dev.rotate++ % dev.nports; /* a pass that stops early leaves the others a turn */
+    for (unsigned k = 0; k < dev.nports; k++) {
+        port_pass(&dev.port[(first + k) % dev.nports]);
     }
     ctrl_rx_flush();
 }
@@ -895,12 +1032,15 @@ static void device_reset(void)
     dev.drv_features = 0;
     dev.drv_features_beyond = false;
     dev.broken = false;
+    dev.more = false;
+    dev.stats_due = false;
     for (unsigned i = 0; i < dev.nports; i++) {
         struct port *p = &dev.port[i];
         if (p->held) {
             p->stats.discarded += p->held_total - p->held_done; /* gone with Linux's rings */
         }
         p->held = false;
+        p->discard_to = 0;
         p->ready = false;
         p->told_open = false;
         p->pend = 0;
@@ -1098,12 +1238,15 @@ static void reg_write(uint64_t off, uint32_t v)
             return;
         }
         q = &dev.q[dev.queue_sel];
-        if (v == 0) {
-            if (dev.queue_sel >= 4 && dev.queue_sel % 2u == 1u) {
-                dev.port[dev.queue_sel / 2u - 1u].held = false;
-            } else if (dev.queue_sel == 1) {
-                dev.port[0].held = false;
+        if (dev.queue_sel == 1 || (dev.queue_sel >= 4 && dev.queue_sel % 2u == 1u)) {
+            /* a port's transmitq starts again from entry 0: nothing held, nothing to drop */
+            struct port *tp = &dev.port[dev.queue_sel == 1 ? 0u : dev.queue_sel / 2u - 1u];
+            if (v == 0 || !q->ready) {
+                tp->held = false;
+                tp->discard_to = 0;
             }
+        }
+        if (v == 0) {
             virtq_disable(q);
             return;
         }
@@ -1171,12 +1314,14 @@ bool vbus_mmio(struct vcpu *v, void *ctx, uint64_t off, bool write, uint64_t *va
 {
     (void)ctx;
     spin_lock(&dev.lock);
+    pass_begin(v);
     for (unsigned i = 0; i < dev.nregions; i++) {
         region_poll(&dev.region[i]);
     }
     reg_access(off, write, val, size);
     ctrl_rx_flush(); /* what the regions' changes queued for Linux */
     ring_rtos();
+    pass_end();
     spin_unlock(&dev.lock);
     if (linux_running()) {
         vgic_levels_changed(hyp_vbus.linux, v); /* its line, to the Linux CPU it is routed to */
@@ -1196,6 +1341,9 @@ void vbus_doorbell(struct vcpu *v)
         return;
     }
     spin_lock(&dev.lock);
+    pass_begin(v);
+    bool more = dev.more;
+    dev.more = false;
     for (unsigned i = 0; i < dev.nregions; i++) {
         struct region *r = &dev.region[i];
         region_poll(r);
@@ -1203,14 +1351,20 @@ void vbus_doorbell(struct vcpu *v)
             continue;
         }
         uint32_t rang = __atomic_exchange_n(&r->hdr->hyp_pending, 0u, __ATOMIC_ACQ_REL);
-        for (unsigned n = 0; n < r->nchan; n++) {
+        for (unsigned n = 0; n < r->nchan && !more; n++) {
             if ((rang >> n) & 1u) {
                 port_pass(&dev.port[r->chan[n]]);
             }
         }
     }
+    if (more && dev.broken) {
+        ctrl_tx_unread(); /* what an earlier pass left of the control messages to give back */
+    } else if (more && can_run()) {
+        all_pass(); /* what an earlier pass left, and the rtos's rings */
+    }
     ctrl_rx_flush();
     ring_rtos();
+    pass_end();
     spin_unlock(&dev.lock);
     if (linux_running()) {
         vgic_levels_changed(hyp_vbus.linux, v); /* its line, to the Linux CPU it is routed to */
@@ -1233,6 +1387,7 @@ void vbus_part_down(struct partition *p)
         return;
     }
     spin_lock(&dev.lock);
+    pass_begin(NULL); /* not a pass that leaves work: the region goes, or the device is reset */
     struct region *r = region_of(p);
     if (r != NULL) {
         /* What the rings still hold goes with the RAM: counted as dropped (indices the rtos broke are not
@@ -1289,6 +1444,7 @@ void vbus_report(void)
     if (!dev.present) {
         return;
     }
+
     for (unsigned i = 0; i < hyp_vbus.nchan; i++) {
         struct vbus_chan_stats s = vbus_stats(i);
         hyp_printf("rtmux: vbus: channel %s: to-rtos %lu bytes in %lu writes (%lu times full), to-linux %lu "
@@ -1330,6 +1486,9 @@ void vbus_init(void)
         }
     }
     dev.ram = (struct virtq_ram){.ipa = lp->ram_ipa, .size = lp->ram_size, .host = (uintptr_t)lp->ram_pa};
+    for (unsigned c = 0; c < HYP_MAX_CPUS; c++) {
+        dev.tight |= ((lp->cpu_mask >> c) & 1u) != 0 && part_rtos_sharing(c) != NULL;
+    }
     dev.nports = cfg->nchan + 1u;
     dev.nqueues = 2u * (dev.nports + 1u);
     dev.port[cfg->nchan].is_stats = true;

@@ -5,6 +5,8 @@
 
 #include "lib/string.h"
 
+uint64_t virtq_visits;
+
 void *virtq_ram_map(const struct virtq_ram *ram, uint64_t ipa, uint64_t len)
 {
     /* No sum that could wrap: the offset, then the length against what is left after it. */
@@ -22,7 +24,7 @@ static bool aligned(uint64_t a, uint64_t align)
 const char *virtq_enable(struct virtq *q, const struct virtq_ram *ram, uint32_t max)
 {
     uint32_t n = q->num;
-    if (n == 0 || n > max || n > VIRTQ_SIZE_MAX || (n & (n - 1u)) != 0) {
+    if (n == 0 || n > max || n > VIRTQ_TRACK_MAX || (n & (n - 1u)) != 0) {
         return "queue size not a power of two within the maximum";
     }
     if (!aligned(q->desc_ipa, VIRTQ_DESC_ALIGN) || !aligned(q->avail_ipa, VIRTQ_AVAIL_ALIGN) ||
@@ -41,6 +43,8 @@ const char *virtq_enable(struct virtq *q, const struct virtq_ram *ram, uint32_t 
     /* Both sides start at index 0 (virtio 1.1, 2.6.13): the driver's zeroed rings say the same. */
     q->last_avail = 0;
     q->used_idx = 0;
+    q->in_flight = q->returned = 0; /* one store: returned_at[] is read only under `returned` */
+    q->taken = q->published = 0;
     q->ready = true;
     return NULL;
 }
@@ -53,11 +57,27 @@ void virtq_disable(struct virtq *q)
     q->used = NULL;
 }
 
-int virtq_pop(struct virtq *q, uint16_t *head, const char **why)
+/* The driver's available index, read now (acquire: the entries and descriptors it wrote before the
+ * index are visible after it): how many entries wait, or more than num when it jumped too far. */
+static uint16_t avail_waiting(struct virtq *q)
 {
-    /* Acquire: the entries and descriptors the driver wrote before the index are visible after it. */
     uint16_t idx = __atomic_load_n(&q->avail->idx, __ATOMIC_ACQUIRE);
     uint16_t waiting = (uint16_t)(idx - q->last_avail);
+    if (waiting <= q->num) {
+        q->published = q->taken + waiting; /* every entry below was written before this read */
+    }
+    return waiting;
+}
+
+uint64_t virtq_published(struct virtq *q)
+{
+    (void)avail_waiting(q);
+    return q->published;
+}
+
+int virtq_pop(struct virtq *q, uint16_t *head, const char **why)
+{
+    uint16_t waiting = avail_waiting(q);
     if (waiting == 0) {
         return 0;
     }
@@ -70,14 +90,15 @@ int virtq_pop(struct virtq *q, uint16_t *head, const char **why)
         *why = "available head beyond the descriptor table";
         return -1;
     }
+    if ((q->in_flight >> h) & 1u || (((q->returned >> h) & 1u) && q->taken < q->returned_at[h])) {
+        *why = "available head already in flight";
+        return -1;
+    }
+    q->in_flight |= 1ull << h;
     q->last_avail++;
+    q->taken++;
     *head = h;
     return 1;
-}
-
-void virtq_unpop(struct virtq *q)
-{
-    q->last_avail--;
 }
 
 void virtq_iter_start(struct virtq_iter *it, uint16_t head)
@@ -102,6 +123,7 @@ int virtq_next(const struct virtq *q, const struct virtq_ram *ram, struct virtq_
         *why = "descriptor chain longer than the queue (a loop)";
         return -1;
     }
+    virtq_visits++;
     volatile const struct virtq_desc *d = &q->desc[it->next];
     uint64_t addr = d->addr;
     uint32_t n = d->len;
@@ -190,6 +212,12 @@ int virtq_copy(const struct virtq *q, const struct virtq_ram *ram, uint16_t head
 
 bool virtq_push(struct virtq *q, uint16_t head, uint32_t len)
 {
+    /* Returned: entries the driver published up to now (read now, before the used index) were written
+     * before it could know. */
+    (void)avail_waiting(q);
+    q->in_flight &= ~(1ull << head);
+    q->returned |= 1ull << head;
+    q->returned_at[head] = q->published;
     volatile struct virtq_used_elem *e = &q->used->ring[q->used_idx & (q->num - 1u)];
     e->id = head;
     e->len = len;

@@ -187,8 +187,7 @@ bool vuart_access(struct vuart *u, uint64_t off, bool write, uint64_t *val, unsi
     return true;
 }
 
-bool vuart_drain(struct vuart *u, const char *name, enum vuart_drain_mode mode, vuart_line_fn line, void *ctx,
-                 uint32_t max)
+bool vuart_drain(struct vuart *u, enum vuart_drain_mode mode, vuart_line_fn line, void *ctx, uint32_t max)
 {
     uint32_t prod = __atomic_load_n(&u->tx_prod, __ATOMIC_ACQUIRE);
     uint32_t cons = u->tx_cons;
@@ -224,11 +223,13 @@ bool vuart_drain(struct vuart *u, const char *name, enum vuart_drain_mode mode, 
         (void)line(ctx, u->line, u->line_len, false); /* a prompt: show it without its newline */
         u->line_len = 0;
     }
-    uint32_t dropped = u->tx_dropped;
-    if (dropped != u->dropped_reported) {
-        hyp_printf("rtmux: %s: %u output characters dropped (console ring full)\n", name,
-                   dropped - u->dropped_reported);
-        u->dropped_reported = dropped;
-    }
     return all;
+}
+
+uint32_t vuart_dropped_news(struct vuart *u)
+{
+    uint32_t dropped = __atomic_load_n(&u->tx_dropped, __ATOMIC_RELAXED);
+    uint32_t n = dropped - u->dropped_reported;
+    u->dropped_reported = dropped;
+    return n;
 }

@@ -281,9 +281,9 @@ VBUS_HOSTILE = ROOT / "tests" / "system" / "configs" / "shared-vbus-hostile.toml
 # The rtos's figures on the shared CPU with Linux idle or computing (0.69 us worst wake-up in icount,
 # no overrun): what the V-Bus storms must leave it, within a margin for a world switch each way.
 STORM_WORST_US = 2.0
-# Hypervisor lines a partition can cause in the storm's 3 s: a burst of 10, then one a second, plus the
-# lines saying how many were suppressed (core/printf.c's per-partition limit).
-STORM_LINES_MAX = 20
+# Hypervisor lines a partition can cause in the storm's 3 s: a burst of 16, then one a second, each
+# after a line saying how many were not shown (PART_LINES_BURST, hyp/partition.h), for 3 to 4 seconds.
+STORM_LINES_MAX = 16 + 2 * 4
 STORM = re.compile(
     r"^\[linux\] vbus-guest: storm (\S+): (\d+) rounds in \d+ ms, (\d+) refused \(needs reset\), longest "
     r"register write (\d+) us; after a reset: (\S+)$",

@@ -16,11 +16,6 @@
 #include "hyp/printf.h"
 #include "hyp/vcpu.h"
 
-/* Refused accesses and emulated registers logged per partition: a burst of REPORT_BURST, then one line
- * per REPORT_PERIOD_S at most, which says how many went unreported since (a guest can fault in a loop,
- * and the console is shared). */
-#define REPORT_BURST    10u
-#define REPORT_PERIOD_S 1u
 /* HPFAR_EL2.FIPA holds IPA[47:12] from bit 4; FAR_EL2 gives the offset in the page. */
 #define HPFAR_FIPA_SHIFT 4
 /* System instructions (op0 = 1) that trap with HCR_EL2.TSW: DC ISW, DC CSW, DC CISW (CRn 7, op2 2). */
@@ -42,31 +37,11 @@ static struct vcpu *this_vcpu(void)
     return (struct vcpu *)(uintptr_t)ARCH_READ_SYSREG(tpidr_el2);
 }
 
-/* The report limiter's state of every partition (a partition's CPUs fault at once). */
-static spinlock_t report_lock;
-
-/* True when a report may be printed now (a token bucket of REPORT_BURST, one token back per period);
- * *suppressed is how many were not printed since the last one that was. */
+/* Reports go through the partition's line limit (hyp/partition.h): *suppressed is how many of its lines
+ * were not printed since the last one that was. */
 static bool report_allowed(struct partition *p, uint64_t *suppressed)
 {
-    uint64_t period = arch_counter_hz() * REPORT_PERIOD_S;
-    bool allowed = false;
-    spin_lock(&report_lock);
-    uint64_t earned = (arch_counter() - p->report_stamp) / period;
-    if (earned > 0) {
-        p->report_used = earned >= p->report_used ? 0 : p->report_used - (unsigned)earned;
-        p->report_stamp += earned * period;
-    }
-    if (p->report_used >= REPORT_BURST) {
-        p->reports_suppressed++;
-    } else {
-        p->report_used++;
-        *suppressed = p->reports_suppressed;
-        p->reports_suppressed = 0;
-        allowed = true;
-    }
-    spin_unlock(&report_lock);
-    return allowed;
+    return part_line_allowed(p, suppressed);
 }
 
 /* Takes the guest to its EL1 synchronous exception vector with ESR_EL1 = esr_el1 and FAR_EL1 = far, as

@@ -104,13 +104,14 @@ struct partition {
     uint64_t vbus_ipa;
     uint32_t vbus_size;
     volatile bool conring_on;
-    uint32_t conring_tail, conring_dropped;
+    uint32_t conring_tail, conring_dropped, conring_dropped_lines;
     uint64_t faults; /* faults so far, whatever the policy did */
     /* Counter values of the last fault restarts: a ring of fault.max_restarts entries, the oldest at
      * restarts % max_restarts once it is full. */
     uint64_t restart_stamp[HYP_MAX_RESTARTS];
     uint64_t restarts;
-    /* Rate limit of the reports above (trap.c): tokens used, when they were last refilled. */
+    /* The rate limit of every console line the partition can cause (part_line_allowed): tokens used,
+     * when they were last refilled, lines not shown since the last one that was. */
     unsigned report_used;
     uint64_t report_stamp;
     uint64_t reports_suppressed;
@@ -132,6 +133,20 @@ struct partition *part_of_cpu(unsigned cpu);
  * at start-up: part_share_init). */
 struct partition *part_rtos_sharing(unsigned cpu);
 void part_share_init(void);
+
+/*
+ * The console lines a partition can cause (its refused accesses, its resets, what its devices report,
+ * its dropped output) go through one rate limit per partition: a burst of PART_LINES_BURST, then one per
+ * second, so that no partition can flood the console that all share. The count of the lines not shown
+ * comes with the next line that is (and with the partition's stop report).
+ */
+#define PART_LINES_BURST 16u
+/* Whether a line p causes may be printed now; *suppressed: how many were not since the last that was. */
+bool part_line_allowed(struct partition *p, uint64_t *suppressed);
+/* A line p causes, through its rate limit; a line saying how many were not shown comes first. */
+void part_printf(struct partition *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* At p's stop: how many of its lines the rate limit kept back since the last one shown, if any. */
+void part_lines_report(struct partition *p);
 
 /* p's virtual CPU on CPU `cpu` (hyp/vcpu.h). */
 static inline struct vcpu *part_vcpu(const struct partition *p, unsigned cpu)

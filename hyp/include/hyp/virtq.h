@@ -20,6 +20,10 @@
 
 #include "lib/virtio.h"
 
+/* The largest queue these checks track: a device's heads in flight are one bit each of a 64-bit word
+ * (the V-Bus device's queues have at most 64 entries). */
+#define VIRTQ_TRACK_MAX 64u
+
 /* The longest chain the device accepts, in bytes (a bound on used lengths and copy loops; far above
  * what Linux's console driver builds: a PAGE_SIZE receive buffer, a 32 KiB write). */
 #define VIRTQ_CHAIN_MAX (16u * 1024u * 1024u)
@@ -42,7 +46,20 @@ struct virtq {
     volatile struct virtq_used *used;
     uint16_t last_avail; /* the next available-ring entry the device takes */
     uint16_t used_idx;   /* the used index the device last published */
+    /* Which heads the device holds (taken, not yet returned), and for every head the driver's available
+     * index the device had read when it last returned it: an entry below that index was published
+     * before the driver could know the head was free, so it names a head still in flight (virtio 1.1,
+     * 2.6.5: a buffer is the device's from being made available until it is used). Indices here are
+     * 64-bit counts since the queue was enabled (they never wrap): taken, and published as last read. */
+    uint64_t in_flight;
+    uint64_t taken, published;
+    uint64_t returned; /* heads returned since the queue was enabled: their returned_at is set */
+    uint64_t returned_at[VIRTQ_TRACK_MAX];
 };
+
+/* Every descriptor visit of virtq_next since the start (a device counts its own work with it; callers
+ * serialise, as they do for the queues). */
+extern uint64_t virtq_visits;
 
 /* One chain's buffers in order (virtq_next): the next descriptor and how many were visited. */
 struct virtq_iter {
@@ -54,18 +71,22 @@ struct virtq_iter {
 /* Host address of guest range [ipa, ipa + len) if the whole range lies in the RAM, else NULL. */
 void *virtq_ram_map(const struct virtq_ram *ram, uint64_t ipa, uint64_t len);
 
-/* QueueReady = 1: checks the size (a power of two, 1..max) and the three areas (aligned, inside RAM),
- * then makes the queue ready with both indices at 0. NULL, or what was wrong (q unchanged). */
+/* QueueReady = 1: checks the size (a power of two, 1..max, max <= VIRTQ_TRACK_MAX) and the three areas
+ * (aligned, inside RAM), then makes the queue ready with both indices at 0. NULL, or what was wrong (q
+ * unchanged). */
 const char *virtq_enable(struct virtq *q, const struct virtq_ram *ram, uint32_t max);
 /* QueueReady = 0, or a device reset: the queue forgets its rings (its registers stay). */
 void virtq_disable(struct virtq *q);
 
 /* Takes the next available chain's head: 1 and *head set, 0 when none is available, -1 on a violation
- * (*why: an available index more than a queue ahead, or a head beyond the table). */
+ * (*why: an available index more than a queue ahead, a head beyond the table, or a head still in
+ * flight: one the device holds, or one named in an entry published before the device returned it;
+ * Linux's virtio ring never does either, since it reuses a head only after reading it in the used
+ * ring). The head is the device's (in flight) until virtq_push returns it. */
 int virtq_pop(struct virtq *q, uint16_t *head, const char **why);
-/* Gives back a head taken with virtq_pop, for a later virtq_pop to take again (the device could not
- * use it yet). */
-void virtq_unpop(struct virtq *q);
+/* The count of entries the driver has published so far (64-bit, as `taken`), read now; at most a queue
+ * beyond those taken (a larger jump is left for virtq_pop to refuse). */
+uint64_t virtq_published(struct virtq *q);
 
 void virtq_iter_start(struct virtq_iter *it, uint16_t head);
 /* The chain's next buffer: 1 with *buf and *len (host address and length, inside RAM), 0 at the chain's

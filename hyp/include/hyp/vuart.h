@@ -64,11 +64,13 @@ enum vuart_drain_mode {
 
 /* Moves at most `max` characters of the ring into lines handed to line(ctx, ...) (console CPU only;
  * complete = the line ended with a newline); `mode` says what happens to an unfinished line once the
- * ring is empty. Reports dropped output under `name`. A sink that returns false stops the drain after
+ * ring is empty. A sink that returns false stops the drain after
  * that line (the console CPU has more urgent work: the rtos of a CPU it shares). Returns true when the
  * ring was emptied; otherwise the rest stays for the next call. */
 typedef bool (*vuart_line_fn)(void *ctx, const char *s, size_t n, bool complete);
-bool vuart_drain(struct vuart *u, const char *name, enum vuart_drain_mode mode, vuart_line_fn line, void *ctx,
-                 uint32_t max);
+bool vuart_drain(struct vuart *u, enum vuart_drain_mode mode, vuart_line_fn line, void *ctx, uint32_t max);
+/* Output characters dropped to a full transmit ring since the last call (console CPU only: the caller
+ * reports them, through the partition's line limit). */
+uint32_t vuart_dropped_news(struct vuart *u);
 
 #endif /* HYP_VUART_H */

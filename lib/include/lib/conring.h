@@ -9,7 +9,8 @@
  *   the producer writes data[head % size], then publishes head + n with release;
  *   the consumer reads head with acquire, the data, then publishes tail with release;
  *   the producer reads tail with acquire before reusing bytes. A full ring drops (and counts) output:
- *   the producer never waits for the consumer.
+ *   the producer never waits for the consumer. The rtos drops whole lines: the ring holds only whole
+ *   lines but for the one being written (rtos/drivers/conring.c).
  * The RAM starts zeroed (the hypervisor wipes a partition's RAM before each start): an empty ring.
  */
 #ifndef LIB_CONRING_H
@@ -18,10 +19,11 @@
 #include <stdint.h>
 
 struct conring {
-    uint32_t head;    /* bytes written so far: the producer's */
-    uint32_t tail;    /* bytes consumed so far: the consumer's */
-    uint32_t dropped; /* bytes the producer found no room for: the producer's */
-    uint32_t reserved[13];
+    uint32_t head;          /* bytes written so far: the producer's */
+    uint32_t tail;          /* bytes consumed so far: the consumer's */
+    uint32_t dropped;       /* bytes the producer found no room for: the producer's */
+    uint32_t dropped_lines; /* lines among them (ended by a dropped newline): the producer's */
+    uint32_t reserved[12];
     char data[]; /* size bytes */
 };
 

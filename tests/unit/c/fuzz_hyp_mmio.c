@@ -1039,7 +1039,7 @@ static void uart_reset_model(void)
  * (an unfinished line stays in the UART model until a newline or a periodic drain after a silent period). */
 static void drain(enum vuart_drain_mode mode)
 {
-    (void)vuart_drain(uart, "fuzz", mode, capture_line, NULL, UINT32_MAX);
+    (void)vuart_drain(uart, mode, capture_line, NULL, UINT32_MAX);
     tx_pending = 0;
     if (out_seen_len > out_model_len || memcmp(out_seen, out_model, out_seen_len) != 0) {
         fail("UART output differs from what was written (%zu characters seen, %zu written)", out_seen_len,

@@ -162,8 +162,7 @@ static void type(const char *s)
 {
     for (; *s != '\0'; s++) {
         wr(PL011_DR, (uint8_t)*s, 1);
-        vuart_drain(&uart, "test", VUART_DRAIN_LINES, collect, NULL,
-                    UINT32_MAX); /* as on each UARTDR write */
+        vuart_drain(&uart, VUART_DRAIN_LINES, collect, NULL, UINT32_MAX); /* as on each UARTDR write */
     }
 }
 
@@ -177,30 +176,28 @@ static void test_drain_modes(void)
     seen_len = 0;
     seen[0] = '\0';
     type("ab");
-    vuart_drain(&uart, "test", VUART_DRAIN_TICK, collect, NULL, UINT32_MAX);
+    vuart_drain(&uart, VUART_DRAIN_TICK, collect, NULL, UINT32_MAX);
     type("cd");
-    vuart_drain(&uart, "test", VUART_DRAIN_TICK, collect, NULL, UINT32_MAX);
+    vuart_drain(&uart, VUART_DRAIN_TICK, collect, NULL, UINT32_MAX);
     type("e\n");
     CHECK(strcmp(seen, "abcde|") == 0);
     type("$ ");
-    vuart_drain(&uart, "test", VUART_DRAIN_TICK, collect, NULL, UINT32_MAX); /* output since the last tick */
+    vuart_drain(&uart, VUART_DRAIN_TICK, collect, NULL, UINT32_MAX); /* output since the last tick */
     CHECK(strcmp(seen, "abcde|") == 0);
-    vuart_drain(&uart, "test", VUART_DRAIN_TICK, collect, NULL,
-                UINT32_MAX); /* a silent period: the prompt shows */
+    vuart_drain(&uart, VUART_DRAIN_TICK, collect, NULL, UINT32_MAX); /* a silent period: the prompt shows */
     CHECK(strcmp(seen, "abcde|$ ~") == 0);
-    vuart_drain(&uart, "test", VUART_DRAIN_TICK, collect, NULL, UINT32_MAX);
+    vuart_drain(&uart, VUART_DRAIN_TICK, collect, NULL, UINT32_MAX);
     CHECK(strcmp(seen, "abcde|$ ~") == 0);
     /* Characters the periodic drain itself moves count as output too (a console ring's producer). The
      * ring's room is what a console ring's pull may push (conmux.c). */
     CHECK(vuart_tx_room(&uart) == VUART_TX_SIZE);
     vuart_tx_push(&uart, 'x');
     CHECK(vuart_tx_room(&uart) == VUART_TX_SIZE - 1u);
-    vuart_drain(&uart, "test", VUART_DRAIN_TICK, collect, NULL, UINT32_MAX);
+    vuart_drain(&uart, VUART_DRAIN_TICK, collect, NULL, UINT32_MAX);
     CHECK(strcmp(seen, "abcde|$ ~") == 0);
     CHECK(vuart_tx_room(&uart) == VUART_TX_SIZE);
     type("y");
-    vuart_drain(&uart, "test", VUART_DRAIN_ALL, collect, NULL,
-                UINT32_MAX); /* the last drain: everything now */
+    vuart_drain(&uart, VUART_DRAIN_ALL, collect, NULL, UINT32_MAX); /* the last drain: everything now */
     CHECK(strcmp(seen, "abcde|$ ~xy~") == 0);
 }
 
@@ -228,15 +225,14 @@ static void test_drain_stops_early(void)
         wr(PL011_DR, (uint8_t)*c, 1);
     }
     stop_after = 1;
-    CHECK(!vuart_drain(&uart, "test", VUART_DRAIN_TICK, collect_some, NULL, UINT32_MAX));
+    CHECK(!vuart_drain(&uart, VUART_DRAIN_TICK, collect_some, NULL, UINT32_MAX));
     CHECK(strcmp(seen, "one|") == 0);
     stop_after = 2;
-    CHECK(!vuart_drain(&uart, "test", VUART_DRAIN_TICK, collect_some, NULL, UINT32_MAX));
+    CHECK(!vuart_drain(&uart, VUART_DRAIN_TICK, collect_some, NULL, UINT32_MAX));
     CHECK(strcmp(seen, "one|two|three|") == 0);
-    CHECK(vuart_drain(&uart, "test", VUART_DRAIN_TICK, collect_some, NULL,
-                      UINT32_MAX)); /* "$ " came after a stop */
+    CHECK(vuart_drain(&uart, VUART_DRAIN_TICK, collect_some, NULL, UINT32_MAX)); /* "$ " came after a stop */
     CHECK(strcmp(seen, "one|two|three|") == 0);
-    CHECK(vuart_drain(&uart, "test", VUART_DRAIN_TICK, collect_some, NULL, UINT32_MAX)); /* a silent period */
+    CHECK(vuart_drain(&uart, VUART_DRAIN_TICK, collect_some, NULL, UINT32_MAX)); /* a silent period */
     CHECK(strcmp(seen, "one|two|three|$ ~") == 0);
 }
 
@@ -251,13 +247,13 @@ static void test_drain_in_steps(void)
     for (const char *c = "abcdef\ngh\n$ "; *c != '\0'; c++) {
         wr(PL011_DR, (uint8_t)*c, 1);
     }
-    CHECK(!vuart_drain(&uart, "test", VUART_DRAIN_TICK, collect, NULL, 4));
+    CHECK(!vuart_drain(&uart, VUART_DRAIN_TICK, collect, NULL, 4));
     CHECK(strcmp(seen, "") == 0 && vuart_tx_room(&uart) == VUART_TX_SIZE - 8u);
-    CHECK(!vuart_drain(&uart, "test", VUART_DRAIN_TICK, collect, NULL, 4));
+    CHECK(!vuart_drain(&uart, VUART_DRAIN_TICK, collect, NULL, 4));
     CHECK(strcmp(seen, "abcdef|") == 0);
-    CHECK(vuart_drain(&uart, "test", VUART_DRAIN_TICK, collect, NULL, 4)); /* empty, but output came */
+    CHECK(vuart_drain(&uart, VUART_DRAIN_TICK, collect, NULL, 4)); /* empty, but output came */
     CHECK(strcmp(seen, "abcdef|gh|") == 0);
-    CHECK(vuart_drain(&uart, "test", VUART_DRAIN_ALL, collect, NULL, 4));
+    CHECK(vuart_drain(&uart, VUART_DRAIN_ALL, collect, NULL, 4));
     CHECK(strcmp(seen, "abcdef|gh|$ ~") == 0);
 }
 

@@ -11,6 +11,7 @@
 #ifndef UNIT_VBUS_SIM_H
 #define UNIT_VBUS_SIM_H
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,7 @@
 #include "drivers/gicv3.h"
 #include "hyp/mmio.h"
 #include "hyp/partition.h"
+#include "hyp/printf.h"
 #include "hyp/vbus.h"
 #include "hyp/vcpu.h"
 #include "hyp_stubs.h"
@@ -85,6 +87,8 @@ static struct {
     unsigned activity;
     bool probed;  /* the model driver set its queues up */
     bool lenient; /* the fuzzer: what the device returns need not make sense (its rings were changed) */
+    bool shared;  /* Linux's CPU is shared with the rtos (set before sim_setup's vbus_init: tight passes) */
+    unsigned rtos_soon; /* vgic_rtos_soon says yes this many more times */
     /* Called around every entry into the device model (the fuzzer checks what it wrote). */
     void (*before)(void);
     void (*after)(void);
@@ -137,6 +141,41 @@ void gicv3_send_sgi(uint64_t aff, unsigned sgi)
     }
 }
 
+bool vgic_rtos_soon(const struct vcpu *v, uint64_t within)
+{
+    (void)v;
+    (void)within;
+    if (sim.rtos_soon == 0) {
+        return false;
+    }
+    sim.rtos_soon--;
+    return true;
+}
+
+void part_printf(struct partition *p, const char *fmt, ...)
+{
+    (void)p;
+    char line[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof(line), fmt, ap);
+    va_end(ap);
+    hyp_printf("%s", line);
+}
+
+bool vgic_rtos_pending(const struct vcpu *v)
+{
+    (void)v;
+    return false;
+}
+
+static bool sim_shared_next; /* sim_setup's `shared` (sim is cleared there) */
+
+struct partition *part_rtos_sharing(unsigned cpu)
+{
+    return sim.shared && cpu == 1u ? &hyp_part[0] : NULL;
+}
+
 static struct mmio_region sim_mmio;
 
 void mmio_register(struct partition *p, const char *name, uint64_t ipa, uint64_t size, mmio_handler_t handler,
@@ -177,6 +216,7 @@ static uint64_t sim_alloc(uint64_t size, uint64_t align)
 static void sim_setup(unsigned nchan, const uint32_t *sizes)
 {
     memset(&sim, 0, sizeof(sim));
+    sim.shared = sim_shared_next;
     sim.nchan = nchan;
     sim.nports = nchan + 1u;
     sim.nqueues = 2u * (sim.nports + 1u);
