@@ -94,13 +94,15 @@ static const struct vcpu *drain_for;
 
 /*
  * A paced drain (the console tick's, and a Linux write's on the drain CPU) also stops while the
- * console's buffer lacks room for one more line (DRAIN_ROOM: a model line, its tag and line ends), so a
- * slow UART holds partitions' output back in their own rings and models (whose FIFO then reads full to
- * the guest) instead of making the drain wait for the wire. The drains that must empty a ring now (its
- * close before a wipe, the system's end) are not paced and wait instead.
+ * console's buffer has less than DRAIN_ROOM free, so a slow UART holds partitions' output back in their
+ * own rings and models (whose FIFO then reads full to the guest) instead of filling the buffer: its last
+ * quarter stays for the hypervisor's own lines (a stop's reports are ~1,500 characters, a partition's
+ * burst of limited lines 16 of ~120), which the console drops rather than wait for the wire
+ * (console.c). The drains that must empty a ring now (its close before a wipe, the system's end) are
+ * not paced: they go on into that reserve, and what finds no room there is dropped and counted.
  */
 static bool drain_paced;
-#define DRAIN_ROOM (2u * VUART_LINE_SIZE)
+#define DRAIN_ROOM (CON_OUT_SIZE / 4u)
 
 static bool drain_goes_on(void)
 {

@@ -6,8 +6,11 @@
  * into `out`, and each write and each con_flush (the console tick) moves on to the PL011 only what its
  * transmit FIFO takes now. At 115200 baud a character takes ~87 us to leave, so a report of a thousand
  * characters written through a full FIFO would hold its CPU, interrupts masked, for ~90 ms: on a CPU the
- * rtos shares with Linux, that long without the rtos. Only a write that finds `out` full waits for the
- * UART, and con_sync (before the system goes off) writes everything out. QEMU's PL011 never fills, so
+ * rtos shares with Linux, that long without the rtos. A paced write that does not fit in `out` whole
+ * is dropped whole and counted (the count is written once there is room again): no CPU waits for the
+ * wire then, however far behind the UART is (a partition's flood included: the console drain leaves
+ * partitions' lines in their own rings once `out` is nearly full, conmux.c). Unpaced writes (the boot)
+ * and con_sync (before the system goes off) wait and write everything out. QEMU's PL011 never fills, so
  * there every byte leaves at once, as unpaced.
  */
 #include "hyp/console.h"
@@ -26,6 +29,9 @@ static const char *open_owner;
 static char out[CON_OUT_SIZE];
 static uint32_t out_head, out_tail;
 static bool paced;
+/* Paced writes dropped for want of room since the last report of them, and their characters. */
+static uint32_t dropped_writes;
+static uint64_t dropped_chars;
 
 _Static_assert((CON_OUT_SIZE & (CON_OUT_SIZE - 1u)) == 0, "free-running indices wrap at a power of two");
 
@@ -109,6 +115,69 @@ static void emit(const char *s, size_t n)
     }
 }
 
+/* Bytes s[0..n) take in `out` (a CR before each LF). */
+static size_t out_len(const char *s, size_t n)
+{
+    size_t len = n;
+    for (size_t i = 0; i < n; i++) {
+        len += s[i] == '\n' ? 1u : 0u;
+    }
+    return len;
+}
+
+/* The decimal digits of v into d (at least 20 bytes), most significant first; returns how many. */
+static size_t digits(uint64_t v, char *d)
+{
+    char r[20];
+    size_t n = 0;
+    do {
+        r[n++] = (char)('0' + v % 10u);
+        v /= 10u;
+    } while (v != 0);
+    for (size_t i = 0; i < n; i++) {
+        d[i] = r[n - 1u - i];
+    }
+    return n;
+}
+
+/* The report of the writes dropped so far: "rtmux: console: N writes dropped (M characters), the UART
+ * behind". */
+static const char drop_note_a[] = "rtmux: console: ";
+static const char drop_note_b[] = " writes dropped (";
+static const char drop_note_c[] = " characters), the UART behind\n";
+#define DROP_NOTE_MAX (sizeof(drop_note_a) + sizeof(drop_note_b) + sizeof(drop_note_c) + 2u * 20u + 1u)
+
+/* Room for `need` bytes of a paced write, with the report of earlier drops before it when there are
+ * some (and room for that too); false: the write is dropped and counted. Caller holds con_lock. */
+static bool paced_room(size_t need)
+{
+    if (!paced) {
+        return true; /* waits for the UART instead */
+    }
+    size_t room = CON_OUT_SIZE - (out_head - out_tail);
+    size_t note = dropped_writes != 0 ? DROP_NOTE_MAX : 0u;
+    if (need + note + 2u > room) { /* 2: the end of a line left open */
+        dropped_writes++;
+        dropped_chars += need;
+        return false;
+    }
+    if (note != 0) {
+        if (open_owner != NULL) {
+            emit("\n", 1);
+            open_owner = NULL;
+        }
+        char d[20];
+        emit(drop_note_a, sizeof(drop_note_a) - 1u);
+        emit(d, digits(dropped_writes, d));
+        emit(drop_note_b, sizeof(drop_note_b) - 1u);
+        emit(d, digits(dropped_chars, d));
+        emit(drop_note_c, sizeof(drop_note_c) - 1u);
+        dropped_writes = 0;
+        dropped_chars = 0;
+    }
+    return true;
+}
+
 size_t con_room(void)
 {
     spin_lock(&con_lock);
@@ -134,6 +203,11 @@ void con_sync(void)
 void con_write(const char *s, size_t n)
 {
     spin_lock(&con_lock);
+    out_move(false);
+    if (!paced_room(out_len(s, n))) {
+        spin_unlock(&con_lock);
+        return;
+    }
     if (open_owner != NULL) {
         emit("\n", 1);
         open_owner = NULL;
@@ -146,6 +220,11 @@ void con_write(const char *s, size_t n)
 void con_line(const char *tag, const char *s, size_t n, bool complete)
 {
     spin_lock(&con_lock);
+    out_move(false);
+    if (!paced_room(out_len(s, n) + strlen(tag) + 6u)) { /* "[tag] ", its line's end */
+        spin_unlock(&con_lock);
+        return;
+    }
     if (open_owner != NULL && open_owner != tag) {
         emit("\n", 1); /* another partition's unfinished line (a prompt): end it on screen */
         open_owner = NULL;

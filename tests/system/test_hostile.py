@@ -245,6 +245,53 @@ def test_console_flood_from_linux(rtos_images: Path) -> None:
     )
 
 
+# ---- set-point flood ---------------------------------------------------------------------------------
+
+SETPOINT_FLOOD = 256 * 1024  # newlines: each an empty line, "square wave", for the rtos demo
+
+
+def test_setpoint_flood_from_linux(rtos_images: Path) -> None:
+    """Root writes 256 KiB of newlines to /dev/virtio-ports/setpoint (issue 23: 1 MiB made the demo print a
+    line per byte and drop 264,763 of them, its status lines glued to cut ones). The demo spends on it what
+    it chooses (64 bytes a millisecond: Linux's writer waits for the full channel), answers at most 4
+    lines a second with the count of the others, and its console keeps every line whole: no line
+    dropped, every second's report there and intact."""
+    built = system.build(CONFIG, icount=True)
+    flood = f"yes '' | head -c {SETPOINT_FLOOD} > /dev/virtio-ports/setpoint; echo flood=done-$((6*7))\n"
+    script = Script(
+        [
+            (PROMPT, flood),
+            (r"^\[linux\] flood=done-42$", ""),
+            (PROMPT, "echo 7 > /dev/virtio-ports/setpoint; poweroff -f\n"),
+            (r"^rtmux: partition linux stopped: powered off", ""),
+        ],
+        after=2,
+    )
+    r, why = console_script.run_to_end(built.argv, 900, script, tail=6000)
+    out = r.console
+    start = out.index(f"head -c {SETPOINT_FLOOD} > /dev/virtio-ports/setpoint")
+    end = out.index("[linux] flood=done-42")
+    window = out[start:end]
+    answers = re.findall(r"^\[rtos\] demo: set-point: square wave$", window, re.M)
+    untold = [
+        int(n) for n in re.findall(r"^\[rtos\] demo: set-point: (\d+) lines not answered", window, re.M)
+    ]
+    reports = demo_reports(window)
+    assert len(reports) >= 3, why
+    assert len(answers) <= 4 * (len(reports) + 1) and sum(untold) > 0, f"{len(answers)} answers{why}"
+    assert len(answers) + sum(untold) <= SETPOINT_FLOOD, why
+    assert "console ring full" not in out, why
+    strays = [
+        line
+        for line in window.splitlines()[1:]
+        if line.startswith("[rtos] ")
+        and not re.fullmatch(r"\[rtos\] (demo: t=\d+s .*unchanged|RTD\|.*|demo: set-point: .*)", line)
+    ]
+    assert not strays, f"rtos lines cut or mixed: {strays[:10]}{why}"
+    assert "[rtos] demo: set-point: 7000 um" in out[end:], why  # the service still answers
+    console_script.rtos_reported_unharmed(out, why, quiet_from="rtmux: partition linux stopped")
+
+
 # ---- reboot loop -------------------------------------------------------------------------------------
 
 REBOOTS = 5

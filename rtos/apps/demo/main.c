@@ -221,8 +221,64 @@ static bool parse_mm(const char *s, int32_t *um)
     return true;
 }
 
+/*
+ * What Linux sends costs the demo no more than it chooses to spend on it: the set-point service reads
+ * SETPOINT_CHUNK bytes at a time and then waits SETPOINT_PAUSE (at most 64 KB/s, a few microseconds of
+ * parsing per millisecond; what Linux sends faster waits in the channel, whose full ring then blocks
+ * the writer), and it answers on the console at most SETPOINT_ANSWERS lines a second (a flood of lines
+ * is counted, and the count said with the next answer), so Linux cannot fill the rtos's console.
+ */
+#define SETPOINT_CHUNK   64u
+#define SETPOINT_PAUSE   RT_MSEC(1)
+#define SETPOINT_ANSWERS 4u
+
+/* An answer on the console unless SETPOINT_ANSWERS were given in the last second; false if not given. */
+static bool setpoint_answer_allowed(void)
+{
+    static rt_time_t window;
+    static unsigned answers, unanswered;
+    rt_time_t now = rt_time_now();
+    if (now - window >= RT_MSEC(1000)) {
+        window = now;
+        answers = 0;
+    }
+    if (answers >= SETPOINT_ANSWERS) {
+        unanswered++;
+        return false;
+    }
+    answers++;
+    if (unanswered > 0) {
+        rt_printf("demo: set-point: %u lines not answered (at most %u answers a second)\n", unanswered,
+                  SETPOINT_ANSWERS);
+        unanswered = 0;
+    }
+    return true;
+}
+
+/* One line of the set-point channel (len characters in line, junk: it was longer than the buffer). */
+static void setpoint_line(char *line, size_t len, bool junk)
+{
+    line[len] = '\0';
+    int32_t um = 0;
+    if (!junk &&
+        (len == 0 || (len == 4 && line[0] == 'a' && line[1] == 'u' && line[2] == 't' && line[3] == 'o'))) {
+        setpoint_um = SETPOINT_AUTO;
+        if (setpoint_answer_allowed()) {
+            rt_printf("demo: set-point: square wave\n");
+        }
+    } else if (!junk && parse_mm(line, &um)) {
+        setpoint_um = um;
+        if (setpoint_answer_allowed()) {
+            rt_printf("demo: set-point: %d um\n", (int)um);
+        }
+    } else if (setpoint_answer_allowed()) {
+        rt_printf("demo: set-point: '%s' is not a number of millimetres or 'auto'\n",
+                  junk ? "(too long)" : line);
+    }
+}
+
 /* The set-point service: one number of millimetres per line moves the motor; "auto" gives the square
- * wave back. Each line is answered on the console. */
+ * wave back. Each line is answered on the console (within SETPOINT_ANSWERS a second). */
 static void setpoint_entry(void *arg)
 {
     (void)arg;
@@ -231,33 +287,23 @@ static void setpoint_entry(void *arg)
     bool junk = false;
     rt_chan_t *ch = open_channel("setpoint");
     while (ch != NULL) {
-        char c;
-        if (rt_chan_recv(ch, &c, 1, RT_FOREVER) != 1) {
-            continue;
-        }
-        if (c != '\n' && c != '\r') {
-            if (len + 1u < sizeof(line)) {
-                line[len++] = c;
-            } else {
-                junk = true;
+        char in[SETPOINT_CHUNK];
+        int got = rt_chan_recv(ch, in, sizeof(in), RT_FOREVER);
+        for (int i = 0; i < got; i++) {
+            char c = in[i];
+            if (c != '\n' && c != '\r') {
+                if (len + 1u < sizeof(line)) {
+                    line[len++] = c;
+                } else {
+                    junk = true;
+                }
+                continue;
             }
-            continue;
+            setpoint_line(line, len, junk);
+            len = 0;
+            junk = false;
         }
-        line[len] = '\0';
-        int32_t um = 0;
-        if (!junk && (len == 0 ||
-                      (len == 4 && line[0] == 'a' && line[1] == 'u' && line[2] == 't' && line[3] == 'o'))) {
-            setpoint_um = SETPOINT_AUTO;
-            rt_printf("demo: set-point: square wave\n");
-        } else if (!junk && parse_mm(line, &um)) {
-            setpoint_um = um;
-            rt_printf("demo: set-point: %d um\n", (int)um);
-        } else {
-            rt_printf("demo: set-point: '%s' is not a number of millimetres or 'auto'\n",
-                      junk ? "(too long)" : line);
-        }
-        len = 0;
-        junk = false;
+        (void)rt_sleep(SETPOINT_PAUSE);
     }
 }
 
