@@ -214,18 +214,24 @@ static bool pass_ok(void)
 }
 
 /* The pass ends (dev.lock held): work left is asked for with the device's own interrupt on this CPU.
- * A pass that stopped for the rtos's timer, due within the guard, waits here until it fires (at most
- * the guard): taken as soon as this trap returns, it gives the CPU to the rtos, and the request for the
- * rest waits behind it. Returning at once would only bring the request back, trap after trap, each of
- * them a delay for the timer that fires meanwhile. */
-static void pass_end(void)
+ * Returns the virtual CPU whose rtos the pass stopped for, or NULL (pass_wait_rtos). */
+static const struct vcpu *pass_end(void)
 {
     if (!pass.cut) {
-        return;
+        return NULL;
     }
     dev.more = true;
     gicv3_send_sgi(arch_mpidr_affinity(), VBUS_SGI_TO_HYP);
-    while (pass.for_rtos && !vgic_rtos_pending(pass.v) && vgic_rtos_soon(pass.v, pass.guard)) {
+    return pass.for_rtos ? pass.v : NULL;
+}
+
+/* After a pass that stopped for the rtos's timer, due within the guard (dev.lock released: Linux's other
+ * CPUs go on): waits until it fires, at most the guard. Taken as soon as this trap returns, it gives the
+ * CPU to the rtos, and the request for the rest waits behind it. Returning at once would only bring the
+ * request back, trap after trap, each of them a delay for the timer that fires meanwhile. */
+static void pass_wait_rtos(const struct vcpu *v, uint64_t guard)
+{
+    while (v != NULL && !vgic_rtos_pending(v) && vgic_rtos_soon(v, guard)) {
         arch_yield();
     }
 }
@@ -1321,8 +1327,10 @@ bool vbus_mmio(struct vcpu *v, void *ctx, uint64_t off, bool write, uint64_t *va
     reg_access(off, write, val, size);
     ctrl_rx_flush(); /* what the regions' changes queued for Linux */
     ring_rtos();
-    pass_end();
+    const struct vcpu *wait = pass_end();
+    uint64_t guard = pass.guard;
     spin_unlock(&dev.lock);
+    pass_wait_rtos(wait, guard);
     if (linux_running()) {
         vgic_levels_changed(hyp_vbus.linux, v); /* its line, to the Linux CPU it is routed to */
     }
@@ -1364,8 +1372,10 @@ void vbus_doorbell(struct vcpu *v)
     }
     ctrl_rx_flush();
     ring_rtos();
-    pass_end();
+    const struct vcpu *wait = pass_end();
+    uint64_t guard = pass.guard;
     spin_unlock(&dev.lock);
+    pass_wait_rtos(wait, guard);
     if (linux_running()) {
         vgic_levels_changed(hyp_vbus.linux, v); /* its line, to the Linux CPU it is routed to */
     }
