@@ -172,26 +172,25 @@ static struct {
     const struct vcpu *v; /* the CPU's Linux virtual CPU, for the rtos that may share it; NULL: none */
     uint64_t visits0;     /* virtq_visits at its start */
     uint32_t bytes;       /* copied so far */
-    uint32_t step;        /* bytes per copy step */
-    uint64_t t0, ticks;   /* its start, and its length when tight */
-    uint64_t guard;       /* the rtos's guard in counter ticks */
+    uint32_t step;        /* bytes per copy step (vbus_init) */
+    uint64_t t0, ticks;   /* its start, and its length when tight (vbus_init) */
+    uint64_t guard;       /* the rtos's guard in counter ticks (vbus_init) */
     bool cut;             /* it stopped with work left */
     bool for_rtos;        /* it stopped because the rtos needs the CPU */
 } pass;
 
-/* A pass begins (dev.lock held) on v's CPU (NULL: not in one of Linux's traps). */
+/* A pass begins (dev.lock held) on v's CPU (NULL: not in one of Linux's traps). Only a tight device
+ * reads the counter (Linux's round trips cross several passes each). */
 static void pass_begin(const struct vcpu *v)
 {
-    uint64_t hz = arch_counter_hz();
     pass.v = v;
     pass.visits0 = virtq_visits;
     pass.bytes = 0;
-    pass.step = dev.tight ? PASS_STEP_TIGHT : PASS_BYTES;
-    pass.t0 = arch_counter();
-    pass.ticks = hz * PASS_TIGHT_NS / 1000000000u;
-    pass.guard = hz * PASS_GUARD_NS / 1000000000u;
     pass.cut = false;
     pass.for_rtos = false;
+    if (dev.tight) {
+        pass.t0 = arch_counter();
+    }
 }
 
 /* Whether the pass may take one more step (a chain, a copy step, a message); once it may not, it has
@@ -1499,6 +1498,10 @@ void vbus_init(void)
     for (unsigned c = 0; c < HYP_MAX_CPUS; c++) {
         dev.tight |= ((lp->cpu_mask >> c) & 1u) != 0 && part_rtos_sharing(c) != NULL;
     }
+    uint64_t hz = arch_counter_hz();
+    pass.step = dev.tight ? PASS_STEP_TIGHT : PASS_BYTES;
+    pass.ticks = hz * PASS_TIGHT_NS / 1000000000u;
+    pass.guard = hz * PASS_GUARD_NS / 1000000000u;
     dev.nports = cfg->nchan + 1u;
     dev.nqueues = 2u * (dev.nports + 1u);
     dev.port[cfg->nchan].is_stats = true;
