@@ -288,8 +288,13 @@ def test_setpoint_flood_from_linux(rtos_images: Path) -> None:
         and not re.fullmatch(r"\[rtos\] (demo: t=\d+s .*unchanged|RTD\|.*|demo: set-point: .*)", line)
     ]
     assert not strays, f"rtos lines cut or mixed: {strays[:10]}{why}"
-    assert "[rtos] demo: set-point: 7000 um" in out[end:], why  # the service still answers
+    # the service still serves: the line after the flood (its answer may fall within the limit) moves the
+    # motor, as the demo's reports say
+    assert re.search(r"^\[rtos\] demo: t=\d+s .* set-point 7 mm, ", out[end:], re.M), why
     console_script.rtos_reported_unharmed(out, why, quiet_from="rtmux: partition linux stopped")
+    print(
+        f"set-point flood: {len(answers)} answers, {sum(untold)} counted unanswered, {len(reports)} reports"
+    )
 
 
 # ---- reboot loop -------------------------------------------------------------------------------------
