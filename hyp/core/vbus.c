@@ -53,16 +53,16 @@
  * and far below the ~13,000 visits of a queue whose 64 entries name one 64-descriptor chain. A chain is
  * never cut (up to three walks of it: the check and a copy across the ring's wrap), so a pass may pass
  * PASS_DESCS by up to 3 * VBUS_QUEUE_MAX visits.
- * Where Linux shares a CPU with the rtos (tight), a pass also ends after PASS_TIGHT_NS of the counter,
- * copies in steps of PASS_STEP_TIGHT bytes (~0.5 us by bytes in icount, ~0.1 us by doublewords), and on
- * the shared CPU stops before any step when the rtos needs the CPU within PASS_GUARD_NS (the console
- * drain's guard: a step is well below it, so the rtos's timer never waits for one). The time bound also
- * holds on Linux's other CPUs: the device's lock, which a shared CPU's trap may wait for with interrupts
- * masked, is never held longer than a pass.
+ * Where Linux shares a CPU with the rtos (tight), a pass copies in steps of PASS_STEP_TIGHT bytes (at
+ * most ~4 us by bytes in icount, ~0.4 us by doublewords); on the shared CPU it stops before any step
+ * when the rtos needs the CPU within PASS_GUARD_NS (the console drain's guard: a step stays below it, so
+ * the rtos's timer never waits for one), and on Linux's other CPUs it ends after PASS_TIGHT_NS of the
+ * counter: the device's lock, which a trap on the shared CPU may wait for with interrupts masked, is
+ * never held longer than that and a step.
  */
 #define PASS_DESCS      512u
 #define PASS_BYTES      (64u * 1024u)
-#define PASS_STEP_TIGHT 512u
+#define PASS_STEP_TIGHT 1024u
 #define PASS_TIGHT_NS   4000u
 #define PASS_GUARD_NS   5000u
 
@@ -162,14 +162,16 @@ static struct {
     uint32_t text_len, text_off;
     bool stats_due; /* the snapshot is being taken: stats_step is its next step */
     unsigned stats_step;
-    bool tight;      /* Linux shares a CPU with an rtos: passes are bounded in time too */
-    bool more;       /* a pass stopped with work left: the next VBUS_SGI_TO_HYP takes it up */
-    unsigned rotate; /* the port a resumed pass starts with (each gets its turn first) */
+    bool tight;           /* Linux shares a CPU with an rtos: passes are bounded in time too */
+    uint64_t shared_cpus; /* those of Linux's CPUs that an rtos shares */
+    bool more;            /* a pass stopped with work left: the next VBUS_SGI_TO_HYP takes it up */
+    unsigned rotate;      /* the port a resumed pass starts with (each gets its turn first) */
 } dev;
 
 /* The pass under way (under dev.lock): what it may still do, and whether it stopped. */
 static struct {
     const struct vcpu *v; /* the CPU's Linux virtual CPU, for the rtos that may share it; NULL: none */
+    bool shared;          /* v's CPU is shared with the rtos: the pass steps aside for it */
     uint64_t visits0;     /* virtq_visits at its start */
     uint32_t bytes;       /* copied so far */
     uint32_t step;        /* bytes per copy step (vbus_init) */
@@ -188,7 +190,8 @@ static void pass_begin(const struct vcpu *v)
     pass.bytes = 0;
     pass.cut = false;
     pass.for_rtos = false;
-    if (dev.tight) {
+    pass.shared = v != NULL && ((dev.shared_cpus >> v->cpu) & 1u) != 0;
+    if (dev.tight && !pass.shared) {
         pass.t0 = arch_counter();
     }
 }
@@ -201,11 +204,11 @@ static bool pass_ok(void)
         return false;
     }
     if (virtq_visits - pass.visits0 >= PASS_DESCS || pass.bytes >= PASS_BYTES ||
-        (dev.tight && arch_counter() - pass.t0 >= pass.ticks)) {
+        (dev.tight && !pass.shared && arch_counter() - pass.t0 >= pass.ticks)) {
         pass.cut = true;
         return false;
     }
-    if (dev.tight && pass.v != NULL && vgic_rtos_soon(pass.v, pass.guard)) {
+    if (pass.shared && vgic_rtos_soon(pass.v, pass.guard)) {
         pass.cut = pass.for_rtos = true;
         return false;
     }
@@ -1329,10 +1332,10 @@ bool vbus_mmio(struct vcpu *v, void *ctx, uint64_t off, bool write, uint64_t *va
     const struct vcpu *wait = pass_end();
     uint64_t guard = pass.guard;
     spin_unlock(&dev.lock);
-    pass_wait_rtos(wait, guard);
     if (linux_running()) {
         vgic_levels_changed(hyp_vbus.linux, v); /* its line, to the Linux CPU it is routed to */
     }
+    pass_wait_rtos(wait, guard); /* last: from the timer's firing on, nothing but the way to the rtos */
     return true;
 }
 
@@ -1374,10 +1377,10 @@ void vbus_doorbell(struct vcpu *v)
     const struct vcpu *wait = pass_end();
     uint64_t guard = pass.guard;
     spin_unlock(&dev.lock);
-    pass_wait_rtos(wait, guard);
     if (linux_running()) {
         vgic_levels_changed(hyp_vbus.linux, v); /* its line, to the Linux CPU it is routed to */
     }
+    pass_wait_rtos(wait, guard); /* last: from the timer's firing on, nothing but the way to the rtos */
 }
 
 static struct region *region_of(const struct partition *p)
@@ -1496,8 +1499,11 @@ void vbus_init(void)
     }
     dev.ram = (struct virtq_ram){.ipa = lp->ram_ipa, .size = lp->ram_size, .host = (uintptr_t)lp->ram_pa};
     for (unsigned c = 0; c < HYP_MAX_CPUS; c++) {
-        dev.tight |= ((lp->cpu_mask >> c) & 1u) != 0 && part_rtos_sharing(c) != NULL;
+        if (((lp->cpu_mask >> c) & 1u) != 0 && part_rtos_sharing(c) != NULL) {
+            dev.shared_cpus |= 1ull << c;
+        }
     }
+    dev.tight = dev.shared_cpus != 0;
     uint64_t hz = arch_counter_hz();
     pass.step = dev.tight ? PASS_STEP_TIGHT : PASS_BYTES;
     pass.ticks = hz * PASS_TIGHT_NS / 1000000000u;
