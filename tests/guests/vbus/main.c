@@ -10,8 +10,11 @@
  * Boot arguments: vbus=IPA of the device (default the board's V-Bus page), attacks=N (how many of the
  * list below, default all). With storm=N it runs storm N (below) for ms=M milliseconds of guest time
  * (default 3000) instead of the attacks: work meant to keep the hypervisor busy on the CPU it shares
- * with the rtos, each register write as expensive as the device allows.
+ * with the rtos, each register write as expensive as the device allows; with cpu=N (N > 0) the storm
+ * runs on the partition's CPU N (started with PSCI CPU_ON) while its first CPU waits in WFI: the
+ * hypervisor's passes then run on a CPU beside the shared one.
  */
+#include "arm64/psci.h"
 #include "guest.h"
 #include "lib/virtio.h"
 
@@ -544,6 +547,22 @@ static uint64_t storm(unsigned n, uint64_t ms, uint64_t *refused, const char **n
     return rounds;
 }
 
+/* The storm run on a further CPU (cpu=N): its arguments and results, handed over with `done`. */
+static struct {
+    uint64_t ms, rounds, refused;
+    const char *name;
+    volatile bool done;
+} storm_cpu;
+
+void guest_secondary(uint64_t ctx)
+{
+    (void)ctx;
+    storm_cpu.rounds =
+        storm((unsigned)guest_arg_u64("storm", 0), storm_cpu.ms, &storm_cpu.refused, &storm_cpu.name);
+    __atomic_store_n(&storm_cpu.done, true, __ATOMIC_RELEASE);
+    guest_halt();
+}
+
 /* ---------------------------------------------------------------- the guest */
 
 bool guest_on_sync(struct guest_frame *f)
@@ -568,7 +587,21 @@ void guest_main(void)
     guest_printf("vbus-guest: round trip before the attacks: %s\n", round_trip(64) ? "ok" : "FAILED");
     const char *sname = "";
     uint64_t refused = 0, ms = guest_arg_u64("ms", 3000);
-    uint64_t rounds = storm((unsigned)guest_arg_u64("storm", 0), ms, &refused, &sname);
+    uint64_t rounds = 0;
+    unsigned cpu = (unsigned)guest_arg_u64("cpu", 0);
+    if (cpu != 0 && guest_arg_u64("storm", 0) != 0) {
+        storm_cpu.ms = ms;
+        int64_t rc = guest_hvc(PSCI_CPU_ON_64, cpu, (uint64_t)(uintptr_t)guest_secondary_entry, 1);
+        while (rc == 0 && !__atomic_load_n(&storm_cpu.done, __ATOMIC_ACQUIRE)) {
+            __asm__ volatile("wfi"); /* woken at least by the rtos's interrupts, taken at EL2 */
+        }
+        rounds = storm_cpu.rounds;
+        refused = storm_cpu.refused;
+        sname = storm_cpu.name;
+        guest_printf("vbus-guest: storm on CPU %u (CPU_ON %ld)\n", cpu, (long)rc);
+    } else {
+        rounds = storm((unsigned)guest_arg_u64("storm", 0), ms, &refused, &sname);
+    }
     if (rounds > 0) {
         bool again = probe(true) >= 0 && round_trip(32);
         guest_printf(
