@@ -10,12 +10,12 @@
 #include "hyp/printf.h"
 
 struct share_cpu {
-    const struct partition *rtos, *linux; /* NULL: the CPU is not shared */
-    uint64_t mpidr;                       /* its affinity (share_begin runs on it) */
-    enum share_world world;               /* who has the CPU now */
-    uint64_t since;                       /* counter at the last switch */
-    uint64_t ticks[SHARE_WORLDS];         /* counter ticks each world had */
-    uint64_t switches[SHARE_WORLDS];      /* switches into each world */
+    struct partition *rtos, *linux;  /* NULL: the CPU is not shared */
+    uint64_t mpidr;                  /* its affinity (share_begin runs on it) */
+    enum share_world world;          /* who has the CPU now */
+    uint64_t since;                  /* counter at the last switch */
+    uint64_t ticks[SHARE_WORLDS];    /* counter ticks each world had */
+    uint64_t switches[SHARE_WORLDS]; /* switches into each world */
     /* The switch being made: its direction and start, and the counter the entry stores when the new
      * world's state is loaded (settled at the next switch, which runs on this CPU after it). */
     int timing; /* enum share_world, or -1 */
@@ -74,10 +74,12 @@ static void wait_ends(unsigned cpu, struct share_cpu *s, uint64_t now)
     }
     if (ms_of(waited) >= s->rtos->starved_ms) {
         add(&s->starved_waits, 1u);
-        hyp_printf("rtmux: share cpu=%u: %s ran again after %lu ms without the CPU (%s was busy; "
-                   "starved_report %u ms)\n",
-                   cpu, s->linux->name, (unsigned long)ms_of(waited), s->rtos->name,
-                   (unsigned)s->rtos->starved_ms);
+        /* the rtos's doing: through its line limit (a short starved_report could print one a period) */
+        part_printf(s->rtos,
+                    "rtmux: share cpu=%u: %s ran again after %lu ms without the CPU (%s was busy; "
+                    "starved_report %u ms)\n",
+                    cpu, s->linux->name, (unsigned long)ms_of(waited), s->rtos->name,
+                    (unsigned)s->rtos->starved_ms);
     }
     __atomic_store_n(&s->wanted, 0u, __ATOMIC_RELAXED);
     s->reported = false;
@@ -122,9 +124,9 @@ void share_tick(void)
             continue;
         }
         s->reported = true; /* once per wait (the CPU clears it when the wait ends) */
-        hyp_printf("rtmux: share cpu=%u: %s has not run for %lu ms (%s is busy; starved_report %u ms)\n", c,
-                   s->linux->name, (unsigned long)ms_of(now - wanted), s->rtos->name,
-                   (unsigned)s->rtos->starved_ms);
+        part_printf(
+            s->rtos, "rtmux: share cpu=%u: %s has not run for %lu ms (%s is busy; starved_report %u ms)\n", c,
+            s->linux->name, (unsigned long)ms_of(now - wanted), s->rtos->name, (unsigned)s->rtos->starved_ms);
     }
 }
 
