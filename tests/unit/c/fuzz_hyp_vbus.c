@@ -628,6 +628,7 @@ int main(int argc, char **argv)
         sizes[i] = VBUS_RING_MIN << below(5);
     }
     unsigned nchan = 1u + (unsigned)below(3);
+    sim_shared_next = below(2) == 0; /* Linux's CPU shared with the rtos: passes stop for it too */
     sim_setup(nchan, sizes);
     ram_before = malloc(SIM_RAM_SIZE);
     region_before = malloc(SIM_REGION_SIZE);
@@ -642,7 +643,8 @@ int main(int argc, char **argv)
     map_hyp_words();
     sim.before = before_device;
     sim.after = after_device;
-    printf("fuzz_hyp_vbus: seed 0x%llx, %u channels\n", (unsigned long long)seed, nchan);
+    printf("fuzz_hyp_vbus: seed 0x%llx, %u channels%s\n", (unsigned long long)seed, nchan,
+           sim.shared ? ", Linux's CPU shared with the rtos" : "");
     fflush(stdout);
     cur.iter = 0;
     recovery(); /* a working system to start from */
@@ -659,6 +661,8 @@ int main(int argc, char **argv)
             continue;
         }
         uint64_t r = below(100);
+        /* the rtos's timer due at some of the next steps' checks: passes stop there, the rest later */
+        sim.rtos_soon = sim.shared && below(4) == 0 ? (unsigned)below(4) : 0u;
         if (dev.broken && below(3) == 0) {
             reprobe();
         } else if (r < 15) {
