@@ -26,9 +26,9 @@
  * stops the device (every port closed for the rtos) until Linux writes status 0.
  *
  * Bounded passes: whatever Linux puts in its rings, one trap (a register access, the doorbell) does at
- * most a budget of work (descriptor visits, bytes copied, and where the rtos shares a CPU with Linux,
- * time), and on a CPU shared with the rtos it stops before any step once the rtos needs the CPU
- * (vgic_rtos_soon, as the console drain). What is left is taken up by the next pass, which the device
+ * most a budget of work (descriptor visits, bytes copied, and on Linux's other CPUs when one is shared
+ * with the rtos, time), and on a CPU shared with the rtos it stops before any step once the rtos needs
+ * the CPU (vgic_rtos_soon, as the console drain). What is left is taken up by the next pass, which the device
  * asks for itself: it sends VBUS_SGI_TO_HYP to its own CPU, a hypervisor interrupt that traps as soon as
  * Linux runs there again (after the rtos, on a shared CPU). Every step keeps the device's state whole,
  * so stopping between two is invisible to Linux but for the time it takes.
@@ -162,7 +162,7 @@ static struct {
     uint32_t text_len, text_off;
     bool stats_due; /* the snapshot is being taken: stats_step is its next step */
     unsigned stats_step;
-    bool tight;           /* Linux shares a CPU with an rtos: passes are bounded in time too */
+    bool tight;           /* Linux shares a CPU with an rtos: small copy steps, passes bounded in time */
     uint64_t shared_cpus; /* those of Linux's CPUs that an rtos shares */
     bool more;            /* a pass stopped with work left: the next VBUS_SGI_TO_HYP takes it up */
     unsigned rotate;      /* the port a resumed pass starts with (each gets its turn first) */
