@@ -279,7 +279,7 @@ def test_two_cpu_linux_shares_the_rtos_cpu(rtos_images: Path) -> None:
 
 VBUS_HOSTILE = ROOT / "tests" / "system" / "configs" / "shared-vbus-hostile.toml"
 # The rtos's figures on the shared CPU (issue 23's target: worst wake-up <= 2 us, no overrun). Measured
-# in icount with each storm: 0.98 to 1.97 us (the most with the same-head storm, whose guest traps about
+# in icount with each storm: 0.98 to 2.10 us (the most with the same-head storm, whose guest traps about
 # 100 times a round, half a million a second: the rtos's timer nearly always fires in one of those traps
 # and waits for its end, as with the hostile kernel's interrupt storm, 1.26 us). The bound leaves that
 # emulator-exact figure a little room against changes of the trap path elsewhere.
@@ -346,8 +346,8 @@ def test_vbus_storm_delays_nothing(vbus_guest: Path, storm: int, name: str) -> N
 
 # The two-CPU storm's bound on the rtos's worst wake-up while it runs: icount's round-robin between the two
 # vCPUs makes that figure the emulator's as much as the hypervisor's (test_two_cpu_linux_shares_the_rtos_cpu),
-# so it is loose; measured 11.7 us, and 105.8 us before the passes were bounded (a pass on CPU 1 held the
-# device's lock that the shared CPU's doorbell waited for, interrupts masked).
+# so it is loose; measured 0.83 to 11.7 us, and 105.8 us before the passes were bounded (a pass on CPU 1
+# held the device's lock that the shared CPU's doorbell waited for, interrupts masked).
 SMP_STORM_WORST_US = 50.0
 
 
