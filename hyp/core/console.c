@@ -147,16 +147,22 @@ static const char drop_note_b[] = " writes dropped (";
 static const char drop_note_c[] = " characters), the UART behind\n";
 #define DROP_NOTE_MAX (sizeof(drop_note_a) + sizeof(drop_note_b) + sizeof(drop_note_c) + 2u * 20u + 1u)
 
-/* Room for `need` bytes of a paced write, with the report of earlier drops before it when there are
- * some (and room for that too); false: the write is dropped and counted. Caller holds con_lock. */
-static bool paced_room(size_t need)
+/* Room for a paced write of s[0..n) and `extra` bytes around it, with the report of earlier drops before
+ * it when there are some (and room for that too); false: the write is dropped and counted. The bytes are
+ * counted (a CR for each LF) only when twice n might not fit: a drain step on a CPU the rtos shares
+ * writes a line through here, and must stay short. Caller holds con_lock. */
+static bool paced_room(const char *s, size_t n, size_t extra)
 {
     if (!paced) {
         return true; /* waits for the UART instead */
     }
     size_t room = CON_OUT_SIZE - (out_head - out_tail);
     size_t note = dropped_writes != 0 ? DROP_NOTE_MAX : 0u;
+    size_t need = 2u * n + extra;
     if (need + note + 2u > room) { /* 2: the end of a line left open */
+        need = out_len(s, n) + extra;
+    }
+    if (need + note + 2u > room) {
         dropped_writes++;
         dropped_chars += need;
         return false;
@@ -204,7 +210,7 @@ void con_write(const char *s, size_t n)
 {
     spin_lock(&con_lock);
     out_move(false);
-    if (!paced_room(out_len(s, n))) {
+    if (!paced_room(s, n, 0)) {
         spin_unlock(&con_lock);
         return;
     }
@@ -221,7 +227,7 @@ void con_line(const char *tag, const char *s, size_t n, bool complete)
 {
     spin_lock(&con_lock);
     out_move(false);
-    if (!paced_room(out_len(s, n) + strlen(tag) + 6u)) { /* "[tag] ", its line's end */
+    if (!paced_room(s, n, strlen(tag) + 6u)) { /* "[tag] ", its line's end */
         spin_unlock(&con_lock);
         return;
     }
