@@ -279,7 +279,7 @@ def test_two_cpu_linux_shares_the_rtos_cpu(rtos_images: Path) -> None:
 
 VBUS_HOSTILE = ROOT / "tests" / "system" / "configs" / "shared-vbus-hostile.toml"
 # The rtos's figures on the shared CPU (issue 23's target: worst wake-up <= 2 us, no overrun). Measured
-# in icount with each storm: 0.98 to 2.10 us (the most with the same-head storm, whose guest traps about
+# in icount with each storm: 0.98 to 1.81 us (the most with the same-head storm, whose guest traps about
 # 100 times a round, half a million a second: the rtos's timer nearly always fires in one of those traps
 # and waits for its end, as with the hostile kernel's interrupt storm, 1.26 us). The bound leaves that
 # emulator-exact figure a little room against changes of the trap path elsewhere.
