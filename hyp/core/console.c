@@ -156,6 +156,7 @@ static bool paced_room(const char *s, size_t n, size_t extra)
     if (!paced) {
         return true; /* waits for the UART instead */
     }
+    out_move(false); /* what the UART took since: room for this write */
     size_t room = CON_OUT_SIZE - (out_head - out_tail);
     size_t note = dropped_writes != 0 ? DROP_NOTE_MAX : 0u;
     size_t need = 2u * n + extra;
@@ -209,7 +210,6 @@ void con_sync(void)
 void con_write(const char *s, size_t n)
 {
     spin_lock(&con_lock);
-    out_move(false);
     if (!paced_room(s, n, 0)) {
         spin_unlock(&con_lock);
         return;
@@ -226,7 +226,6 @@ void con_write(const char *s, size_t n)
 void con_line(const char *tag, const char *s, size_t n, bool complete)
 {
     spin_lock(&con_lock);
-    out_move(false);
     if (!paced_room(s, n, strlen(tag) + 6u)) { /* "[tag] ", its line's end */
         spin_unlock(&con_lock);
         return;
