@@ -66,15 +66,19 @@ static void report_stats(struct partition *p, bool restart)
     if ((p->stats.aborts | p->stats.setway | p->stats.sysregs | p->stats.undefs | p->stats.resamples) == 0) {
         return;
     }
-    uint64_t suppressed = 0;
-    if (restart && !part_line_allowed(p, &suppressed)) {
-        return;
+    char line[256];
+    (void)hyp_snprintf(line, sizeof(line),
+                       "rtmux: partition %s: refused or emulated: %lu aborts, %lu set/way operations, %lu "
+                       "PMU/debug registers, %lu undefined system registers, %lu level-interrupt resamples "
+                       "(%lu withdrawn)\n",
+                       p->name, (unsigned long)p->stats.aborts, (unsigned long)p->stats.setway,
+                       (unsigned long)p->stats.sysregs, (unsigned long)p->stats.undefs,
+                       (unsigned long)p->stats.resamples, (unsigned long)p->stats.withdrawn);
+    if (restart) {
+        part_printf(p, "%s", line); /* with the count of the lines the limit kept back before it */
+    } else {
+        hyp_printf("%s", line);
     }
-    hyp_printf("rtmux: partition %s: refused or emulated: %lu aborts, %lu set/way operations, %lu PMU/debug "
-               "registers, %lu undefined system registers, %lu level-interrupt resamples (%lu withdrawn)\n",
-               p->name, (unsigned long)p->stats.aborts, (unsigned long)p->stats.setway,
-               (unsigned long)p->stats.sysregs, (unsigned long)p->stats.undefs,
-               (unsigned long)p->stats.resamples, (unsigned long)p->stats.withdrawn);
 }
 
 /* The x0 a partition's boot CPU starts with: its DTB's address (0: none). */
