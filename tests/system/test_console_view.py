@@ -62,7 +62,7 @@ def test_focus_view_holds_and_replays_the_background(tmp_path: Path) -> None:
     # demo's seconds, replayed, bound the time Linux had the focus). How many there are is not fixed: an
     # idle rtos's RTD line changes when a second's max does (the network's timers under -smp 2 do not
     # repeat exactly), so the bound is the pace, not a count.
-    repeats = [a for a, b in zip(texts, texts[1:]) if a == b]
+    repeats = [a for a, b in zip(texts, texts[1:], strict=False) if a == b]
     assert not repeats, f"status lines repeat: {texts}{why}"
     assert len(texts) <= len(ticks) // 10 + 1, f"{len(texts)} status lines in {len(ticks)} s: {texts}{why}"
     assert re.search(r"^\[rtos\] rtos: rtmux rtos \S+ entered at EL1$", after, re.MULTILINE), why
