@@ -218,7 +218,7 @@ def test_all_errors_are_reported_at_once(images: dict[str, Path]) -> None:
     errors = errors_of(text)
     assert errors == [
         "x.toml: partition 'rtos': memory '3M' (3 MiB) is not a non-zero multiple of 2 MiB",
-        "x.toml: partition 'linux': cpus: CPU 1 is beyond the board (qemu-virt has CPUs 0..0)",
+        "x.toml: partition 'linux': cpus: CPU 1 is beyond the board (qemu-virt has only CPU 0)",
     ]
 
 
@@ -327,6 +327,13 @@ def test_describe_lists_the_placement() -> None:
     ) in text
     assert "QEMU -M virt,virtualization=on,gic-version=3,iommu=smmuv3 -cpu" in text
     assert "free RAM: 0x6900_0000..0x8000_0000 (368 MiB)" in text
+
+
+def test_describe_counts_cpus_in_the_singular_and_plural() -> None:
+    one = config.describe(config.load(paths.REPO_ROOT / "configs" / "qemu-virt-1cpu.toml"))
+    assert "board qemu-virt: 1 CPU, RAM 0x4000_0000..0x8000_0000 (1 GiB); " in one
+    four = config.describe(config.load(paths.REPO_ROOT / "configs" / "qemu-virt-4cpu.toml"))
+    assert "board qemu-virt: 4 CPUs, RAM " in four and "partition 'linux': kind linux, CPUs 1, 2, 3, " in four
 
 
 # ------------------------------------------------------------------------------- DMA isolation

@@ -24,7 +24,7 @@ def describe(config: SystemConfig) -> str:
     b = config.board
     lines = [
         f"{paths.display(config.path)}: valid",
-        f"board {b.name}: {b.cpus} CPUs, RAM {b.ram} ({size_text(b.ram.size)}); "
+        f"board {b.name}: {b.cpus} CPU{'s' if b.cpus > 1 else ''}, RAM {b.ram} ({size_text(b.ram.size)}); "
         f"QEMU {' '.join(b.qemu_args())}",
         f"hypervisor: RAM {config.hypervisor} ({size_text(config.hypervisor.size)})",
     ]

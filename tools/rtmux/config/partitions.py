@@ -278,7 +278,7 @@ class PartitionReader(Fields):
         for cpu in items:
             if not 0 <= cpu < board.cpus:
                 self.error(
-                    ctx, f"cpus: CPU {cpu} is beyond the board ({board.name} has CPUs 0..{board.cpus - 1})"
+                    ctx, f"cpus: CPU {cpu} is beyond the board ({board.name} has {_cpu_range(board.cpus)})"
                 )
             elif cpu in d.cpus:
                 self.error(ctx, f"cpus: CPU {cpu} is listed twice")
@@ -715,3 +715,8 @@ def _assignable_text(board: Board) -> str:
     others = [n for n in names if boards.virtio_index(n) is None]
     parts = [f"{virtio[0]}..{virtio[-1]}"] if virtio else []
     return ", ".join(parts + others)
+
+
+def _cpu_range(cpus: int) -> str:
+    """The CPUs a board has, as an error message names them: `CPUs 0..3`, `only CPU 0`."""
+    return f"CPUs 0..{cpus - 1}" if cpus > 1 else "only CPU 0"
