@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 import struct
 from pathlib import Path
 
@@ -10,6 +11,7 @@ import pytest
 
 from rtmux import config, paths
 from rtmux.board import MIB, Region
+from rtmux.config import model
 from rtmux.image import blob
 
 CONFIGS = Path(__file__).parent / "configs"
@@ -776,3 +778,15 @@ def test_starved_report_values(images: dict[str, Path], value: str, message: str
     text = system(images, rtos_extra=f"shared = true\nstarved_report = {value}", top="[board]\ncpus = 2")
     errors = errors_of(text.replace("cpus = [1]", "cpus = [0, 1]"))
     assert len(errors) == 1 and message in errors[0], errors
+
+
+def test_console_view_constants_are_the_hypervisors() -> None:
+    """What `check` says the focus view keeps is what hyp/core/conmux.c keeps."""
+    source = (paths.REPO_ROOT / "hyp" / "core" / "conmux.c").read_text()
+    hold = re.search(r"#define HOLD_SIZE\s+\((\d+)u \* (\d+)u\)", source)
+    status = re.search(r"#define HOLD_STATUS_S\s+(\d+)u", source)
+    assert hold is not None and status is not None
+    assert int(hold[1]) * int(hold[2]) == model.CONSOLE_HOLD_SIZE
+    assert int(status[1]) == model.CONSOLE_STATUS_S
+    text = config.describe(config.load(config.DEFAULT_CONFIG))
+    assert "the newest 32 KiB of each, replayed when it gets the focus, saying how many older lines" in text

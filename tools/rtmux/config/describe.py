@@ -5,6 +5,8 @@ from __future__ import annotations
 from rtmux import paths
 from rtmux.board import VIRTIO_MMIO_SIZE, hexa, intid_text, size_text
 from rtmux.config.model import (
+    CONSOLE_HOLD_SIZE,
+    CONSOLE_STATUS_S,
     DMA_IOMMU,
     DMA_UNRESTRICTED,
     KIND_LINUX,
@@ -98,12 +100,15 @@ def describe(config: SystemConfig) -> str:
         f"console: tags {'on' if c.tags else 'off'}, input to {c.focus!r} at boot; "
         f"{_key_name(c.escape)} then a number switches ({keys}), {_key_name(c.escape)} twice sends it"
     )
+    held = (
+        f"the others' held (the newest {size_text(CONSOLE_HOLD_SIZE)} of each, replayed when it gets the "
+        f"focus, saying how many older lines were dropped; a status line every {CONSOLE_STATUS_S} s of "
+        "guest time shows its latest line when that changed)"
+    )
     views = {
-        "auto": "on a terminal only the focused partition's lines, the others held (a status line every "
-        "10 s when their latest changed, all shown on a switch); every line otherwise",
+        "auto": f"on a terminal only the focused partition's lines, {held}; every line otherwise",
         "all": "every partition's lines as they come",
-        "focus": "only the focused partition's lines, the others held (a status line every 10 s when their "
-        "latest changed, all shown on a switch)",
+        "focus": f"only the focused partition's lines, {held}",
     }
     lines.append(f"console view: {c.view}: {views[c.view]}")
     lines += [f"note: {n}" for n in config.notes]

@@ -46,6 +46,12 @@ VBUS_SGI_TO_HYP = 15  # the doorbell the rtos rings on the Linux CPU the DTB nam
 DEFAULT_CHANNEL_SIZE = 16 * KIB
 # VBUS_STATS_PORT: the port the hypervisor serves itself (its counters); no channel may take its name.
 VBUS_STATS_PORT = "rtmux-stats"
+
+# The console's focus view (hyp/core/conmux.c, HOLD_SIZE and HOLD_STATUS_S): what the hypervisor keeps of
+# each background partition's lines (the newest; older ones are dropped and counted) and how often it
+# shows the latest of them. tests/unit/python/test_config.py compares them with the C source.
+CONSOLE_HOLD_SIZE = 32 * 1024
+CONSOLE_STATUS_S = 10
 # A port name as Linux shows it (/dev/virtio-ports/NAME, /sys/class/virtio-ports/vportNpM/name): it
 # becomes a file name, so no '/', no leading '.' (no "." or ".."), nothing a shell would need quoted.
 VBUS_NAME_RE = re.compile(r"^[A-Za-z0-9_-][A-Za-z0-9._-]*$")
