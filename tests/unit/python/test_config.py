@@ -148,6 +148,34 @@ def test_missing_build_product_is_only_a_note(images: dict[str, Path]) -> None:
 
 
 @pytest.mark.parametrize(
+    ("key", "value", "hint"),
+    [
+        (
+            "kernel",
+            "build/linux/Image-missing",
+            "write debian:std or debian:rt for Debian's kernel, fetched by `./rtmux linux fetch`, or the "
+            "path of an arm64 Image",
+        ),
+        (
+            "initramfs",
+            "out/x.cpio.gz",
+            "`./rtmux linux initramfs --kernel rt` builds build/linux/initramfs-rt.cpio.gz; "
+            "`./rtmux linux initramfs --kernel std` builds build/linux/initramfs-std.cpio.gz",
+        ),
+    ],
+)
+def test_missing_file_hints_at_its_own_kind_only(
+    images: dict[str, Path], key: str, value: str, hint: str
+) -> None:
+    """A missing kernel names what a kernel can be, not the initramfs's build steps (those were listed
+    for any missing file of build/linux/); a missing initramfs elsewhere names the initramfs's."""
+    text = system(images).replace(str(images[key]), value)
+    assert errors_of(text) == [
+        f"x.toml: partition 'linux': {key} '{value}' does not exist and no build step produces it ({hint})"
+    ]
+
+
+@pytest.mark.parametrize(
     ("text", "size"),
     [("16M", 16 * MIB), ("512K", 512 * 1024), ("1G", 1 << 30), ("2 MiB", 2 * MIB), ("0x100_0000", 16 * MIB)],
 )

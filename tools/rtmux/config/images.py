@@ -17,12 +17,17 @@ KernelLookup = Callable[[str], Path | None]
 
 
 # ------------------------------------------------------------------------------------------ build steps
-def build_products() -> dict[str, str]:
-    """Files a build step produces (path relative to the repository root) -> the command that builds them."""
-    products = {f"build/rtos/{app}.img": "make rtos" for app in paths.RTOS_APPS}
-    for file, command in _linux_products().items():
-        products[file] = command
-    return products
+def build_products(role: str | None = None) -> dict[str, str]:
+    """Files a build step produces (path relative to the repository root) -> the command that builds them:
+    those a partition's `role` key may name (`image`: the rtos images, `initramfs`: the Linux
+    initramfs archives, `kernel`: none, Debian's kernels are named `debian:FLAVOUR`), or all of them."""
+    by_role = {
+        "image": {f"build/rtos/{app}.img": "make rtos" for app in paths.RTOS_APPS},
+        "initramfs": _linux_products(),
+    }
+    if role is not None:
+        return dict(by_role.get(role, {}))
+    return {file: command for products in by_role.values() for file, command in products.items()}
 
 
 # The ./rtmux commands that fetch the Debian kernel and build the initramfs (rtmux.image.debian,
@@ -54,13 +59,20 @@ def example_image(role: str) -> str:
     }.get(role, "")
 
 
-def build_hint(rel: str, products: dict[str, str]) -> str:
+def build_hint(rel: str, products: dict[str, str], role: str = "") -> str:
+    """What to write instead of a missing file: the build steps that make files of its kind (those of
+    its folder first), or for a kernel, what a kernel can be."""
+    if role == "kernel":
+        flavours = " or ".join(DEBIAN_KERNEL_PREFIX + f for f in paths.LINUX_FLAVOURS)
+        return (
+            f"write {flavours} for Debian's kernel, fetched by `{LINUX_FETCH_COMMAND}`, or the path of an "
+            "arm64 Image"
+        )
     folder = rel.rsplit("/", 1)[0] if "/" in rel else ""
-    near = sorted(p for p in products if p.rsplit("/", 1)[0] == folder)
-    if near:
-        by_cmd: dict[str, list[str]] = {}
-        for p in near:
-            by_cmd.setdefault(products[p], []).append(p)
-        return "; ".join(f"`{cmd}` builds {', '.join(files)}" for cmd, files in by_cmd.items())
-    commands = sorted(set(products.values()))
-    return "build steps: " + ", ".join(f"`{c}`" for c in commands)
+    near = sorted(p for p in products if p.rsplit("/", 1)[0] == folder) or sorted(products)
+    if not near:
+        return "no build step makes a file of this kind"
+    by_cmd: dict[str, list[str]] = {}
+    for p in near:
+        by_cmd.setdefault(products[p], []).append(p)
+    return "; ".join(f"`{cmd}` builds {', '.join(files)}" for cmd, files in by_cmd.items())

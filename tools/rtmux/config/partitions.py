@@ -329,7 +329,6 @@ class PartitionReader(Fields):
         if d.kind is None:
             return
         required = {KIND_RTOS: ("image",), KIND_LINUX: ("kernel",)}[d.kind]
-        products = build_products()
         for role in KIND_KEYS[d.kind]:
             text = self.get_str(d.label, table, role)
             if text is None:
@@ -347,10 +346,11 @@ class PartitionReader(Fields):
             path = Path(text)
             path = path if path.is_absolute() else paths.REPO_ROOT / path
             rel_path = rel(path)
+            products = build_products(role)
             build = products.get(rel_path)
             exists = path.is_file()
             if not exists and build is None:
-                hint = build_hint(rel_path, products)
+                hint = build_hint(rel_path, products, role)
                 self.error(d.label, f"{role} {text!r} does not exist and no build step produces it ({hint})")
                 continue
             if exists and role in ("image", "kernel") and not self.check_arm64(d, role, text, path):
