@@ -137,6 +137,17 @@ def test_payload_too_big_for_memory(images: dict[str, Path]) -> None:
     ]
 
 
+def test_payload_too_big_adds_up_in_one_unit(tmp_path: Path, images: dict[str, Path]) -> None:
+    """Sizes that are not whole MiB are all given in KiB (a started KiB counted), so that they add up:
+    not `32832 KiB + initramfs of 2851636 bytes`."""
+    images = dict(images, initramfs=_write(tmp_path / "odd.cpio.gz", 2_851_636))
+    text = system(images).replace('memory = "512M"', 'memory = "44M"')
+    assert errors_of(text) == [
+        "x.toml: partition 'linux': memory.size 44 MiB is too small for the linux image of 40960 KiB + "
+        "initramfs of 2785 KiB + 2048 KiB DTB slot (needs at least 46 MiB)"
+    ]
+
+
 def test_missing_build_product_is_only_a_note(images: dict[str, Path]) -> None:
     text = system(images).replace(str(images["rtos"]), "build/rtos/demo.img")
     demo = paths.REPO_ROOT / "build/rtos/demo.img"
@@ -720,8 +731,8 @@ def test_image_may_not_reach_into_the_region(tmp_path: Path, images: dict[str, P
     assert config.loads(system(images))  # without channels it fits below the DTB slot
     errors = errors_of(system(images) + channels('name = "a"\nsize = "1M"'))
     assert errors == [
-        "x.toml: partition 'rtos': memory.size 16 MiB is too small for the rtos image of 13 MiB + V-Bus "
-        "region of 2052 KiB + 2 MiB DTB slot (needs at least 18 MiB)"
+        "x.toml: partition 'rtos': memory.size 16 MiB is too small for the rtos image of 13312 KiB + V-Bus "
+        "region of 2052 KiB + 2048 KiB DTB slot (needs at least 18 MiB)"
     ]
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 
-from rtmux.board import size_text
+from rtmux.board import KIB, MIB, size_text
 from rtmux.config.model import DTB_SLOT, INITRD_ALIGN, RAM_ALIGN, Partition, align_up
 
 ARM64_MAGIC = b"ARM\x64"
@@ -61,17 +61,29 @@ def payload_layout(
     initrd_ipa = (below - initrd_size) & ~(INITRD_ALIGN - 1) if initrd_size else 0
     top = initrd_ipa if initrd_size else below
     if kernel_end > top:
-        what = f"{part.kind} image of {size_text(kernel_end - kernel_ipa)}"
+        parts = [(f"{part.kind} image of ", kernel_end - kernel_ipa)]
         if initrd_size:
-            what += f" + initramfs of {size_text(initrd_size)}"
+            parts.append(("initramfs of ", initrd_size))
         if part.vbus is not None:
-            what += f" + V-Bus region of {size_text(part.vbus.size)}"
+            parts.append(("V-Bus region of ", part.vbus.size))
+        parts.append(("", DTB_SLOT))
+        terms = [
+            f"{name}{text}" for (name, _), text in zip(parts, sizes_text([n for _, n in parts]), strict=True)
+        ]
         need = kernel_end - ram.ipa + (dtb_ipa - top) + DTB_SLOT
         raise ValueError(
-            f"memory.size {size_text(ram.size)} is too small for the {what} + {size_text(DTB_SLOT)} DTB slot "
+            f"memory.size {size_text(ram.size)} is too small for the {' + '.join(terms)} DTB slot "
             f"(needs at least {size_text(align_up(need, RAM_ALIGN))})"
         )
     return PayloadLayout(kernel_ipa, kernel_end, initrd_ipa, initrd_size, dtb_ipa)
+
+
+def sizes_text(sizes: list[int]) -> list[str]:
+    """Sizes to be added up, in one unit: MiB when each is whole MiB, else KiB (a part of one counted as
+    a whole): `32832 KiB + 2785 KiB`, never `32832 KiB + 2851636 bytes`."""
+    if all(n % MIB == 0 for n in sizes):
+        return [f"{n // MIB} MiB" for n in sizes]
+    return [f"{-(-n // KIB)} KiB" for n in sizes]
 
 
 def layout_for(part: Partition) -> PayloadLayout | None:
