@@ -490,7 +490,8 @@ def _add_run(top: Subparsers) -> None:
         "--rtos-app",
         choices=paths.RTOS_APPS,
         default=None,
-        help="rtos application image to boot instead of the configured one",
+        help="rtos application image to boot instead of the configured one, without the configured boot "
+        "arguments (they are that application's; --bootargs PART=ARGS gives it some)",
     )
     p.add_argument(
         "--bootargs",

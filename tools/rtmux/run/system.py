@@ -73,6 +73,29 @@ def _flavour(text: str) -> str | None:
     return text.split(":", 1)[1] if text.startswith("debian:") else None
 
 
+def _other_app(part: cfg.Partition, rtos_image: Path | None) -> bool:
+    """Whether `rtos_image` (--rtos-app) replaces the rtos partition's configured image by another."""
+    img = part.image("image")
+    return rtos_image is not None and (img is None or img.path.resolve() != rtos_image.resolve())
+
+
+def rtos_app_notes(config: cfg.SystemConfig, rtos_image: Path | None, bootargs: dict[str, str]) -> list[str]:
+    """What --rtos-app does to the boot arguments: the configured ones belong to the configured
+    application, so another one boots without them (partition_images) unless --bootargs gives some."""
+    notes = []
+    for part in config.partitions:
+        if part.kind == cfg.KIND_RTOS and _other_app(part, rtos_image) and part.name not in bootargs:
+            assert rtos_image is not None
+            configured = part.image("image")
+            own = f" (those of {configured.text})" if configured is not None else ""
+            if part.bootargs.replace("timer=phys", "").strip():
+                notes.append(
+                    f"partition {part.name!r}: {paths.display(rtos_image)} boots without the configured "
+                    f"boot arguments {part.bootargs!r}{own}; --bootargs {part.name}=ARGS gives it some"
+                )
+    return notes
+
+
 def partition_images(
     config: cfg.SystemConfig,
     rtos_image: Path | None,
@@ -89,6 +112,8 @@ def partition_images(
             path = rtos_image if rtos_image is not None else (img.path if img else None)
             if path is None or not path.is_file():
                 raise SetupError(f"partition {part.name!r}: rtos image {path} not found; run `make rtos`")
+            if args is None and _other_app(part, rtos_image):
+                args = ""  # the configured arguments are its own application's; this one starts with none
             if args is not None and part.shared and "timer=" not in args:
                 args = f"{args} timer=phys".strip()  # as the configuration's own (config/partitions.py)
             out[part.name] = bundle.PartitionImages(path.read_bytes(), bootargs=args)
@@ -187,6 +212,8 @@ def run(
         seed=seed,
         interactive=interactive,
     )
+    for note in rtos_app_notes(system.config, rtos_image, bootargs or {}):
+        print(f"rtmux: {note}", file=sys.stderr)
     print(f"rtmux: booting {paths.display(system.image)}: {qemu.mode_description(icount)}", file=sys.stderr)
     if seed is not None:
         print(
