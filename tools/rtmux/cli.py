@@ -110,9 +110,9 @@ def _add_determinism(p: argparse.ArgumentParser) -> None:
         metavar="N",
         help="FOR MEASUREMENT ONLY: fixed random seeds (kaslr-seed, rng-seed) derived from N, kept at every "
         "start, QEMU's -seed N and an RTC that follows guest time; a bare Linux boots without its network "
-        "(use a system configuration without one too), and the hypervisor reports its entries per CPU at "
-        "its first tick. With --icount and --linux-script a boot repeats exactly; every boot has the same "
-        "KASLR offset",
+        "(use a system configuration without one too: ./rtmux run warns when it has one), and the "
+        "hypervisor reports its entries per CPU at its first tick. With --icount and --linux-script a boot "
+        "repeats exactly; every boot has the same KASLR offset",
     )
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from rtmux import config
+from rtmux import config, paths
 from rtmux.run import system
 
 
@@ -72,3 +72,13 @@ def test_another_rtos_app_on_a_shared_cpu_keeps_its_timer(tmp_path: Path) -> Non
     cfg = _rtos_alone(tmp_path, "latmon=1", shared=True)
     selftest = _fake_image(tmp_path / "selftest.img")
     assert system.partition_images(cfg, selftest, {})["rtos"].bootargs == "timer=phys"
+
+
+def test_seed_warns_about_a_network_device() -> None:
+    """--seed promises a boot that repeats; the default system's user network answers from the host."""
+    assert system.seed_warnings(config.load(config.DEFAULT_CONFIG)) == [
+        "--seed: partition 'linux' has a network device ('net'), whose answers come from the host: this "
+        "boot will not repeat exactly; measure with a configuration without one (as ./rtmux bench does)"
+    ]
+    quiet = paths.REPO_ROOT / "tests" / "system" / "configs" / "rtos-only.toml"
+    assert system.seed_warnings(config.load(quiet)) == []

@@ -199,6 +199,11 @@ class AssignedDevice:
         """The ranges rounded out to whole 4 KiB pages: what stage 2 maps."""
         return tuple(page_round(r) for r in self.mmio)
 
+    @property
+    def network(self) -> bool:
+        """Whether QEMU puts a network behind it (-netdev, -nic): its answers come from the host."""
+        return any(a in ("-netdev", "-nic") for a in self.qemu_args)
+
 
 @dataclass(frozen=True)
 class FaultPolicy:

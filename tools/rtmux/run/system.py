@@ -96,6 +96,19 @@ def rtos_app_notes(config: cfg.SystemConfig, rtos_image: Path | None, bootargs: 
     return notes
 
 
+def seed_warnings(config: cfg.SystemConfig) -> list[str]:
+    """Why a --seed boot of `config` would not repeat: its network devices, whose answers (DHCP, router
+    advertisements) come from the host at host-dependent times."""
+    return [
+        f"--seed: partition {p.name!r} has a network device ({d.name!r}), whose answers come from the "
+        "host: this boot will not repeat exactly; measure with a configuration without one (as ./rtmux "
+        "bench does)"
+        for p in config.partitions
+        for d in p.devices
+        if d.network
+    ]
+
+
 def partition_images(
     config: cfg.SystemConfig,
     rtos_image: Path | None,
@@ -220,6 +233,8 @@ def run(
             f"rtmux: fixed seeds ({seed}): for measurement only, every boot has the same KASLR",
             file=sys.stderr,
         )
+        for warning in seed_warnings(system.config):
+            print(f"rtmux: warning: {warning}", file=sys.stderr)
     wanted = linux_cmd is not None or linux_script is not None
     if wanted and not system.config.of_kind(cfg.KIND_LINUX):
         raise SetupError(f"--linux-cmd/--linux-script: {paths.display(config_path)} has no Linux partition")
