@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import sys
 from collections.abc import Sequence
@@ -12,7 +13,7 @@ from typing import TypeAlias
 from rtmux import __version__, config, paths, qemu
 from rtmux.bench import model as bench
 from rtmux.bench import runner
-from rtmux.errors import EXIT_OK, EXIT_SETUP, GuestFailure, RtmuxError, SetupError
+from rtmux.errors import EXIT_OK, EXIT_PIPE, EXIT_SETUP, GuestFailure, RtmuxError, SetupError
 from rtmux.formats import latmus
 from rtmux.image import debian
 from rtmux.run import linux, rtos, system
@@ -552,6 +553,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("rtmux: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # The reader of the output went away (`./rtmux linux initramfs --list | head`): stop without a
+        # word, as a filter does, and keep the interpreter's last flush from failing again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_PIPE
     except OSError as exc:
         print(f"rtmux: error: {exc}", file=sys.stderr)
         return EXIT_SETUP

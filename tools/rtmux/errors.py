@@ -7,6 +7,7 @@ EXIT_OK = 0
 EXIT_FAILED = 1  # the guest ran but failed: a test failed, output malformed, fatal error, QEMU error
 EXIT_SETUP = 2  # usage error, or something missing on the host (QEMU, an image, the build)
 EXIT_TIMEOUT = 124  # the guest did not finish within the wall-clock timeout (as coreutils `timeout`)
+EXIT_PIPE = 141  # the reader of standard output went away (`| head`): what a shell reports for SIGPIPE
 
 
 class RtmuxError(Exception):

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from rtmux import cli, config
+from rtmux import cli, config, paths
+from rtmux.errors import EXIT_PIPE
 
 COMMANDS_WITH_TIMEOUT = [
     ["rtos", "run"],
@@ -60,3 +63,20 @@ def test_system_run_is_icount_unless_plain() -> None:
     assert parse(["run"]).icount is True
     assert parse(["run", "--icount"]).icount is True
     assert parse(["run", "--plain"]).icount is False
+
+
+def test_a_closed_pipe_ends_the_command_quietly() -> None:
+    """`./rtmux ... | head`: once the reader has gone, rtmux stops with the status a shell gives a
+    program ended by SIGPIPE (141), and no `[Errno 32] Broken pipe` error."""
+    proc = subprocess.Popen(
+        [sys.executable, str(paths.REPO_ROOT / "rtmux"), "check", "tests/system/configs/rtos-only.toml"],
+        cwd=paths.REPO_ROOT,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()  # before rtmux has written anything: its first write fails
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=60) == EXIT_PIPE == 141
+    assert err == ""
