@@ -174,7 +174,14 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("run", help="boot an image with the console on stdout (Ctrl-A x quits QEMU)")
     p.add_argument("--app", choices=paths.RTOS_APPS, default="demo", help="which image (default demo)")
     _add_bootargs(p, 'the rtos\'s boot arguments, e.g. "only=prio_order"')
-    _add_common(p, rtos.RUN_TIMEOUT_S)
+    _add_icount(p)
+    _add_timeout(
+        p,
+        None,
+        f"{rtos.INTERACTIVE_RUN_TIMEOUT_S:g} s on a terminal, {rtos.RUN_TIMEOUT_S:g} s otherwise",
+        "QEMU is stopped after it, which ends the run normally",
+    )
+    _add_no_build(p)
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("selftest", help="run the on-target test suite; passes only on `N passed, 0 failed`")

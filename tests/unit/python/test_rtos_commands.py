@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from types import SimpleNamespace
@@ -80,6 +81,32 @@ def test_run_ok(fake_qemu: Callable[..., Path], capsys) -> None:
     fake_qemu("hello\nrtos: system off\n")
     rc, out, _ = run_cli(["rtos", "run", "--no-build"], capsys)
     assert rc == 0 and "hello" in out
+
+
+def test_run_ends_normally_at_its_limit(fake_qemu: Callable[..., Path], capsys) -> None:
+    """The demo never ends by itself: `rtos run` stops it at --timeout and says so, without an error
+    and without printing the console a second time."""
+    fake_qemu("demo: running; Ctrl-A x leaves QEMU\n", sleep_s=30)
+    rc, out, err = run_cli(["rtos", "run", "--no-build", "--timeout", "1"], capsys)
+    assert rc == 0 and "demo: running" in out
+    assert (
+        err == "rtmux: demo.img: stopped after 1 s (wall clock), the limit of this run; --timeout S sets it\n"
+    )
+
+
+def test_run_default_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[float] = []
+
+    def boot(*args: object, timeout_s: float, **kwargs: object) -> object:
+        seen.append(timeout_s)
+        return SimpleNamespace(timed_out=False, console="", returncode=0)
+
+    monkeypatch.setattr(rtos, "boot", boot)
+    monkeypatch.setattr(sys, "stdin", SimpleNamespace(isatty=lambda: True))
+    rtos.run("demo", "", icount=False, timeout_s=None)
+    monkeypatch.setattr(sys, "stdin", SimpleNamespace(isatty=lambda: False))
+    rtos.run("demo", "", icount=False, timeout_s=None)
+    assert seen == [rtos.INTERACTIVE_RUN_TIMEOUT_S, rtos.RUN_TIMEOUT_S] == [3600.0, 600.0]
 
 
 def test_latency(fake_qemu: Callable[..., Path], consoles: SimpleNamespace, capsys, tmp_path: Path) -> None:

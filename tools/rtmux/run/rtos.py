@@ -19,7 +19,10 @@ from rtmux.formats import latmus
 from rtmux.formats.rtos_console import find_fatal, has_system_off, parse_selftest
 
 BUILD_TIMEOUT_S = 1800
+# `rtos run` has a wall-clock limit like every QEMU run; a person at a terminal gets as long as with
+# `./rtmux run` and `./rtmux linux run`. Reaching it ends the run normally (run() below).
 RUN_TIMEOUT_S = 600.0
+INTERACTIVE_RUN_TIMEOUT_S = 3600.0
 SELFTEST_TIMEOUT_S = 300.0
 CTXSW_TIMEOUT_S = 300.0
 DEFAULT_PERIOD_US = 1000
@@ -119,9 +122,33 @@ def check_exit(result: qemu.RunResult, what: str, *, need_system_off: bool = Tru
 # ---------------------------------------------------------------------------------------------- run
 
 
-def run(app: str, append: str, *, icount: bool, timeout_s: float) -> qemu.RunResult:
-    """Boot an image with the console on stdout (and stdin on QEMU when it is a terminal)."""
+def run(app: str, append: str, *, icount: bool, timeout_s: float | None) -> qemu.RunResult:
+    """Boot an image with the console on stdout (and stdin on QEMU when it is a terminal) until it ends
+    or `timeout_s` (default: RUN_TIMEOUT_S, INTERACTIVE_RUN_TIMEOUT_S on a terminal) has passed.
+
+    This is the command to watch an application (the demo never ends by itself), not to judge one
+    (`rtos selftest`, `latency` and `ctxsw` do, and a timeout fails them): reaching the limit stops
+    QEMU and ends the run normally, with a line saying so instead of the console again, which was
+    already on stdout. A fatal error or QEMU's own failure still fails it."""
+    if timeout_s is None:
+        timeout_s = (
+            INTERACTIVE_RUN_TIMEOUT_S if sys.stdin is not None and sys.stdin.isatty() else RUN_TIMEOUT_S
+        )
     result = boot(app, append, icount=icount, timeout_s=timeout_s, echo=sys.stdout, interactive=True)
+    if result.timed_out:
+        fatal = find_fatal(result.console)
+        if fatal is not None:
+            raise GuestFailure(
+                f"{app}.img: the guest stopped after a fatal error: {fatal.describe()}", result
+            )
+        sys.stdout.flush()
+        print(
+            f"rtmux: {app}.img: stopped after {timeout_s:g} s (wall clock), the limit of this run; "
+            "--timeout S sets it",
+            file=sys.stderr,
+            flush=True,
+        )
+        return result
     check_exit(result, f"{app}.img", need_system_off=False)
     return result
 
