@@ -3,6 +3,7 @@
 A base module: it imports nothing of rtmux, so that every layer can name the files the others make.
 """
 
+import os
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -48,8 +49,11 @@ def initramfs_image(flavour: str) -> Path:
 
 
 def display(path: Path) -> str:
-    """A path as the user should see it: relative to the repository root when inside it."""
-    try:
-        return str(path.resolve().relative_to(REPO_ROOT))
-    except ValueError:
-        return str(path)
+    """A path as the user should see it: relative to the repository root when inside it, also when it
+    lies under a symbolic link there (a cache/ shared between clones)."""
+    for candidate in (Path(os.path.abspath(path)), path.resolve()):
+        try:
+            return str(candidate.relative_to(REPO_ROOT))
+        except ValueError:
+            pass
+    return str(path)

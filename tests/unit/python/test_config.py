@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
 import struct
 from pathlib import Path
@@ -829,3 +830,15 @@ def test_console_view_constants_are_the_hypervisors() -> None:
     assert int(status[1]) == model.CONSOLE_STATUS_S
     text = config.describe(config.load(config.DEFAULT_CONFIG))
     assert "the newest 32 KiB of each, replayed when it gets the focus, saying how many older lines" in text
+
+
+def test_paths_under_a_symlink_show_relative(tmp_path: Path) -> None:
+    """A cache/ that is a symbolic link (shared between clones) still shows as cache/... in `check`."""
+    paths.BUILD_DIR.mkdir(exist_ok=True)
+    link = paths.BUILD_DIR / f"test-link-{os.getpid()}"
+    link.symlink_to(tmp_path)
+    try:
+        assert paths.display(link / "vmlinuz") == f"build/{link.name}/vmlinuz"
+        assert paths.display(tmp_path / "x") == str(tmp_path / "x")  # outside: as given
+    finally:
+        link.unlink()
