@@ -116,6 +116,13 @@ def test_partition_that_does_not_fit_is_refused(images: dict[str, Path]) -> None
     ]
 
 
+def test_partition_that_fits_in_no_free_range_is_refused(images: dict[str, Path]) -> None:
+    text = system(images).replace('memory = "16M"', 'memory = { size = "16M", base = "0x6000_0000" }')
+    assert errors_of(text) == [
+        "x.toml: partition 'linux': memory 512 MiB does not fit in the free RAM (largest free range: 496 MiB)"
+    ]
+
+
 def test_payload_layout(images: dict[str, Path]) -> None:
     cfg = config.loads(system(images))
     linux = cfg.partition("linux")
