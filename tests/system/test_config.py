@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
@@ -18,6 +19,7 @@ pytestmark = pytest.mark.system
 ROOT = Path(__file__).resolve().parents[2]
 BAD_CONFIGS = sorted((ROOT / "tests" / "unit" / "python" / "configs").glob("bad-*.toml"))
 CHECK_TIMEOUT_S = 60
+BUILD_TIMEOUT_S = 1200  # the initramfs, and Debian's packages when they are not fetched yet
 
 
 def check(*args: str) -> subprocess.CompletedProcess[str]:
@@ -41,6 +43,41 @@ def test_default_config_is_valid() -> None:
     assert "partition 'linux': kind linux, CPU 1, tag 'linux'" in out
     assert "device    net (board pcie): " in out and "INTID 35 (SPI 3)" in out
     assert "DMA through the IOMMU, streams 0x0000..0xffff: this partition's RAM only" in out
+
+
+# Fields of the sample output that follow the build (the images' sizes and where they end) or Debian's
+# current kernel package: each is compared as a pattern, every other character exactly.
+BUILD_FIELDS = [
+    (re.compile(r"\((\d+) bytes\)"), "(N bytes)"),
+    (re.compile(r"image up to 0x[0-9a-f_]+"), "image up to ADDRESS"),
+    (re.compile(r"initramfs 0x[0-9a-f_]+\.\.0x[0-9a-f_]+"), "initramfs ADDRESS..ADDRESS"),
+    (re.compile(r"/vmlinuz-[^ ]+ "), "/vmlinuz-VERSION "),
+]
+
+
+def _build_fields_out(text: str) -> str:
+    for pattern, placeholder in BUILD_FIELDS:
+        text = pattern.sub(placeholder, text)
+    return text
+
+
+def test_configuration_md_sample_is_what_check_prints(rtos_images: Path) -> None:
+    """docs/configuration.md's sample `./rtmux check` output of the default system, line for line."""
+    built = subprocess.run(
+        [sys.executable, str(ROOT / "rtmux"), "linux", "initramfs", "--kernel", "std"],
+        cwd=ROOT,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=BUILD_TIMEOUT_S,
+    )
+    assert built.returncode == 0, built.stdout + built.stderr
+    doc = (ROOT / "docs" / "configuration.md").read_text()
+    sample = re.search(r"`\./rtmux check` on it prints:\n\n```\n(.*?)```", doc, re.S)
+    assert sample is not None
+    proc = check()
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert _build_fields_out(proc.stdout).splitlines() == _build_fields_out(sample[1]).splitlines()
 
 
 def test_default_argument_is_the_default_config() -> None:
