@@ -3,7 +3,7 @@
 # what is missing, and reinstalls the Python tools only when tools/requirements.txt changed.
 #
 #   1. Debian packages: cross compiler and the arm64 C library (static Linux programs under guest/), QEMU,
-#      dtc, cpio, clang-format, make, gcc, python3 + venv + pip.
+#      dtc, cpio, clang-format, make, gcc, python3 + venv + pip, tmux (the terminal test).
 #   2. The project's virtual environment .venv with the pinned Python tools (pytest, ruff, matplotlib).
 set -euo pipefail
 
@@ -15,7 +15,7 @@ stamp="$venv/.rtmux-requirements.sha256"
 packages=(
     gcc-aarch64-linux-gnu binutils-aarch64-linux-gnu libc6-dev-arm64-cross qemu-system-arm
     device-tree-compiler cpio
-    clang-format make gcc python3 python3-venv python3-pip
+    clang-format make gcc python3 python3-venv python3-pip tmux
 )
 
 say() { printf 'deps: %s\n' "$*"; }

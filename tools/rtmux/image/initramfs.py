@@ -45,10 +45,13 @@ FORMAT_VERSION = 1
 # among them; virtio_console drives the V-Bus's ports).
 MODULES = ("virtio_mmio", "virtio_pci", "virtio_console", "virtio_net", "virtio_blk")
 # guest/initramfs/ file -> its place in the archive (all executable).
+# guest/initramfs/NAME -> path in the archive, executable or not
 GUEST_FILES = (
-    ("init", "init"),
-    ("vports", "sbin/rtmux-vports"),
-    ("udhcpc.script", "etc/udhcpc/default.script"),
+    ("init", "init", True),
+    ("inittab", "etc/inittab", False),
+    ("profile", "etc/profile", False),
+    ("vports", "sbin/rtmux-vports", True),
+    ("udhcpc.script", "etc/udhcpc/default.script", True),
 )
 LINUX_PROGRAMS_COMMAND = "make linux-programs"
 PROGRAMS = ("usr/bin/cyclictest", "usr/bin/hackbench")
@@ -425,11 +428,11 @@ def plan_initramfs(
     add_guest_programs(plan, built_programs() if guest_programs is None else guest_programs)
     loadable = add_modules(plan, kernel_modules_dir, release, modules)
     plan.add_text("etc/rtmux/modules", "".join(f"{m}\n" for m in loadable))
-    for name, target in GUEST_FILES:
+    for name, target, executable in GUEST_FILES:
         source = guest_dir / name
         if not source.is_file():
             raise SetupError(f"initramfs: {source} missing")
-        plan.add_file(target, source, executable=True)
+        plan.add_file(target, source, executable=executable)
     plan.add_text("etc/passwd", ETC_PASSWD)
     plan.add_text("etc/group", ETC_GROUP)
     plan.add_text("etc/hostname", HOSTNAME + "\n")
