@@ -69,9 +69,13 @@ def test_parse_marker_and_output() -> None:
 
 
 def test_ready_and_prompt_patterns_match_the_init_script() -> None:
-    init = (Path(__file__).resolve().parents[3] / "guest" / "initramfs" / "init").read_text()
+    guest = Path(__file__).resolve().parents[3] / "guest" / "initramfs"
+    init = (guest / "init").read_text()
     assert 'echo "rtmux-linux: ready: ' in init
-    assert "PS1='\\h:\\w# '" in init and "rtmux-linux" in linux.PROMPT_RE.pattern
+    # the console's login shell reads its prompt from /etc/profile (the shell busybox init starts)
+    profile = (guest / "profile").read_text()
+    assert "PS1='\\h:\\w# '" in profile and "rtmux-linux" in linux.PROMPT_RE.pattern
+    assert "/bin/sh -l" in (guest / "inittab").read_text()
     assert linux.READY_RE.search("rtmux-linux: ready: kernel 6.1.0-9-arm64, 2 CPU(s), no network")
     assert not linux.PROMPT_RE.search("rtmux-linux: ready: kernel 6.1.0-9-arm64, 2 CPU(s), no network\n")
     assert linux.PROMPT_RE.search("rtmux-linux:~# ")
