@@ -78,6 +78,18 @@ void k_tq_remove(struct k_timeout *to);
 struct k_timeout *k_tq_first(const struct k_timerq *tq);
 struct k_timeout *k_tq_pop_expired(struct k_timerq *tq, uint64_t now);
 
+/* ---------------- time conversions (timeconv.c, pure) ----------------
+ * Exact, O(1) at any frequency, saturating at UINT64_MAX (= K_TICKS_NEVER): a timeout too long for the
+ * counter is one that never expires. freq: 1..K_FREQ_MAX Hz (k_time_init refuses others).
+ */
+#define K_FREQ_MAX 4000000000ull
+/* The fewest ticks covering ns (rounded up: a deadline is never early). */
+uint64_t k_ns_to_ticks(uint64_t ns, uint64_t freq);
+/* The ns that ticks span (rounded down), so k_ticks_to_ns(k_ns_to_ticks(ns)) >= ns. */
+uint64_t k_ticks_to_ns(uint64_t ticks, uint64_t freq);
+/* now + ticks, or K_TICKS_NEVER where that would reach or pass it. */
+uint64_t k_ticks_after(uint64_t now, uint64_t ticks);
+
 /* ---------------- priority inheritance (pi.c, pure) ---------------- */
 /* Moves t to effective priority prio wherever it is queued (ready queue or wait queue). */
 void k_thread_reprio(struct k_readyq *rq, rt_thread_t *t, uint8_t prio);
@@ -103,9 +115,7 @@ struct k_cpu {
     bool in_fault;
     uint64_t irq_count;
     struct k_timeout slice_to;
-    uint64_t freq;      /* counter frequency, Hz */
-    uint64_t ns_mult;   /* ns = ticks * ns_mult >> 32 */
-    uint64_t tick_mult; /* ticks = ns * tick_mult >> 32 (then rounded up) */
+    uint64_t freq; /* counter frequency, Hz: 1..K_FREQ_MAX */
 };
 
 extern struct k_cpu k_cpu;
@@ -132,9 +142,12 @@ void k_sched_start(void) __attribute__((noreturn));
 void k_slice_init(void);
 /* Stack guard: pattern filled into the lowest RT_STACK_GUARD bytes of every stack (thread.c). */
 #define K_STACK_PATTERN 0x4b43415453415254ull /* "TRASTACK" */
-void k_check_stack(rt_thread_t *t);
-/* Reports an overwritten guard; returns only if the fault hook killed t. Lock held. */
-void k_stack_overflow(rt_thread_t *t);
+/* Checks t's guard words and its stack pointer sp (taken while t runs: at each switch away from it and
+ * when it ends); reports an overflow through k_stack_overflow. Lock held. */
+void k_check_stack(rt_thread_t *t, uint64_t sp);
+void k_check_own_stack(rt_thread_t *t);
+/* Reports an overwritten guard or an SP below it; returns only if the fault hook killed t. Lock held. */
+void k_stack_overflow(rt_thread_t *t, uint64_t sp);
 /* Calls the application's fault hook for f's thread; true if the thread was killed and the system
  * goes on. */
 bool k_thread_fault(struct rt_fault *f);

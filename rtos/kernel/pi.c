@@ -11,10 +11,14 @@ void k_thread_reprio(struct k_readyq *rq, rt_thread_t *t, uint8_t prio)
         return;
     }
     if (t->state == K_THREAD_READY) {
+        bool lowered = prio < t->prio;
         k_rq_remove(rq, t);
         t->prio = prio;
-        /* The running thread keeps the CPU among equals; others queue behind their new peers. */
-        if (t == rq->current) {
+        /* Lowered: the head of its new level, as POSIX's pthread_setschedprio has it (a thread that
+         * lowers itself for a while, or whose inherited priority ends, is not sent behind the threads
+         * it was ahead of). Raised: the running thread keeps the CPU among its new equals; another
+         * queues behind them. */
+        if (lowered || t == rq->current) {
             k_rq_add_head(rq, t);
         } else {
             k_rq_add_tail(rq, t);

@@ -30,29 +30,59 @@ static void slice_expired(struct k_timeout *to)
     (void)to;
     rt_thread_t *cur = k_cpu.rq.current;
     if (cur != NULL && cur->state == K_THREAD_READY && cur->slice != 0) {
+        cur->slice_left = cur->slice; /* a whole slice for its next turn */
         k_rq_remove(&k_cpu.rq, cur);
         k_rq_add_tail(&k_cpu.rq, cur);
         if (k_rq_best(&k_cpu.rq) == cur) {
             /* Alone at its level: keep running, next slice. */
-            k_timer_arm(&k_cpu.slice_to, arch_counter() + cur->slice);
+            k_timer_arm(&k_cpu.slice_to, k_ticks_after(arch_counter(), cur->slice));
         } else {
             k_cpu.need_resched = true;
         }
     }
 }
 
-void k_check_stack(rt_thread_t *t)
+/* The stack pointer of the code running now (a thread's, or the boot stack before the first switch). */
+static inline uint64_t current_sp(void)
+{
+    uint64_t sp;
+    __asm__ volatile("mov %0, sp" : "=r"(sp));
+    return sp;
+}
+
+void k_check_stack(rt_thread_t *t, uint64_t sp)
 {
     /* Sampled guard words: any stack write of 32 bytes or more into the guard hits one of them. The
-     * saved SP catches a thread switched out while already below the guard. */
+     * stack pointer catches a thread below its guard that has not written there (yet): a large frame
+     * that jumped over it. */
     const uint64_t *g = (const uint64_t *)(void *)t->stack_base;
     uint64_t bad = 0;
     for (unsigned i = 0; i < RT_STACK_GUARD / 8u; i += 4u) {
         bad |= g[i] ^ K_STACK_PATTERN;
     }
     bad |= g[RT_STACK_GUARD / 8u - 1u] ^ K_STACK_PATTERN;
-    if (bad != 0 || t->ctx.sp < (uint64_t)(uintptr_t)t->stack_base + RT_STACK_GUARD) {
-        k_stack_overflow(t);
+    if (bad != 0 || sp < (uint64_t)(uintptr_t)t->stack_base + RT_STACK_GUARD) {
+        k_stack_overflow(t, sp);
+    }
+}
+
+/* Round-robin: a thread keeps the rest of its slice across a preemption (it also keeps its place at
+ * the head of its level), so a higher-priority thread waking often cannot give it a fresh slice each
+ * time and starve its peers. A thread that blocks starts its next turn with a whole slice, behind its
+ * peers (it is queued at the tail when it wakes). */
+static void slice_switch(rt_thread_t *prev, rt_thread_t *next, uint64_t now)
+{
+    if (prev != NULL && prev->slice != 0) {
+        if (prev->state == K_THREAD_READY && !rt_list_empty(&k_cpu.slice_to.node)) {
+            uint64_t end = k_cpu.slice_to.deadline;
+            prev->slice_left = end > now ? end - now : 0; /* 0: expires as soon as it runs again */
+        } else {
+            prev->slice_left = prev->slice;
+        }
+        k_tq_remove(&k_cpu.slice_to);
+    }
+    if (next->slice != 0) {
+        k_timer_arm(&k_cpu.slice_to, k_ticks_after(now, next->slice_left));
     }
 }
 
@@ -61,19 +91,16 @@ static void switch_to(rt_thread_t *next)
     rt_thread_t *prev = k_cpu.rq.current;
     k_cpu.rq.current = next;
     next->switches_in++;
-    if (prev != NULL && prev->slice != 0) {
-        k_tq_remove(&k_cpu.slice_to);
-    }
-    if (next->slice != 0) {
-        k_timer_arm(&k_cpu.slice_to, arch_counter() + next->slice);
+    if ((prev != NULL && prev->slice != 0) || next->slice != 0) {
+        slice_switch(prev, next, arch_counter());
     }
     if (prev == NULL) {
         k_cpu.started = true;
         arch_switch(&boot_ctx, &next->ctx);
     } else {
         arch_switch(&prev->ctx, &next->ctx);
-        /* Back in prev: some later switch chose it again. Its guard is checked on the way out, after
-         * the registers are saved, by k_check_stack in the thread that switched away from it. */
+        /* Back in prev: some later switch chose it again. Its stack was checked on the way out, with
+         * its stack pointer of that moment, by k_reschedule. */
     }
 }
 
@@ -89,7 +116,7 @@ void k_reschedule(void)
         return;
     }
     if (prev != NULL && prev->state != K_THREAD_DEAD) {
-        k_check_stack(prev);
+        k_check_stack(prev, current_sp()); /* prev is the thread running this code */
         /* An overflow that the fault hook resolved by killing prev changed the ready queue. */
         next = k_rq_best(&k_cpu.rq);
         if (next == prev) {
@@ -253,14 +280,20 @@ bool k_thread_fault(struct rt_fault *f)
     return true;
 }
 
-void k_stack_overflow(rt_thread_t *t)
+void k_stack_overflow(rt_thread_t *t, uint64_t sp)
 {
     k_cpu.in_fault = true;
-    k_fatal_printf("FATAL: stack overflow in thread %s (stack 0x%lx..0x%lx, SP at its last switch 0x%lx)\n",
-                   k_thread_name(t), (unsigned long)(uintptr_t)t->stack_base,
-                   (unsigned long)((uintptr_t)t->stack_base + t->stack_size), (unsigned long)t->ctx.sp);
+    k_fatal_printf("FATAL: stack overflow in thread %s (stack 0x%lx..0x%lx, SP 0x%lx)\n", k_thread_name(t),
+                   (unsigned long)(uintptr_t)t->stack_base,
+                   (unsigned long)((uintptr_t)t->stack_base + t->stack_size), (unsigned long)sp);
     struct rt_fault f = {RT_FAULT_STACK_OVERFLOW, t, 0, 0, 0};
     if (!k_thread_fault(&f)) {
         k_halt(0);
     }
+}
+
+/* The stack check of a thread that ends: the thread running this code. */
+void k_check_own_stack(rt_thread_t *t)
+{
+    k_check_stack(t, current_sp());
 }

@@ -48,6 +48,7 @@ int rt_thread_create(rt_thread_t *t, const char *name, rt_entry_t entry, void *a
     t->period = 0;
     t->release = 0;
     t->slice = 0;
+    t->slice_left = 0;
     k_waitq_init(&t->joiners);
     t->switches_in = 0;
     arch_context_init(&t->ctx, (uintptr_t)(base + stack_size), k_thread_main, entry, arg);
@@ -70,7 +71,16 @@ void k_thread_main(void (*entry)(void *), void *arg)
 void rt_thread_exit(void)
 {
     (void)k_lock();
-    k_thread_kill(k_current());
+    if (k_cpu.irq_nest > 0) {
+        /* A handler runs on the interrupted thread's stack and must return through it: ending that
+         * thread from here cannot be done. It is an application error, stopped as one. */
+        rt_panic("rt_thread_exit called from an interrupt handler");
+    }
+    rt_thread_t *cur = k_current();
+    k_check_own_stack(cur); /* its last chance: an overflow is reported, not lost with the thread */
+    if (cur->state != K_THREAD_DEAD) {
+        k_thread_kill(cur); /* (the fault hook may have killed it for an overflow already) */
+    }
     k_reschedule();
     k_halt(0); /* unreachable: a dead thread is never switched back in */
 }
@@ -124,11 +134,14 @@ int rt_thread_set_timeslice(rt_thread_t *t, rt_time_t slice)
         return RT_EINVAL;
     }
     uint64_t f = k_lock();
-    t->slice = slice == 0 ? 0 : rt_ns_to_ticks(slice);
+    /* A slice too long for the counter (it saturates) is one that never ends: none. */
+    uint64_t ticks = rt_ns_to_ticks(slice);
+    t->slice = ticks == K_TICKS_NEVER ? 0 : ticks;
+    t->slice_left = t->slice;
     if (t == k_current()) {
         k_tq_remove(&k_cpu.slice_to);
         if (t->slice != 0) {
-            k_timer_arm(&k_cpu.slice_to, arch_counter() + t->slice);
+            k_timer_arm(&k_cpu.slice_to, k_ticks_after(arch_counter(), t->slice));
         }
     }
     k_unlock(f);
@@ -144,6 +157,10 @@ void rt_thread_yield(void)
     rt_thread_t *cur = k_current();
     k_rq_remove(&k_cpu.rq, cur);
     k_rq_add_tail(&k_cpu.rq, cur);
+    if (cur->slice != 0 && k_rq_best(&k_cpu.rq) != cur) {
+        cur->slice_left = cur->slice; /* it gave its turn away: a whole slice for the next one */
+        k_tq_remove(&k_cpu.slice_to); /* so that the switch does not keep what was left */
+    }
     k_reschedule();
     k_unlock(f);
 }

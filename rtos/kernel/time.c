@@ -11,13 +11,10 @@
 void k_time_init(bool phys)
 {
     uint64_t freq = arch_counter_freq();
-    if (freq == 0 || freq > 4000000000ull) {
+    if (freq == 0 || freq > K_FREQ_MAX) {
         rt_panic("CNTFRQ_EL0 is 0 or above 4 GHz: the boot firmware did not set the counter frequency");
     }
     k_cpu.freq = freq;
-    /* Both fit 64 bits for 1 Hz..4 GHz: 1e9 << 32 < 2^62 and freq << 32 < 2^64. */
-    k_cpu.ns_mult = (1000000000ull << 32) / freq;
-    k_cpu.tick_mult = (freq << 32) / 1000000000ull;
     k_tq_init(&k_cpu.tq);
     arch_timer_phys = phys;
     unsigned intid = phys ? BOARD_INTID_PHYS_TIMER : BOARD_INTID_VIRT_TIMER;
@@ -30,27 +27,20 @@ void k_time_init(bool phys)
 
 rt_time_t rt_ticks_to_ns(uint64_t ticks)
 {
-    return (rt_time_t)(((unsigned __int128)ticks * k_cpu.ns_mult) >> 32);
+    return k_ticks_to_ns(ticks, k_cpu.freq);
 }
 
 uint64_t rt_ns_to_ticks(rt_time_t ns)
 {
-    unsigned __int128 prod = (unsigned __int128)ns * k_cpu.tick_mult;
-    uint64_t ticks = (uint64_t)(prod >> 32);
-    /* Round up so a deadline is never programmed before the requested time; tick_mult itself is
-     * rounded down, so check the round trip. */
-    while (rt_ticks_to_ns(ticks) < ns) {
-        ticks++;
-    }
-    return ticks;
+    return k_ns_to_ticks(ns, k_cpu.freq);
 }
 
 uint64_t k_deadline(rt_time_t timeout)
 {
     if (timeout == RT_FOREVER) {
-        return K_TICKS_NEVER;
+        return K_TICKS_NEVER; /* below 1 GHz it fits the counter (584 years), but means never */
     }
-    return arch_counter() + rt_ns_to_ticks(timeout);
+    return k_ticks_after(arch_counter(), rt_ns_to_ticks(timeout));
 }
 
 rt_time_t rt_time_now(void)
@@ -72,7 +62,7 @@ static int sleep_ticks(uint64_t deadline)
     uint64_t f = k_lock();
     int ret = RT_OK;
     if (deadline > arch_counter()) {
-        ret = k_block(NULL, deadline);
+        ret = k_block(NULL, deadline); /* K_TICKS_NEVER: no timer, blocked for good */
         if (ret == RT_ETIMEDOUT) {
             ret = RT_OK; /* for a sleep, the deadline passing is success */
         }
@@ -83,15 +73,12 @@ static int sleep_ticks(uint64_t deadline)
 
 int rt_sleep(rt_time_t duration)
 {
-    if (duration == RT_FOREVER) {
-        return RT_EINVAL;
-    }
-    return sleep_ticks(arch_counter() + rt_ns_to_ticks(duration));
+    return sleep_ticks(k_deadline(duration));
 }
 
 int rt_sleep_until(rt_time_t deadline)
 {
-    return sleep_ticks(rt_ns_to_ticks(deadline));
+    return sleep_ticks(deadline == RT_FOREVER ? K_TICKS_NEVER : rt_ns_to_ticks(deadline));
 }
 
 int rt_periodic_start(rt_time_t start, rt_time_t period)
@@ -101,7 +88,10 @@ int rt_periodic_start(rt_time_t start, rt_time_t period)
     }
     rt_thread_t *t = k_current();
     uint64_t p = rt_ns_to_ticks(period);
-    uint64_t first = start == 0 ? arch_counter() + p : rt_ns_to_ticks(start);
+    if (p == K_TICKS_NEVER) {
+        return RT_EINVAL; /* a period the counter cannot count: no second release point */
+    }
+    uint64_t first = start == 0 ? k_ticks_after(arch_counter(), p) : rt_ns_to_ticks(start);
     t->period = p;
     /* rt_periodic_wait advances by one period before sleeping. */
     t->release = first - p;
@@ -118,16 +108,19 @@ int rt_periodic_wait(uint64_t *overruns, rt_time_t *release)
     int ret = RT_OK;
     t->release += t->period;
     uint64_t now = arch_counter();
-    if (t->release <= now) {
-        /* Points release..now have passed: serve the latest at once and report how many passed. */
-        missed = (now - t->release) / t->period + 1;
-        t->release += (missed - 1) * t->period;
+    if (t->release < now) {
+        /* Points from release on lie before now: report how many, serve the latest at or before now
+         * at once (late unless it falls on now itself). */
+        uint64_t late = now - t->release;
+        missed = (late - 1u) / t->period + 1u;
+        t->release += late / t->period * t->period;
         ret = RT_EOVERRUN;
-    } else {
+    } else if (t->release > now) {
         uint64_t f = k_lock();
         (void)k_block(NULL, t->release);
         k_unlock(f);
     }
+    /* release == now: the point is reached this very tick, on time, not missed */
     if (overruns != NULL) {
         *overruns = missed;
     }

@@ -35,8 +35,20 @@ def rts_max(text: str) -> float:
     return float(m["max"])
 
 
-def test_selftest_passes(run_rtmux) -> None:
-    r = run_rtmux("rtos", "selftest", "--icount", timeout=300)
+# Counter frequencies of real boards besides QEMU's 62.5 MHz: conversions and timeouts must hold at each
+# (i.MX 8M 24 MHz, Raspberry Pi 4 54 MHz, Armv8.6+ 1 GHz, where 2^64 ns no longer fit the counter).
+BOARD_CNTFRQ = [None, 24_000_000, 54_000_000, 1_000_000_000]
+
+
+def cntfrq_args(cntfrq: int | None) -> list[str]:
+    return [] if cntfrq is None else ["--cntfrq", str(cntfrq)]
+
+
+@pytest.mark.parametrize(
+    "cntfrq", BOARD_CNTFRQ, ids=lambda f: "qemu" if f is None else f"{f // 1_000_000}MHz"
+)
+def test_selftest_passes(run_rtmux, cntfrq: int | None) -> None:
+    r = run_rtmux("rtos", "selftest", "--icount", *cntfrq_args(cntfrq), timeout=300)
     assert r.returncode == 0, r.describe()
     assert BOOT_LINE.search(r.stdout), r.describe()
     summary = [line for line in r.stdout.splitlines() if re.fullmatch(r"\d+ passed, 0 failed", line.strip())]
@@ -75,6 +87,19 @@ def test_latency_bound_icount(latency_runs: Callable[..., tuple], load: bool) ->
     assert rts_max(r.stdout) < 20.0, r.describe()
 
 
+@pytest.mark.parametrize("cntfrq", [24_000_000, 54_000_000], ids=["24MHz", "54MHz"])
+def test_latency_at_board_frequencies(run_rtmux, cntfrq: int, tmp_path) -> None:
+    """The latency monitor at a board's counter rate, under load: the same generous bound."""
+    hist = tmp_path / "hist.dat"
+    r = run_rtmux(
+        "rtos", "latency", "--icount", "--load", "--samples", "2000", "--histogram", str(hist),
+        *cntfrq_args(cntfrq), timeout=300,
+    )  # fmt: skip
+    assert r.returncode == 0, r.describe()
+    assert rts_max(r.stdout) < 20.0, r.describe()
+    assert f"cntfrq={cntfrq}" in hist.read_text(), hist.read_text()
+
+
 def test_latency_is_deterministic_in_icount(latency_runs: Callable[..., tuple]) -> None:
     first, _ = latency_runs(2000, True, "a")
     second, _ = latency_runs(2000, True, "b")
@@ -102,6 +127,18 @@ def test_fault_is_reported_and_halts(run_rtmux) -> None:
     for needle in ("FATAL:", "ESR=0x", "FAR=0x", "ELR=0x", "thread=faulter", "system halted"):
         assert needle in out, f"{needle!r} missing{r.describe()}"
     assert "timed out" not in r.stderr, r.describe()
+
+
+def test_thread_exit_in_handler_is_fatal(run_rtmux) -> None:
+    """rt_thread_exit() in an interrupt handler stops the system with a FATAL line saying so (it halted
+    with none)."""
+    r = run_rtmux(
+        "rtos", "run", "--app", "selftest", "--bootargs", "only=prio_order fault=exit_irq", "--icount",
+        timeout=120,
+    )  # fmt: skip
+    assert r.returncode not in (None, 0, 124), r.describe()
+    assert "FATAL: rt_thread_exit called from an interrupt handler" in r.stdout, r.describe()
+    assert "still running after" not in r.stdout, r.describe()
 
 
 def test_ctxsw_line(run_rtmux) -> None:

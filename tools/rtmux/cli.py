@@ -147,6 +147,17 @@ def _config_of(args: argparse.Namespace) -> Path:
     return option if option is not None else positional
 
 
+def _add_cntfrq(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--cntfrq",
+        type=_positive_int,
+        metavar="HZ",
+        default=None,
+        help="the generic timer's counter frequency instead of QEMU's 62.5 MHz, as on a board: "
+        "24000000 (i.MX 8M), 54000000 (Raspberry Pi 4), 1000000000 (Armv8.6+)",
+    )
+
+
 def _add_common(p: argparse.ArgumentParser, timeout: float | None) -> None:
     _add_icount(p)
     _add_timeout(p, timeout)
@@ -182,11 +193,13 @@ def build_parser() -> argparse.ArgumentParser:
         "QEMU is stopped after it, which ends the run normally",
     )
     _add_no_build(p)
+    _add_cntfrq(p)
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("selftest", help="run the on-target test suite; passes only on `N passed, 0 failed`")
     p.add_argument("--only", type=_test_names, metavar="A,B", help="run only these tests")
     _add_common(p, rtos.SELFTEST_TIMEOUT_S)
+    _add_cntfrq(p)
     p.set_defaults(func=cmd_selftest)
 
     p = sub.add_parser("latency", help="timer latency (latmus format) and its gnuplot histogram")
@@ -237,6 +250,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="gnuplot histogram file (default build/latency-hist.dat)",
     )
     _add_common(p, None)
+    _add_cntfrq(p)
     p.set_defaults(func=cmd_latency)
 
     p = sub.add_parser("ctxsw", help="context-switch time (semaphore ping-pong)")
@@ -303,13 +317,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 def cmd_run(args: argparse.Namespace) -> int:
     rtos.build(not args.no_build)
-    rtos.run(args.app, args.bootargs, icount=args.icount, timeout_s=args.timeout)
+    rtos.run(args.app, args.bootargs, icount=args.icount, timeout_s=args.timeout, cntfrq=args.cntfrq)
     return EXIT_OK
 
 
 def cmd_selftest(args: argparse.Namespace) -> int:
     rtos.build(not args.no_build)
-    passed, _ = rtos.selftest(args.only, icount=args.icount, timeout_s=args.timeout, echo=sys.stdout)
+    passed, _ = rtos.selftest(
+        args.only, icount=args.icount, timeout_s=args.timeout, echo=sys.stdout, cntfrq=args.cntfrq
+    )
     print(f"rtmux: selftest passed ({passed} tests)", flush=True)
     return EXIT_OK
 
@@ -338,6 +354,7 @@ def cmd_latency(args: argparse.Namespace) -> int:
         on_line=rtos.latency_echo,
         cpu1=args.cpu1,
         load_cpus=args.load_cpus,
+        cntfrq=args.cntfrq,
     )
     rts = run.report.summary
     print(

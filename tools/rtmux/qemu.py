@@ -57,12 +57,15 @@ def qemu_command(
     icount: bool = False,
     smp: int = 1,
     qemu: str = QEMU_BIN,
+    cntfrq: int | None = None,
 ) -> list[str]:
-    """The QEMU command line that boots `image` (arm64 Image header) with boot arguments `append`."""
+    """The QEMU command line that boots `image` (arm64 Image header) with boot arguments `append`;
+    `cntfrq` sets the generic timer's counter frequency (Hz) instead of QEMU's 62.5 MHz."""
+    cpu = CPU if cntfrq is None else f"{CPU},cntfrq={cntfrq}"
     cmd = [
         qemu,
         "-M", MACHINE,
-        "-cpu", CPU,
+        "-cpu", cpu,
         "-smp", str(smp),
         "-m", MEMORY,
         "-nographic",

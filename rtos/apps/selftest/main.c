@@ -1,6 +1,7 @@
 /*
  * On-target test suite. Each test prints "name: OK" or "name: FAIL (reason)", the run ends with
- * "N passed, M failed" (format: docs/rtos-console.md). Boot arguments: only=a,b  fault=data  start_ms=N
+ * "N passed, M failed" (format: docs/rtos-console.md). Boot arguments: only=a,b  fault=data|exit_irq
+ * (after the tests: a data abort in a thread, or rt_thread_exit in an interrupt handler)  start_ms=N
  * chan_irq=NAME (runs the test chan_irq on V-Bus channel NAME, which a Linux program reads; without it
  * that test is not selected).
  *
@@ -209,6 +210,48 @@ static const char *test_timeslice_rr(void)
     FAIL_IF(rr_first_run[1] >= rr_done[0], "rr-b first ran after rr-a finished: no time slicing");
     FAIL_IF(rt_thread_switch_count(&pool[0]) < 5, "rr-a switched in only %lu times in 20 ms",
             (unsigned long)rt_thread_switch_count(&pool[0]));
+    return NULL;
+}
+
+/* Round-robin under periodic preemption: two CPU-bound peers with 2 ms slices and a thread above them
+ * waking every 1 ms. Both peers must get a fair share: a preempted thread keeps the rest of its slice,
+ * it does not get a fresh one each time it comes back (which let one peer run 200 ms, the other 0). */
+static volatile uint64_t rrp_loops[2];
+static volatile rt_time_t rrp_end;
+
+static void rrp_peer_entry(void *arg)
+{
+    unsigned id = (unsigned)(uintptr_t)arg;
+    while (rt_time_now() < rrp_end) {
+        rrp_loops[id]++;
+    }
+}
+
+static void rrp_ticker_entry(void *arg)
+{
+    (void)arg;
+    (void)rt_periodic_start(0, RT_MSEC(1));
+    while (rt_time_now() < rrp_end) {
+        (void)rt_periodic_wait(NULL, NULL);
+    }
+}
+
+static const char *test_timeslice_preempted(void)
+{
+    rrp_loops[0] = rrp_loops[1] = 0;
+    rrp_end = rt_time_now() + RT_MSEC(200);
+    (void)spawn(0, "rrp-a", rrp_peer_entry, (void *)0, 50);
+    (void)spawn(1, "rrp-b", rrp_peer_entry, (void *)1, 50);
+    EXPECT_RC(rt_thread_set_timeslice(&pool[0], RT_MSEC(2)), RT_OK);
+    EXPECT_RC(rt_thread_set_timeslice(&pool[1], RT_MSEC(2)), RT_OK);
+    (void)spawn(2, "rrp-tick", rrp_ticker_entry, NULL, 60);
+    for (unsigned s = 0; s < 3; s++) {
+        EXPECT_RC(rt_thread_join(&pool[s], RT_SEC(2)), RT_OK);
+    }
+    uint64_t a = rrp_loops[0], b = rrp_loops[1];
+    /* Equal shares give 1/2 each; 1/4 leaves room for where the 200 ms end falls in a slice. */
+    FAIL_IF(a < (a + b) / 4u || b < (a + b) / 4u, "peers ran %lu and %lu loops in 200 ms", (unsigned long)a,
+            (unsigned long)b);
     return NULL;
 }
 
@@ -606,6 +649,92 @@ static const char *test_timer_accuracy(void)
     return NULL;
 }
 
+/* RT_FOREVER and timeouts close to it: they block for good (they froze the system: the conversion's
+ * round-up loop wrapped; at 1 GHz the deadline's addition wrapped and the take timed out at once). */
+static rt_sem_t fv_sem;
+static volatile int fv_rc;
+static rt_thread_t fv_sleeper; /* blocked for good once created: outside the pool, which must end */
+RT_STACK_DEFINE(fv_sleeper_stack, RT_STACK_MIN);
+
+static void fv_take_entry(void *arg)
+{
+    (void)arg;
+    fv_rc = rt_sem_take(&fv_sem, RT_FOREVER - 1u);
+}
+
+static void fv_sleep_entry(void *arg)
+{
+    (void)arg;
+    (void)rt_sleep_until(RT_FOREVER);
+    log_add(-4);
+}
+
+static const char *test_forever_timeouts(void)
+{
+    log_reset();
+    EXPECT_RC(rt_sem_init(&fv_sem, 0, 1), RT_OK);
+    fv_rc = 1;
+    (void)spawn(0, "fv-take", fv_take_entry, NULL, 200);
+    EXPECT_RC(rt_sleep(RT_MSEC(5)), RT_OK);
+    FAIL_IF(fv_rc != 1, "rt_sem_take(RT_FOREVER - 1) returned %s", rt_strerror(fv_rc));
+    EXPECT_RC(rt_sem_give(&fv_sem), RT_OK);
+    EXPECT_RC(rt_thread_join(&pool[0], RT_SEC(1)), RT_OK);
+    FAIL_IF(fv_rc != RT_OK, "rt_sem_take(RT_FOREVER - 1) returned %s once given", rt_strerror(fv_rc));
+    /* Priority 200, above this thread: had it spun, this thread would not go on. */
+    if (rt_thread_is_dead(&fv_sleeper)) {
+        EXPECT_RC(rt_thread_create(&fv_sleeper, "fv-sleep", fv_sleep_entry, NULL, fv_sleeper_stack,
+                                   sizeof(fv_sleeper_stack), 200),
+                  RT_OK);
+    }
+    EXPECT_RC(rt_sleep(RT_MSEC(2)), RT_OK);
+    FAIL_IF(log_len != 0, "rt_sleep_until(RT_FOREVER) returned");
+    /* A slice too long for the counter is no slice. */
+    EXPECT_RC(rt_thread_set_timeslice(rt_thread_self(), RT_FOREVER), RT_OK);
+    spin_for(RT_MSEC(1));
+    EXPECT_RC(rt_thread_set_timeslice(rt_thread_self(), 0), RT_OK);
+    return NULL;
+}
+
+/* A one-year timeout costs what a 1 ms one does: converting it once looped one tick per pass with
+ * interrupts masked, which made a 1 ms periodic thread 44.6 ms late at 54 MHz (4.5 ms at 24 MHz). */
+static rt_sem_t lt_sem;
+static volatile rt_time_t lt_worst;
+static volatile bool lt_done;
+
+static void lt_periodic_entry(void *arg)
+{
+    (void)arg;
+    (void)rt_periodic_start(0, RT_MSEC(1));
+    for (unsigned k = 0; k < 50u; k++) {
+        rt_time_t rel = 0;
+        (void)rt_periodic_wait(NULL, &rel);
+        rt_time_t late = rt_time_now() - rel;
+        lt_worst = late > lt_worst ? late : lt_worst;
+        (void)rt_sem_give(&lt_sem);
+    }
+    lt_done = true;
+    (void)rt_sem_give(&lt_sem);
+}
+
+static const char *test_long_timeout_cost(void)
+{
+    const rt_time_t year = RT_SEC(365ull * 24u * 3600u);
+    lt_worst = 0;
+    lt_done = false;
+    EXPECT_RC(rt_sem_init(&lt_sem, 0, 100), RT_OK);
+    (void)spawn(0, "lt-1ms", lt_periodic_entry, NULL, 200);
+    unsigned takes = 0;
+    while (!lt_done && takes < 1000u) {
+        (void)rt_sem_take(&lt_sem, year); /* blocks: a one-year deadline computed under the kernel lock */
+        takes++;
+    }
+    EXPECT_RC(rt_thread_join(&pool[0], RT_SEC(1)), RT_OK);
+    /* Bare in icount the worst is below 1 us; 1 ms stays below the 4.5 ms the loop cost at 24 MHz. */
+    FAIL_IF(lt_worst > RT_MSEC(1), "a 1 ms thread was %lu ns late beside one-year timeouts",
+            (unsigned long)lt_worst);
+    return NULL;
+}
+
 /* ---------------------------------------------------------------- FPU and stress */
 
 /* Loads v0..v31 with seed, seed+1, ... (both lanes) and FPCR's rounding mode with `mode`. */
@@ -843,6 +972,62 @@ static const char *test_stack_overflow(void)
     return NULL;
 }
 
+/* A thread whose stack pointer is below its stack without having written the guard (a large frame
+ * that jumped over it): reported at the very switch it blocks in, or when it ends, not one switch
+ * late or never. Runs in pool slot 1: 4 KiB below its stack is pool slot 0's, unused meanwhile. */
+static void below_stack_call(void (*fn)(void))
+{
+    rt_thread_t *self = rt_thread_self();
+    uint64_t low = ((uint64_t)(uintptr_t)self->stack_base - 4096u) & ~(uint64_t)15u;
+    /* fn runs with SP 4 KiB below the stack; x19 (callee-saved) keeps the thread's own SP. */
+    __asm__ volatile("mov x19, sp\n"
+                     "mov sp, %0\n"
+                     "blr %1\n"
+                     "mov sp, x19\n"
+                     :
+                     : "r"(low), "r"(fn)
+                     : "x0", "x1", "x2", "x3", "x4", "x5", "x6", "x7", "x8", "x9", "x10", "x11", "x12", "x13",
+                       "x14", "x15", "x16", "x17", "x18", "x19", "x30", "memory", "cc");
+}
+
+static void sleep_1ms(void)
+{
+    (void)rt_sleep(RT_MSEC(1));
+}
+
+static void below_sleep_entry(void *arg)
+{
+    (void)arg;
+    below_stack_call(sleep_1ms);
+    log_add(-5); /* must never run: the thread is killed at the switch in rt_sleep */
+}
+
+static void below_exit_entry(void *arg)
+{
+    (void)arg;
+    below_stack_call(rt_thread_exit);
+}
+
+static const char *test_stack_pointer_below(void)
+{
+    rt_entry_t entries[] = {below_sleep_entry, below_exit_entry};
+    static const char *const what[] = {"blocking", "ending"};
+    rt_set_fault_hook(kill_hook);
+    for (unsigned i = 0; i < 2u; i++) {
+        log_reset();
+        hook_calls = 0;
+        (void)spawn(1, "below", entries[i], NULL, 50);
+        int rc = rt_thread_join(&pool[1], RT_SEC(1));
+        if (rc != RT_OK || hook_calls != 1 || hook_kind != RT_FAULT_STACK_OVERFLOW || log_len != 0) {
+            rt_set_fault_hook(NULL);
+            FAIL_IF(true, "SP below the stack while %s: join %s, hook called %d times, thread ran on: %s",
+                    what[i], rt_strerror(rc), hook_calls, log_len != 0 ? "yes" : "no");
+        }
+    }
+    rt_set_fault_hook(NULL);
+    return NULL;
+}
+
 static const char *test_fault_kills_thread(void)
 {
     log_reset();
@@ -902,7 +1087,6 @@ static const char *test_api_misuse(void)
     EXPECT_RC(spawn(0, "bad", dummy_entry, NULL, 256), RT_EINVAL);
     EXPECT_RC(rt_thread_create(&pool[0], "bad", dummy_entry, NULL, pool_stack[0], 512, 10), RT_EINVAL);
     EXPECT_RC(rt_irq_attach(RT_IRQ_MAX, 1, RT_IRQ_EDGE, misuse_isr, NULL), RT_EINVAL);
-    EXPECT_RC(rt_sleep(RT_FOREVER), RT_EINVAL);
     EXPECT_RC(rt_periodic_start(0, 0), RT_EINVAL);
     /* V-Bus channels: none bare metal (no /rtmux-vbus in the DTB: every open fails with RT_ENOENT), the
      * configuration's inside rtmux (one opener each); a clear status for every call without one. */
@@ -1053,6 +1237,7 @@ static const struct {
     {"preemption", test_preemption, false},
     {"fifo_same_prio", test_fifo_same_prio, false},
     {"timeslice_rr", test_timeslice_rr, false},
+    {"timeslice_preempted", test_timeslice_preempted, false},
     {"irq_wakes_thread", test_irq_wakes_thread, false},
     {"sem_timeout", test_sem_timeout, false},
     {"mutex_timeout", test_mutex_timeout, false},
@@ -1063,9 +1248,12 @@ static const struct {
     {"msgq_full_empty", test_msgq_full_empty, false},
     {"event_flags", test_event_flags, false},
     {"timer_accuracy", test_timer_accuracy, false},
+    {"forever_timeouts", test_forever_timeouts, false},
+    {"long_timeout_cost", test_long_timeout_cost, false},
     {"fpu_preserved", test_fpu_preserved, false},
     {"hectic", test_hectic, false},
     {"stack_overflow", test_stack_overflow, false},
+    {"stack_pointer_below", test_stack_pointer_below, false},
     {"fault_kills_thread", test_fault_kills_thread, false},
     {"api_misuse", test_api_misuse, false},
     {"chan_irq", test_chan_irq, true},
@@ -1093,6 +1281,13 @@ static int listed(const char *list, const char *name)
         }
     }
     return 0;
+}
+
+static void exit_isr(unsigned intid, void *arg)
+{
+    (void)intid;
+    (void)arg;
+    rt_thread_exit();
 }
 
 static void faulter_entry(void *arg)
@@ -1153,11 +1348,17 @@ void rt_main(void)
         }
     }
     rt_printf("%u passed, %u failed\n", passed, failed);
-    if (fault[0] == 'd') {
+    if (listed(fault, "data")) {
         rt_printf("selftest: provoking a data abort in thread faulter\n");
         (void)spawn(0, "faulter", faulter_entry, NULL, 200);
+    } else if (listed(fault, "exit_irq")) {
+        rt_printf("selftest: calling rt_thread_exit in an interrupt handler\n");
+        (void)rt_irq_attach(RT_IRQ_SGI(2), 100, RT_IRQ_EDGE, exit_isr, NULL);
+        (void)rt_irq_enable(RT_IRQ_SGI(2));
+        (void)rt_irq_raise_sgi(2);
+        rt_printf("selftest: still running after rt_thread_exit in a handler\n");
     } else if (fault[0] != '\0') {
-        rt_printf("selftest: unknown fault=%s (known: data)\n", fault);
+        rt_printf("selftest: unknown fault=%s (known: data, exit_irq)\n", fault);
     }
     rt_system_off();
 }

@@ -9,7 +9,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Lines are written whole: threads never interleave inside one call. Usable from any context. */
+/*
+ * Each call's output is written whole among threads: they never interleave inside one call. Usable
+ * from any context. An interrupt handler's output lands between two calls of the thread it interrupted
+ * when the console is the rtmux console ring (in a partition), but may land inside one on the bare
+ * PL011, whose characters are not written with interrupts masked (a real UART takes ~87 us for each
+ * at 115200 baud). A line built from several calls can take another thread's or a handler's output in
+ * its middle.
+ */
 int rt_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int rt_vsnprintf(char *buf, size_t size, const char *fmt, va_list ap);
 int rt_snprintf(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

@@ -55,9 +55,10 @@ typedef struct rt_thread {
     size_t stack_size;
     void (*entry)(void *);
     void *arg;
-    uint64_t period;  /* periodic threads: period in counter ticks, 0 = not periodic */
-    uint64_t release; /* current release point in counter ticks */
-    uint64_t slice;   /* round-robin slice in counter ticks, 0 = none */
+    uint64_t period;     /* periodic threads: period in counter ticks, 0 = not periodic */
+    uint64_t release;    /* current release point in counter ticks */
+    uint64_t slice;      /* round-robin slice in counter ticks, 0 = none */
+    uint64_t slice_left; /* of the current slice, while switched out by a preemption (ticks) */
     struct k_waitq joiners;
     uint64_t switches_in; /* times this thread was switched to */
 } rt_thread_t;

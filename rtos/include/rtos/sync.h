@@ -20,6 +20,10 @@ int rt_sem_count(const rt_sem_t *s, uint32_t *count);
 /*
  * ---- mutexes: owner-only unlock, not recursive (relocking returns RT_EDEADLK), priority
  * inheritance through chains of blocked owners. Not usable from interrupt handlers.
+ * A mutex whose owner ends while holding it (returns, exits, or is killed by the fault hook) goes to
+ * its first waiter, whose rt_mutex_lock returns RT_OK, or becomes free. There is no "owner died"
+ * result (unlike POSIX's robust mutexes): what the mutex protected may be half updated, and an
+ * application whose threads may die holding one must check that state itself.
  */
 int rt_mutex_init(rt_mutex_t *m);
 int rt_mutex_lock(rt_mutex_t *m, rt_time_t timeout);

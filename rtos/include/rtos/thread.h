@@ -17,9 +17,9 @@
 #define RT_PRIO_MAX    255
 
 /*
- * The lowest RT_STACK_GUARD bytes of every stack hold a known pattern, checked at every switch away
- * from the thread. A stack smaller than RT_STACK_MIN is refused: it must hold the guard, one exception
- * frame (272 bytes) and a little C.
+ * The lowest RT_STACK_GUARD bytes of every stack hold a known pattern, checked, with the thread's
+ * stack pointer of that moment, at every switch away from the thread and when it ends. A stack smaller than
+ * RT_STACK_MIN is refused: it must hold the guard, one exception frame (272 bytes) and a little C.
  */
 #define RT_STACK_GUARD 256u
 #define RT_STACK_MIN   2048u
@@ -41,18 +41,26 @@ int rt_thread_create(rt_thread_t *t, const char *name, rt_entry_t entry, void *a
 rt_thread_t *rt_thread_self(void);
 const char *rt_thread_name(const rt_thread_t *t);
 
-/* Base priority; the effective one can be higher while the thread holds a contended mutex. */
+/* Base priority; the effective one can be higher while the thread holds a contended mutex. A ready
+ * thread whose effective priority is lowered goes to the head of its new level (POSIX's
+ * pthread_setschedprio); one whose priority is raised goes to the tail, except the running thread,
+ * which keeps the CPU among its new equals. */
 int rt_thread_set_priority(rt_thread_t *t, unsigned prio);
 int rt_thread_get_priority(const rt_thread_t *t, unsigned *base, unsigned *effective);
 
-/* Round-robin among equal priorities: after slice ns of running, the thread goes behind its peers.
- * 0 disables (the default). */
+/* Round-robin among equal priorities: after slice ns of running, the thread goes behind its peers
+ * with a new slice. The time counts while it runs: preempted by a more urgent thread, it keeps its
+ * place at the head of its level and the rest of its slice (POSIX SCHED_RR); after it blocks or
+ * yields, its next turn has a whole slice. 0 disables (the default); a slice too long for the counter
+ * (RT_FOREVER) is no slice. */
 int rt_thread_set_timeslice(rt_thread_t *t, rt_time_t slice);
 
 /* Puts the caller behind the other ready threads of its priority. */
 void rt_thread_yield(void);
 
-/* Ends the calling thread (returning from the entry function does the same). */
+/* Ends the calling thread (returning from the entry function does the same); its stack is checked a
+ * last time first. From an interrupt handler it is a fatal error (a FATAL line, the system stops):
+ * the handler runs on the interrupted thread's stack and has no thread of its own to end. */
 void rt_thread_exit(void) __attribute__((noreturn));
 
 /* Waits until t has ended. RT_ETIMEDOUT/RT_EWOULDBLOCK per timeout. */

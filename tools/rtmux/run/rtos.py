@@ -83,12 +83,27 @@ def boot(
     on_line: Callable[[str], None] | None = None,
     interactive: bool = False,
     smp: int = 1,
+    cntfrq: int | None = None,
 ) -> qemu.RunResult:
-    """Boot build/rtos/<app>.img under QEMU (one vCPU unless `smp`) and capture its console."""
+    """Boot build/rtos/<app>.img under QEMU (one vCPU unless `smp`; the counter at `cntfrq` Hz when
+    given) and capture its console."""
+    check_cntfrq(cntfrq)
     qemu_path = qemu.find_qemu()
     image = image_for(app)
-    cmd = qemu.qemu_command(image, bootargs, icount=icount, smp=smp, qemu=qemu_path)
+    cmd = qemu.qemu_command(image, bootargs, icount=icount, smp=smp, qemu=qemu_path, cntfrq=cntfrq)
     return qemu.run_console(cmd, timeout_s, echo=echo, on_line=on_line, interactive=interactive)
+
+
+# The counter frequencies the rtos accepts (k_time_init): CNTFRQ_EL0 1 Hz to 4 GHz. Boards: 24 MHz
+# (i.MX 8M), 54 MHz (Raspberry Pi 4), 62.5 MHz (QEMU's default), 1 GHz (Armv8.6 and later).
+CNTFRQ_MAX = 4_000_000_000
+
+
+def check_cntfrq(cntfrq: int | None) -> None:
+    if cntfrq is not None and not 1 <= cntfrq <= CNTFRQ_MAX:
+        raise RtmuxError(
+            f"the counter frequency must be 1 Hz to 4 GHz (the rtos refuses others), not {cntfrq}"
+        )
 
 
 def format_bootargs(args: dict[str, object]) -> str:
@@ -122,7 +137,9 @@ def check_exit(result: qemu.RunResult, what: str, *, need_system_off: bool = Tru
 # ---------------------------------------------------------------------------------------------- run
 
 
-def run(app: str, append: str, *, icount: bool, timeout_s: float | None) -> qemu.RunResult:
+def run(
+    app: str, append: str, *, icount: bool, timeout_s: float | None, cntfrq: int | None = None
+) -> qemu.RunResult:
     """Boot an image with the console on stdout (and stdin on QEMU when it is a terminal) until it ends
     or `timeout_s` (default: RUN_TIMEOUT_S, INTERACTIVE_RUN_TIMEOUT_S on a terminal) has passed.
 
@@ -134,7 +151,9 @@ def run(app: str, append: str, *, icount: bool, timeout_s: float | None) -> qemu
         timeout_s = (
             INTERACTIVE_RUN_TIMEOUT_S if sys.stdin is not None and sys.stdin.isatty() else RUN_TIMEOUT_S
         )
-    result = boot(app, append, icount=icount, timeout_s=timeout_s, echo=sys.stdout, interactive=True)
+    result = boot(
+        app, append, icount=icount, timeout_s=timeout_s, echo=sys.stdout, interactive=True, cntfrq=cntfrq
+    )
     if result.timed_out:
         fatal = find_fatal(result.console)
         if fatal is not None:
@@ -156,10 +175,12 @@ def run(app: str, append: str, *, icount: bool, timeout_s: float | None) -> qemu
 # ----------------------------------------------------------------------------------------- selftest
 
 
-def selftest(only: str | None, *, icount: bool, timeout_s: float, echo: TextIO | None) -> tuple[int, int]:
+def selftest(
+    only: str | None, *, icount: bool, timeout_s: float, echo: TextIO | None, cntfrq: int | None = None
+) -> tuple[int, int]:
     """Run the on-target tests; (passed, failed) when all passed, GuestFailure otherwise."""
     bootargs = format_bootargs({"only": only}) if only else ""
-    result = boot("selftest", bootargs, icount=icount, timeout_s=timeout_s, echo=echo)
+    result = boot("selftest", bootargs, icount=icount, timeout_s=timeout_s, echo=echo, cntfrq=cntfrq)
     if result.timed_out:
         check_exit(result, "selftest")
     report = parse_selftest(result.console)
@@ -209,6 +230,7 @@ def latency(
     on_line: Callable[[str], None] | None,
     cpu1: str | None = None,
     load_cpus: int = 1,
+    cntfrq: int | None = None,
 ) -> LatencyRun:
     """Run the latency monitor, check its output strictly and write the gnuplot histogram. With `cpu1`
     (a pattern of rtos/cpuload.h) the board has 1 + `load_cpus` vCPUs and all but the first run that
@@ -229,7 +251,9 @@ def latency(
     bootargs = format_bootargs(args)
     smp = 1 if cpu1 is None else 1 + load_cpus
     started = datetime.now().astimezone()
-    result = boot("latency", bootargs, icount=icount, timeout_s=timeout_s, on_line=on_line, smp=smp)
+    result = boot(
+        "latency", bootargs, icount=icount, timeout_s=timeout_s, on_line=on_line, smp=smp, cntfrq=cntfrq
+    )
     if cpu1 is not None and f"cpu1 load '{cpu1}' started on {load_cpus} CPU(s)" not in result.console:
         raise GuestFailure(f"latency: the cpu1={cpu1} load did not start on {load_cpus} CPU(s)", result)
     check_exit(result, "latency")
@@ -253,7 +277,7 @@ def latency(
         period_us=period_us,
         mode=qemu.mode_description(icount),
         load=load,
-        command=shown_command("latency", bootargs, icount, smp),
+        command=shown_command("latency", bootargs, icount, smp, cntfrq),
     )
     return LatencyRun(report, result, histogram_path)
 
@@ -282,7 +306,7 @@ def ctxsw(*, switches: int, icount: bool, timeout_s: float, echo: TextIO | None)
     return ctx
 
 
-def shown_command(app: str, bootargs: str, icount: bool, smp: int = 1) -> str:
+def shown_command(app: str, bootargs: str, icount: bool, smp: int = 1, cntfrq: int | None = None) -> str:
     """The QEMU command line as documentation shows it: image path relative to the repository root."""
     image = paths.display(paths.rtos_image(app))
-    return shlex.join(qemu.qemu_command(image, bootargs, icount=icount, smp=smp))
+    return shlex.join(qemu.qemu_command(image, bootargs, icount=icount, smp=smp, cntfrq=cntfrq))
