@@ -14,8 +14,9 @@ Q        ?= @ # `make Q=` shows full command lines
 WARN := -Wall -Wextra -Werror -Wshadow -Wmissing-prototypes -Wstrict-prototypes -Wconversion \
         -Wsign-conversion -Wundef -Wcast-align -Wno-unused-parameter
 
-# Target code: C11, freestanding, no FP/SIMD in the kernels (so interrupts never need to save FP
-# state; rtos threads' FP registers are switched by arch_switch). rtos applications may use FP.
+# Target code: C11, freestanding, no FP/SIMD in the kernels (rtos threads' FP registers are switched by
+# arch_switch; an interrupt handler's first FP/SIMD use traps and saves them: rtos/irq.h). rtos
+# applications may use FP, in threads and interrupt handlers.
 TFLAGS  := -std=c11 -ffreestanding -fno-common -fno-stack-protector -fno-pic -mcpu=cortex-a72 \
            -mstrict-align -mno-outline-atomics -O2 -g -fno-tree-loop-distribute-patterns $(WARN)
 # Applied to everything but rtos/apps/ (see above).

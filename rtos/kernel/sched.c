@@ -232,10 +232,14 @@ void k_timer_isr(unsigned intid, void *arg)
 
 void k_irq_entry(void)
 {
+    /* Handlers may use FP/SIMD: the first use saves the thread's registers (arch_irq_fp_trap), which are
+     * back before anything else runs or is switched (arch_irq_fp_untrap, before k_reschedule). */
+    arch_irq_fp_trap();
     k_cpu.irq_nest++;
     k_cpu.irq_count++;
     k_irq_dispatch();
     k_cpu.irq_nest--;
+    arch_irq_fp_untrap();
     /* Handlers only make threads ready; whether that preempts is decided here, once, in O(1). */
     k_cpu.need_resched = false;
     k_reschedule();

@@ -16,6 +16,7 @@
 /* Exception classes. A "_LOW" class is taken from a lower EL, "_CUR" from the same EL (LOW | 1). */
 #define ESR_EC_UNKNOWN  0x00u
 #define ESR_EC_WFX      0x01u
+#define ESR_EC_FP_ASIMD 0x07u /* FP/SIMD access trapped by CPACR_EL1.FPEN (or CPTR_EL2) */
 #define ESR_EC_SVC64    0x15u
 #define ESR_EC_HVC64    0x16u
 #define ESR_EC_SMC64    0x17u

@@ -83,8 +83,10 @@
 
 /* CPTR_EL2 (HCR_EL2.E2H = 0): RES1 bits only, i.e. no FP/SIMD or trace traps. */
 #define CPTR_EL2_RES1 0x33ff
-/* CPACR_EL1.FPEN = 0b11: FP/SIMD not trapped at EL0 or EL1. */
+/* CPACR_EL1.FPEN = 0b11: FP/SIMD not trapped at EL0 or EL1; 0b00: trapped at both (the rtos while an
+ * interrupt handler runs; every other field of its CPACR_EL1 is 0 too). */
 #define CPACR_EL1_FPEN_NONE_TRAPPED (UL(3) << 20)
+#define CPACR_EL1_FPEN_ALL_TRAPPED  0
 
 /* CNTHCTL_EL2 (E2H = 0): EL1 and EL0 may read the physical counter and use the physical timer. */
 #define CNTHCTL_EL1PCTEN BIT(0)

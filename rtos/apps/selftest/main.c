@@ -911,6 +911,60 @@ static const char *test_hectic(void)
     return NULL;
 }
 
+/* An interrupt handler that uses FP/SIMD (rtos/irq.h): the interrupted thread's v0-v31, FPCR and FPSR
+ * come back as they were, and the handler's FP code runs with FPCR 0 (round to nearest) whatever the
+ * thread set. The interrupt is the spare EL1 timer every IRQ_FP_TICK_NS; its handler does one line of
+ * double arithmetic. Each check fills every FP/SIMD register, sets round towards +infinity, clears
+ * FPSR, waits for at least one interrupt, then compares. */
+#define IRQ_FP_TICK_NS 20000u /* 20 us: the load; several interrupts per ms of checking */
+#define IRQ_FP_CHECKS  200u
+
+static volatile double irq_fp_in = 1.0, irq_fp_third;
+static volatile uint64_t irq_fp_ticks, irq_fp_misrounded;
+static uint64_t irq_fp_period;
+
+static void irq_fp_isr(unsigned intid, void *arg)
+{
+    (void)intid;
+    (void)arg;
+    ARCH_WRITE_SYSREG(cntp_tval_el0, irq_fp_period);
+    irq_fp_third = irq_fp_in / 3.0; /* rounded up under the thread's FPCR, to nearest under FPCR 0 */
+    irq_fp_misrounded += irq_fp_third != 1.0 / 3.0;
+    irq_fp_ticks++;
+}
+
+static const char *test_irq_fp(void)
+{
+    irq_fp_ticks = irq_fp_misrounded = 0;
+    irq_fp_period = rt_ns_to_ticks(IRQ_FP_TICK_NS);
+    EXPECT_RC(rt_irq_attach(RT_IRQ_PPI(14), 128, RT_IRQ_LEVEL, irq_fp_isr, NULL), RT_OK);
+    ARCH_WRITE_SYSREG(cntp_tval_el0, irq_fp_period);
+    ARCH_WRITE_SYSREG(cntp_ctl_el0, CNT_CTL_ENABLE);
+    EXPECT_RC(rt_irq_enable(RT_IRQ_PPI(14)), RT_OK);
+    unsigned regs_bad = 0, fpsr_bad = 0;
+    rt_time_t give_up = rt_time_now() + RT_SEC(1);
+    for (unsigned i = 0; i < IRQ_FP_CHECKS && rt_time_now() < give_up; i++) {
+        uint64_t seed = 0x6a09e667u + i, ticks = irq_fp_ticks, fpsr;
+        fp_fill(seed, 1u); /* FPCR.RMode 1: round towards +infinity */
+        __asm__ volatile("msr fpsr, xzr" : : : "memory");
+        while (irq_fp_ticks == ticks && rt_time_now() < give_up) {
+        }
+        regs_bad += fp_check(seed, 1u) != 0;
+        __asm__ volatile("mrs %0, fpsr" : "=r"(fpsr) : : "memory");
+        fpsr_bad += fpsr != 0; /* the handler's division raised Inexact: it must not leak */
+    }
+    fp_fill(0, 0);
+    ARCH_WRITE_SYSREG(cntp_ctl_el0, 0);
+    EXPECT_RC(rt_irq_detach(RT_IRQ_PPI(14)), RT_OK);
+    FAIL_IF(irq_fp_ticks < IRQ_FP_CHECKS, "%lu interrupts in 1 s, expected at least %u",
+            (unsigned long)irq_fp_ticks, IRQ_FP_CHECKS);
+    FAIL_IF(regs_bad != 0 || fpsr_bad != 0 || irq_fp_misrounded != 0,
+            "of %u checks, %u found v0-v31/FPCR changed, %u FPSR changed; %lu of %lu handler results "
+            "not rounded to nearest",
+            IRQ_FP_CHECKS, regs_bad, fpsr_bad, (unsigned long)irq_fp_misrounded, (unsigned long)irq_fp_ticks);
+    return NULL;
+}
+
 /* ---------------------------------------------------------------- faults and misuse */
 
 static volatile int hook_calls;
@@ -1252,6 +1306,7 @@ static const struct {
     {"long_timeout_cost", test_long_timeout_cost, false},
     {"fpu_preserved", test_fpu_preserved, false},
     {"hectic", test_hectic, false},
+    {"irq_fp", test_irq_fp, false},
     {"stack_overflow", test_stack_overflow, false},
     {"stack_pointer_below", test_stack_pointer_below, false},
     {"fault_kills_thread", test_fault_kills_thread, false},
@@ -1310,10 +1365,11 @@ void rt_main(void)
     unsigned selected = 0, passed = 0, failed = 0;
     for (unsigned i = 0; i < NTESTS; i++) {
         chosen[i] = (!filtered || listed(only, tests[i].name)) && (!tests[i].needs_chan_irq || chan_irq);
-        if (chosen[i] && tests[i].fn == test_hectic && !arch_spare_timer_available()) {
+        if (chosen[i] && (tests[i].fn == test_hectic || tests[i].fn == test_irq_fp) &&
+            !arch_spare_timer_available()) {
             /* Its interrupt load is the EL1 timer the kernel does not use; with timer=phys there is none
              * (the virtual one belongs to Linux on a CPU the rtos shares with it). */
-            rt_printf("selftest: hectic: skipped (timer=phys: no second EL1 timer)\n");
+            rt_printf("selftest: %s: skipped (timer=phys: no second EL1 timer)\n", tests[i].name);
             chosen[i] = false;
         }
         selected += chosen[i];

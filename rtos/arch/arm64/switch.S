@@ -85,3 +85,44 @@ arch_thread_start:
     blr     x21                         /* k_thread_main(entry, arg): never returns */
 1:  b       1b
     .size arch_thread_start, . - arch_thread_start
+
+/*
+ * void arch_irq_fp_restore(void): arch_irq_fp (saved by a handler's first FP/SIMD instruction, vectors.S)
+ * back into v0-v31, FPCR and FPSR (arch/cpu.h). Both are here, not in vectors.S (which calls the
+ * kernel, while the kernel calls this) or cpu.c (which calls arch_thread_start): no dependency cycle.
+ */
+    .globl arch_irq_fp_restore
+    .type arch_irq_fp_restore, %function
+arch_irq_fp_restore:
+    adrp    x0, arch_irq_fp
+    add     x0, x0, :lo12:arch_irq_fp
+    ldp     q0, q1, [x0, #FPR_Q + 0]
+    ldp     q2, q3, [x0, #FPR_Q + 32]
+    ldp     q4, q5, [x0, #FPR_Q + 64]
+    ldp     q6, q7, [x0, #FPR_Q + 96]
+    ldp     q8, q9, [x0, #FPR_Q + 128]
+    ldp     q10, q11, [x0, #FPR_Q + 160]
+    ldp     q12, q13, [x0, #FPR_Q + 192]
+    ldp     q14, q15, [x0, #FPR_Q + 224]
+    ldp     q16, q17, [x0, #FPR_Q + 256]
+    ldp     q18, q19, [x0, #FPR_Q + 288]
+    ldp     q20, q21, [x0, #FPR_Q + 320]
+    ldp     q22, q23, [x0, #FPR_Q + 352]
+    ldp     q24, q25, [x0, #FPR_Q + 384]
+    ldp     q26, q27, [x0, #FPR_Q + 416]
+    ldp     q28, q29, [x0, #FPR_Q + 448]
+    ldp     q30, q31, [x0, #FPR_Q + 480]
+    ldr     x1, [x0, #FPR_FPCR]
+    msr     fpcr, x1
+    ldr     x1, [x0, #FPR_FPSR]
+    msr     fpsr, x1
+    ret
+    .size arch_irq_fp_restore, . - arch_irq_fp_restore
+
+    .bss
+    .balign 16                          /* struct arch_fp_regs: q registers 16-byte aligned */
+    .globl arch_irq_fp
+    .type arch_irq_fp, %object
+arch_irq_fp:
+    .space FPR_SIZE
+    .size arch_irq_fp, . - arch_irq_fp

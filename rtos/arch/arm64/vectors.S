@@ -2,9 +2,11 @@
  * EL1 exception vectors. The rtos runs only at EL1 with SP_EL1 (EL1h): every thread runs on its own
  * stack, and an exception pushes a struct arch_frame onto the interrupted thread's stack. IRQs stay
  * masked for the whole handler (no nesting; see docs/architecture.md), so each thread stack needs room
- * for one frame plus the deepest handler.
+ * for one frame plus the deepest handler (plus 16 bytes for a handler's FP/SIMD trap, below).
  */
 #include "asm-offsets.h"
+#include "arm64/esr.h"
+#include "arm64/sysreg.h"
 
 #define KIND_SYNC 0
 #define KIND_IRQ 1
@@ -100,11 +102,54 @@ irq_entry:
     restore_frame
     eret
 
+/*
+ * A synchronous exception. FP/SIMD traps only while an interrupt handler runs (arch_irq_fp_trap, the
+ * only place CPACR_EL1.FPEN is cleared), so an FP/SIMD trap is a handler's first FP/SIMD instruction:
+ * save the interrupted thread's v0-v31, FPCR and FPSR into arch_irq_fp, enable FP/SIMD, give the handler
+ * FPCR 0 (round to nearest, no exception traps, no flush to zero) and retry the instruction. Every other
+ * class is a fault and reported.
+ */
 sync_entry:
+    stp     x0, x1, [sp, #-16]!
+    mrs     x0, esr_el1
+    ubfx    x0, x0, #ESR_EC_SHIFT, #6
+    cmp     x0, #EC_FP_ASIMD
+    b.eq    irq_fp_first_use
+    ldp     x0, x1, [sp], #16
     save_frame
     mov     x0, sp
     bl      k_sync_exception            /* reports and stops; never returns */
 1:  b       1b
+
+irq_fp_first_use:
+    mov     x0, #CPACR_EL1_FPEN_NONE_TRAPPED
+    msr     cpacr_el1, x0
+    isb                                 /* the stores below must not trap */
+    adrp    x0, arch_irq_fp
+    add     x0, x0, :lo12:arch_irq_fp
+    stp     q0, q1, [x0, #FPR_Q + 0]
+    stp     q2, q3, [x0, #FPR_Q + 32]
+    stp     q4, q5, [x0, #FPR_Q + 64]
+    stp     q6, q7, [x0, #FPR_Q + 96]
+    stp     q8, q9, [x0, #FPR_Q + 128]
+    stp     q10, q11, [x0, #FPR_Q + 160]
+    stp     q12, q13, [x0, #FPR_Q + 192]
+    stp     q14, q15, [x0, #FPR_Q + 224]
+    stp     q16, q17, [x0, #FPR_Q + 256]
+    stp     q18, q19, [x0, #FPR_Q + 288]
+    stp     q20, q21, [x0, #FPR_Q + 320]
+    stp     q22, q23, [x0, #FPR_Q + 352]
+    stp     q24, q25, [x0, #FPR_Q + 384]
+    stp     q26, q27, [x0, #FPR_Q + 416]
+    stp     q28, q29, [x0, #FPR_Q + 448]
+    stp     q30, q31, [x0, #FPR_Q + 480]
+    mrs     x1, fpcr
+    str     x1, [x0, #FPR_FPCR]
+    mrs     x1, fpsr
+    str     x1, [x0, #FPR_FPSR]
+    msr     fpcr, xzr
+    ldp     x0, x1, [sp], #16
+    eret                                /* ELR_EL1: the trapped instruction, run again */
 
 bad_exception:
     bl      k_bad_exception             /* never returns */

@@ -23,6 +23,17 @@ struct arch_context {
     uint64_t q[64] __attribute__((aligned(16))); /* q0..q31, low half first */
 };
 
+/*
+ * The interrupted thread's FP/SIMD state while an interrupt handler uses FP/SIMD (rtos/irq.h): saved by
+ * the handler's first FP/SIMD instruction, which traps (vectors.S), and loaded back by
+ * arch_irq_fp_restore before the kernel leaves the interrupt. One area: handlers never nest.
+ */
+struct arch_fp_regs {
+    uint64_t q[64] __attribute__((aligned(16))); /* q0..q31, low half first */
+    uint64_t fpcr;
+    uint64_t fpsr;
+};
+
 /* What a second CPU started by arch_cpu_start needs before it can run C: read by
  * arch_secondary_entry (start.S) with the MMU off, so it must stay valid until that CPU runs. */
 struct arch_secondary {
@@ -42,6 +53,8 @@ struct arch_frame {
 _Static_assert(sizeof(struct arch_frame) % 16 == 0, "exception frame keeps SP 16-byte aligned");
 _Static_assert(sizeof(struct arch_frame) == 272, "RT_STACK_MIN and the docs count a 272-byte frame");
 _Static_assert(__builtin_offsetof(struct arch_context, q) % 16 == 0,
+               "stp/ldp of q registers need 16-byte alignment");
+_Static_assert(__builtin_offsetof(struct arch_fp_regs, q) % 16 == 0,
                "stp/ldp of q registers need 16-byte alignment");
 _Static_assert(__builtin_offsetof(struct arch_context, x19_x28) == 0, "switch.S stores x19..x28 first");
 

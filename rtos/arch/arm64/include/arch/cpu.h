@@ -98,6 +98,38 @@ static inline uint64_t arch_mpidr_affinity(void)
     return mpidr_affinity(ARCH_READ_SYSREG(mpidr_el1));
 }
 
+/*
+ * Lazy FP/SIMD for interrupt handlers (rtos/irq.h). Threads run with FP/SIMD enabled and own all of it
+ * (arch_switch switches it); the kernel is built without it. arch_irq_fp_trap, at interrupt entry before
+ * any handler, makes FP/SIMD trap; a handler's first FP/SIMD instruction then takes the trap, which
+ * saves the interrupted thread's v0-v31, FPCR and FPSR into arch_irq_fp, enables FP/SIMD with FPCR 0 and
+ * lets the handler go on (vectors.S). arch_irq_fp_untrap, after the last handler and before any thread
+ * switch, loads them back if that happened and enables FP/SIMD again: from then on the registers are the
+ * interrupted thread's, whoever runs next. The ISBs make each CPACR_EL1 write take effect before the next
+ * FP/SIMD instruction (a handler's, or arch_switch's stores).
+ */
+extern struct arch_fp_regs arch_irq_fp;
+/* Loads arch_irq_fp into v0-v31, FPCR and FPSR (vectors.S). Only for arch_irq_fp_untrap: it changes
+ * d8-d15, which AAPCS64 has callers keep, and only the kernel (built without FP/SIMD) calls it. */
+void arch_irq_fp_restore(void);
+
+static inline void arch_irq_fp_trap(void)
+{
+    __asm__ volatile("msr cpacr_el1, %x0\n\tisb" : : "rZ"((uint64_t)CPACR_EL1_FPEN_ALL_TRAPPED));
+}
+
+static inline void arch_irq_fp_untrap(void)
+{
+    /* Still trapping <=> no handler touched FP/SIMD: the registers are the thread's. */
+    if (ARCH_READ_SYSREG(cpacr_el1) != CPACR_EL1_FPEN_ALL_TRAPPED) {
+        arch_irq_fp_restore(); /* the trap enabled FP/SIMD (and its ERET synchronised that) */
+        return;
+    }
+    /* No memory clobber: the write orders against FP/SIMD instructions only (the ISB), and the kernel
+     * has none; kernel data may stay in registers across it. */
+    __asm__ volatile("msr cpacr_el1, %0\n\tisb" : : "r"((uint64_t)CPACR_EL1_FPEN_NONE_TRAPPED));
+}
+
 /* Implemented in assembly (switch.S) */
 void arch_switch(struct arch_context *from, struct arch_context *to);
 void arch_switch_no_save(struct arch_context *unused, struct arch_context *to);
