@@ -174,12 +174,17 @@ uint32_t vbus_ep_read(struct vbus_ep *ep, void *buf, uint32_t n, bool *need)
     return n;
 }
 
+static void count_full(struct vbus_ep *ep)
+{
+    ep->stats.full++;
+    __atomic_store_n(&ep->c->rtos_full, ep->stats.full, __ATOMIC_RELAXED);
+}
+
 uint32_t vbus_ep_write(struct vbus_ep *ep, const void *buf, uint32_t n, bool *need)
 {
     uint32_t room = vbus_ep_room(ep);
     if (n > room) {
-        ep->stats.full++;
-        __atomic_store_n(&ep->c->rtos_full, ep->stats.full, __ATOMIC_RELAXED);
+        count_full(ep);
         n = room;
     }
     if (n == 0) {
@@ -195,4 +200,13 @@ uint32_t vbus_ep_write(struct vbus_ep *ep, const void *buf, uint32_t n, bool *ne
     ep->stats.sent_msgs++;
     ring(ep, need);
     return n;
+}
+
+uint32_t vbus_ep_write_all(struct vbus_ep *ep, const void *buf, uint32_t n, bool *need)
+{
+    if (n > vbus_ep_room(ep)) {
+        count_full(ep);
+        return 0;
+    }
+    return vbus_ep_write(ep, buf, n, need);
 }

@@ -66,5 +66,8 @@ uint32_t vbus_ep_room(const struct vbus_ep *ep);
  * connected. */
 uint32_t vbus_ep_read(struct vbus_ep *ep, void *buf, uint32_t n, bool *ring);
 uint32_t vbus_ep_write(struct vbus_ep *ep, const void *buf, uint32_t n, bool *ring);
+/* All n bytes into to_linux, or none (0) when the ring has room for fewer: one message that no other
+ * write can split. Counted as full like a short vbus_ep_write. */
+uint32_t vbus_ep_write_all(struct vbus_ep *ep, const void *buf, uint32_t n, bool *ring);
 
 #endif /* DRIVERS_VBUS_EP_H */

@@ -186,6 +186,23 @@ def test_rtos_sends_from_an_interrupt_handler(rtos_images: Path) -> None:
     assert "[rtos] chan_irq: OK" in r.console and "[rtos] 1 passed, 0 failed" in r.console, why
 
 
+def test_sends_of_256_bytes_or_less_reach_the_ring_whole(rtos_images: Path) -> None:
+    """The rtos selftest's chan_whole (rtos/apps/selftest): Linux's `cat` echoes the setpoint channel,
+    whose ring to Linux holds 256 bytes, so the rtos's sends keep waiting for room; a less urgent thread
+    sends 200-byte messages back to back while a more urgent one sends 100-byte ones now and then. Every
+    message comes back whole and in order (rtos/chan.h: a send of at most 256 bytes is never split)."""
+    echo = "exec 3<>/dev/virtio-ports/setpoint; sleep 1; cat <&3 >&3\n"
+    script = Script([(PROMPT, echo), (r"\[rtos\] \d+ passed, \d+ failed", "")], linger_s=0.0)
+    built = system.build(
+        CONFIG,
+        rtos_image=paths.rtos_image("selftest"),
+        bootargs={"rtos": "only=chan_whole chan_whole=setpoint"},
+        icount=True,
+    )
+    r, why = run_to_end(built.argv, 600, script)
+    assert "[rtos] chan_whole: OK" in r.console and "[rtos] 1 passed, 0 failed" in r.console, why
+
+
 HOSTILE = ROOT / "tests" / "system" / "configs" / "vbus-hostile.toml"
 # tests/guests/vbus's attacks, in its order, and the reason the hypervisor's line must give for each.
 ATTACKS = [

@@ -148,11 +148,7 @@ static void publish(rt_chan_t *ch, const char *line, size_t n)
     }
     int rc = rt_chan_send(ch, line, n, TELEMETRY_WAIT);
     if (rc != (int)n) {
-        skipped++;
-        if (rc > 0) {
-            /* A cut line: end it, so the next one starts on its own line. */
-            (void)rt_chan_send(ch, "\n", 1, TELEMETRY_WAIT);
-        }
+        skipped++; /* nothing of it was written: a line is one message (rtos/chan.h, RT_CHAN_MSG_MAX) */
     }
 }
 
@@ -161,6 +157,7 @@ static void logger_entry(void *arg)
     (void)arg;
     struct status st;
     char jit[24], line[200];
+    _Static_assert(sizeof(line) <= RT_CHAN_MSG_MAX, "a telemetry line reaches the ring whole or not at all");
     uint32_t boot_sum = image_checksum();
     rt_printf("demo: code+rodata checksum 0x%08x over %lu KiB\n", boot_sum,
               (unsigned long)((uintptr_t)(_rodata_end - _start) / 1024u));

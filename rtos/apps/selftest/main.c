@@ -2,8 +2,9 @@
  * On-target test suite. Each test prints "name: OK" or "name: FAIL (reason)", the run ends with
  * "N passed, M failed" (format: docs/rtos-console.md). Boot arguments: only=a,b  fault=data|exit_irq
  * (after the tests: a data abort in a thread, or rt_thread_exit in an interrupt handler)  start_ms=N
- * chan_irq=NAME (runs the test chan_irq on V-Bus channel NAME, which a Linux program reads; without it
- * that test is not selected).
+ * chan_irq=NAME (runs the test chan_irq on V-Bus channel NAME, which a Linux program reads)
+ * chan_whole=NAME (runs the test chan_whole on channel NAME, which a Linux program echoes); without
+ * its argument neither test is selected.
  *
  * The controller is the main thread (priority 128). Helper threads come from a small pool and must
  * all have ended when a test returns; the runner checks that.
@@ -1280,38 +1281,159 @@ static const char *test_chan_irq(void)
     return r;
 }
 
+/*
+ * Sends of at most 256 bytes reach the ring whole (rtos/chan.h) while the ring to Linux is full and two
+ * threads send. The channel named by chan_whole=NAME must be echoed by a Linux program (the system test
+ * runs `cat` on both directions of setpoint, whose ring to Linux holds 256 bytes). A less urgent thread
+ * sends WHOLE_LOW_MSGS messages of WHOLE_LOW_LEN bytes back to back: in a 256-byte ring that holds one,
+ * the next has room for 56 bytes only and must wait for the rest of the room. A more urgent one sends
+ * WHOLE_HIGH_MSGS of WHOLE_HIGH_LEN bytes, one every WHOLE_HIGH_GAP, so some arrive while the other waits.
+ * The controller reads the echo and checks that each message came back contiguous and in order.
+ */
+#define WHOLE_LOW_MSGS  160u
+#define WHOLE_LOW_LEN   200u /* two never fit a 256-byte ring: the second always waits for room */
+#define WHOLE_HIGH_MSGS 16u
+#define WHOLE_HIGH_LEN  100u
+#define WHOLE_HIGH_GAP  RT_USEC(500) /* several low messages between two high ones */
+#define WHOLE_TOTAL     (WHOLE_LOW_MSGS * WHOLE_LOW_LEN + WHOLE_HIGH_MSGS * WHOLE_HIGH_LEN)
+
+static char chan_whole_name[32];
+static rt_chan_t *whole_ch;
+static volatile int whole_send_rc[2]; /* [low, high]: the first send that did not return its length */
+
+/* Message `seq` of sender `kind` ('L' or 'H'): kind, seq, then bytes that depend on both and the
+ * position, so a byte of another message (or a lost or repeated one) never fits where it lands. */
+static uint8_t whole_byte(unsigned kind, unsigned seq, unsigned pos)
+{
+    return pos == 0 ? (uint8_t)kind : pos == 1 ? (uint8_t)seq : (uint8_t)(kind + seq * 7u + pos * 13u);
+}
+
+static void whole_sender(void *arg)
+{
+    unsigned kind = (unsigned)(uintptr_t)arg;
+    bool low = kind == 'L';
+    unsigned msgs = low ? WHOLE_LOW_MSGS : WHOLE_HIGH_MSGS, len = low ? WHOLE_LOW_LEN : WHOLE_HIGH_LEN;
+    uint8_t m[WHOLE_LOW_LEN];
+    for (unsigned seq = 0; seq < msgs; seq++) {
+        if (!low) {
+            (void)rt_sleep(WHOLE_HIGH_GAP);
+        }
+        for (unsigned pos = 0; pos < len; pos++) {
+            m[pos] = whole_byte(kind, seq, pos);
+        }
+        int rc = rt_chan_send(whole_ch, m, len, RT_SEC(10));
+        if (rc != (int)len) {
+            whole_send_rc[low ? 0 : 1] = rc;
+            return;
+        }
+    }
+}
+
+static const char *test_chan_whole(void)
+{
+    rt_chan_t *ch = NULL;
+    unsigned ready[1];
+    EXPECT_RC(rt_chan_open(chan_whole_name, &ch), RT_OK);
+    int n = rt_chan_wait(&ch, 1, RT_CHAN_CONNECT, ready, CHAN_IRQ_CONNECT);
+    if (n != 1) {
+        (void)rt_chan_close(ch);
+        FAIL_IF(true, "no Linux program opened %s: %s", chan_whole_name, rt_strerror(n));
+    }
+    whole_ch = ch;
+    whole_send_rc[0] = whole_send_rc[1] = RT_OK;
+    (void)spawn(0, "whole-low", whole_sender, (void *)(uintptr_t)'L', 20);
+    (void)spawn(1, "whole-high", whole_sender, (void *)(uintptr_t)'H', 30);
+    /* The echo, parsed as it comes: kind and seq open a message, its length follows from the kind. */
+    unsigned got = 0, pos = 0, kind = 0, seq = 0, len = 0, next[2] = {0, 0}, complete = 0;
+    const char *r = NULL;
+    while (got < WHOLE_TOTAL) {
+        uint8_t buf[256];
+        n = rt_chan_recv(ch, buf, sizeof(buf), RT_SEC(10));
+        if (n <= 0) {
+            rt_snprintf(reason, sizeof(reason), "echo stopped after %u of %u bytes: %s", got, WHOLE_TOTAL,
+                        rt_strerror(n));
+            r = r != NULL ? r : reason;
+            break;
+        }
+        for (int i = 0; i < n && r == NULL; i++, got++) {
+            uint8_t b = buf[i];
+            if (pos == 0) {
+                kind = b;
+                len = kind == 'L' ? WHOLE_LOW_LEN : WHOLE_HIGH_LEN;
+                if (kind != 'L' && kind != 'H') {
+                    rt_snprintf(reason, sizeof(reason), "byte %u of the echo (0x%02x) starts no message", got,
+                                b);
+                    r = reason;
+                }
+            } else if (pos == 1) {
+                seq = next[kind == 'L' ? 0 : 1];
+            }
+            if (r == NULL && pos > 0 && b != whole_byte(kind, seq, pos)) {
+                rt_snprintf(reason, sizeof(reason),
+                            "%c message %u (%u bytes) broken after %u bytes by 0x%02x (echo byte %u)%s",
+                            (int)kind, seq, len, pos, b, got,
+                            b == 'L' || b == 'H' ? ": another message inside it" : "");
+                r = reason;
+            }
+            if (++pos == len) {
+                pos = 0;
+                next[kind == 'L' ? 0 : 1]++;
+                complete++;
+            }
+        }
+        if (r != NULL) {
+            break;
+        }
+    }
+    /* Senders end either way (their sends time out if the echo stopped): then the channel closes. */
+    for (unsigned s = 0; s < 2; s++) {
+        (void)rt_thread_join(&pool[s], RT_SEC(30));
+    }
+    (void)rt_chan_close(ch);
+    if (r != NULL) {
+        return r;
+    }
+    FAIL_IF(whole_send_rc[0] != RT_OK || whole_send_rc[1] != RT_OK, "sends returned %d (low) and %d (high)",
+            whole_send_rc[0], whole_send_rc[1]);
+    FAIL_IF(complete != WHOLE_LOW_MSGS + WHOLE_HIGH_MSGS, "%u messages came back, expected %u", complete,
+            WHOLE_LOW_MSGS + WHOLE_HIGH_MSGS);
+    return NULL;
+}
+
 /* ---------------------------------------------------------------- runner */
 
 static const struct {
     const char *name;
     test_fn fn;
-    bool needs_chan_irq; /* selected only with the boot argument chan_irq=NAME */
+    /* NULL, or the channel name the boot argument named as the test fills: selected only when given. */
+    const char *chan;
 } tests[] = {
-    {"prio_order", test_prio_order, false},
-    {"preemption", test_preemption, false},
-    {"fifo_same_prio", test_fifo_same_prio, false},
-    {"timeslice_rr", test_timeslice_rr, false},
-    {"timeslice_preempted", test_timeslice_preempted, false},
-    {"irq_wakes_thread", test_irq_wakes_thread, false},
-    {"sem_timeout", test_sem_timeout, false},
-    {"mutex_timeout", test_mutex_timeout, false},
-    {"msgq_timeout", test_msgq_timeout, false},
-    {"event_timeout", test_event_timeout, false},
-    {"join_timeout", test_join_timeout, false},
-    {"pi_chain", test_pi_chain, false},
-    {"msgq_full_empty", test_msgq_full_empty, false},
-    {"event_flags", test_event_flags, false},
-    {"timer_accuracy", test_timer_accuracy, false},
-    {"forever_timeouts", test_forever_timeouts, false},
-    {"long_timeout_cost", test_long_timeout_cost, false},
-    {"fpu_preserved", test_fpu_preserved, false},
-    {"hectic", test_hectic, false},
-    {"irq_fp", test_irq_fp, false},
-    {"stack_overflow", test_stack_overflow, false},
-    {"stack_pointer_below", test_stack_pointer_below, false},
-    {"fault_kills_thread", test_fault_kills_thread, false},
-    {"api_misuse", test_api_misuse, false},
-    {"chan_irq", test_chan_irq, true},
+    {"prio_order", test_prio_order, NULL},
+    {"preemption", test_preemption, NULL},
+    {"fifo_same_prio", test_fifo_same_prio, NULL},
+    {"timeslice_rr", test_timeslice_rr, NULL},
+    {"timeslice_preempted", test_timeslice_preempted, NULL},
+    {"irq_wakes_thread", test_irq_wakes_thread, NULL},
+    {"sem_timeout", test_sem_timeout, NULL},
+    {"mutex_timeout", test_mutex_timeout, NULL},
+    {"msgq_timeout", test_msgq_timeout, NULL},
+    {"event_timeout", test_event_timeout, NULL},
+    {"join_timeout", test_join_timeout, NULL},
+    {"pi_chain", test_pi_chain, NULL},
+    {"msgq_full_empty", test_msgq_full_empty, NULL},
+    {"event_flags", test_event_flags, NULL},
+    {"timer_accuracy", test_timer_accuracy, NULL},
+    {"forever_timeouts", test_forever_timeouts, NULL},
+    {"long_timeout_cost", test_long_timeout_cost, NULL},
+    {"fpu_preserved", test_fpu_preserved, NULL},
+    {"hectic", test_hectic, NULL},
+    {"irq_fp", test_irq_fp, NULL},
+    {"stack_overflow", test_stack_overflow, NULL},
+    {"stack_pointer_below", test_stack_pointer_below, NULL},
+    {"fault_kills_thread", test_fault_kills_thread, NULL},
+    {"api_misuse", test_api_misuse, NULL},
+    {"chan_irq", test_chan_irq, chan_irq_name},
+    {"chan_whole", test_chan_whole, chan_whole_name},
 };
 
 #define NTESTS (sizeof(tests) / sizeof(tests[0]))
@@ -1354,17 +1476,19 @@ static void faulter_entry(void *arg)
 
 void rt_main(void)
 {
-    static const char *const known[] = {"only", "fault", "start_ms", "chan_irq", NULL};
+    static const char *const known[] = {"only", "fault", "start_ms", "chan_irq", "chan_whole", NULL};
     (void)rt_bootargs_check(known);
     char only[256] = "";
     char fault[16] = "";
     int filtered = rt_bootarg("only", only, sizeof(only));
     (void)rt_bootarg("fault", fault, sizeof(fault));
-    bool chan_irq = rt_bootarg("chan_irq", chan_irq_name, sizeof(chan_irq_name)) > 0;
+    (void)rt_bootarg("chan_irq", chan_irq_name, sizeof(chan_irq_name));
+    (void)rt_bootarg("chan_whole", chan_whole_name, sizeof(chan_whole_name));
     bool chosen[NTESTS];
     unsigned selected = 0, passed = 0, failed = 0;
     for (unsigned i = 0; i < NTESTS; i++) {
-        chosen[i] = (!filtered || listed(only, tests[i].name)) && (!tests[i].needs_chan_irq || chan_irq);
+        chosen[i] =
+            (!filtered || listed(only, tests[i].name)) && (tests[i].chan == NULL || tests[i].chan[0] != '\0');
         if (chosen[i] && (tests[i].fn == test_hectic || tests[i].fn == test_irq_fp) &&
             !arch_spare_timer_available()) {
             /* Its interrupt load is the EL1 timer the kernel does not use; with timer=phys there is none

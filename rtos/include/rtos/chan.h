@@ -12,9 +12,16 @@
  *
  * Every call does a bounded amount of work (a ring copy, a look at the connection), with interrupts
  * masked for at most a 256-byte copy at a time; the calls may be used from threads, and
- * rt_chan_send/rt_chan_recv with RT_NO_WAIT from interrupt handlers too. A send of up to 256 bytes reaches
- * the ring whole (never interleaved with another sender's bytes on the same channel). No memory is
- * allocated.
+ * rt_chan_send/rt_chan_recv with RT_NO_WAIT from interrupt handlers too. No memory is allocated.
+ *
+ * Messages: a send of at most RT_CHAN_MSG_MAX bytes goes into the ring to Linux in one step, all of it or
+ * nothing: it waits (up to its timeout) until the ring has room for all of it, and returns an error
+ * having written nothing otherwise. So its bytes reach the ring, and Linux's reader, contiguous and never
+ * with another sender's bytes (another thread's or a handler's) inside; sends from different threads
+ * are in the order they got room. A longer send is a stream: it is written up to 256 bytes at a time as
+ * room appears, and other senders' messages may land between its parts. Senders waiting for room look
+ * again each time the hypervisor frees some, most urgent first (FIFO within a priority), so a send never
+ * waits behind a less urgent one; a long message may wait while more urgent senders take the room.
  */
 #ifndef RTOS_CHAN_H
 #define RTOS_CHAN_H
@@ -27,10 +34,13 @@
 
 typedef struct rt_chan rt_chan_t;
 
+/* The largest send that reaches the ring whole (above); every channel's ring holds at least this. */
+#define RT_CHAN_MSG_MAX 256u
+
 /* Conditions and events (rt_chan_wait, rt_chan_events). READABLE and WRITABLE are states; CONNECT and
  * DISCONNECT are latched when they happen and cleared when reported. */
 #define RT_CHAN_READABLE   0x1u /* bytes wait to be received */
-#define RT_CHAN_WRITABLE   0x2u /* connected, and the ring to Linux has room */
+#define RT_CHAN_WRITABLE   0x2u /* connected, and the ring to Linux has room (a message: rt_chan_send) */
 #define RT_CHAN_CONNECT    0x4u /* a Linux program connected */
 #define RT_CHAN_DISCONNECT 0x8u /* it closed the port (or Linux reset the device) */
 
@@ -48,10 +58,12 @@ int rt_chan_open(const char *name, rt_chan_t **ch);
 int rt_chan_close(rt_chan_t *ch);
 
 /*
- * Sends len bytes, waiting up to `timeout` for room in the ring. Returns len, or fewer (the count
- * written) when the timeout expired or the connection closed after some were written; else
- * RT_ENOTCONN (not connected), RT_ETIMEDOUT, RT_EWOULDBLOCK (RT_NO_WAIT and no room at all), RT_EINVAL
- * (len above INT32_MAX), RT_EPERM (waiting in an interrupt handler).
+ * Sends len bytes, waiting up to `timeout` for room in the ring. Returns len, or: RT_ENOTCONN (not
+ * connected), RT_ETIMEDOUT, RT_EWOULDBLOCK (RT_NO_WAIT and not enough room), RT_EINVAL (len above
+ * INT32_MAX), RT_EPERM (waiting in an interrupt handler). len <= RT_CHAN_MSG_MAX: all or nothing (an
+ * error means no byte was written; RT_EWOULDBLOCK: room for fewer than len bytes). Longer: fewer than
+ * len (the count written) when the timeout expired or the connection closed after some were written;
+ * RT_EWOULDBLOCK: no room at all.
  */
 int rt_chan_send(rt_chan_t *ch, const void *buf, size_t len, rt_time_t timeout);
 /*

@@ -359,6 +359,36 @@ static void test_stats_port(void)
     CHECK(!sim_needs_reset());
 }
 
+/* vbus_ep_write_all (rtos/chan.h's messages): all of a message into the ring to Linux or none of it, so a
+ * message that finds too little room leaves the ring as it was for the next one, and Linux reads every
+ * message contiguous. */
+static void test_write_all(void)
+{
+    sim_setup(1, small);
+    connect_all();
+    sim.port[0].paused = true; /* nothing leaves the 256-byte ring meanwhile */
+    static uint8_t a[200], b[100], c[56];
+    memset(a, 'a', sizeof(a));
+    memset(b, 'b', sizeof(b));
+    memset(c, 'c', sizeof(c));
+    struct vbus_ep *ep = &sim.ep[0];
+    bool need = false;
+    CHECK(vbus_ep_write_all(ep, a, sizeof(a), &need) == sizeof(a) && ep->stats.full == 0);
+    uint32_t head = ep->tx_head;
+    CHECK(vbus_ep_write_all(ep, b, sizeof(b), &need) == 0 && ep->tx_head == head && ep->stats.full == 1);
+    CHECK(vbus_ep_room(ep) == sizeof(c) && vbus_ep_write_all(ep, c, sizeof(c), &need) == sizeof(c));
+    CHECK(vbus_ep_write_all(ep, b, 0, &need) == 0 && ep->stats.full == 1); /* nothing fits nothing */
+    sim_ring(need);
+    sim.port[0].paused = false;
+    sim_settle();
+    CHECK(vbus_ep_write_all(ep, b, sizeof(b), &need) == sizeof(b));
+    sim_ring(need);
+    sim_settle();
+    CHECK(sim.port[0].in_len == 356 && memcmp(sim.port[0].in, a, 200) == 0 &&
+          memcmp(sim.port[0].in + 200, c, 56) == 0 && memcmp(sim.port[0].in + 256, b, 100) == 0);
+    CHECK(!sim_needs_reset());
+}
+
 /* The 16-bit ring indices wrap: more than 65536 buffers each way through one port. */
 static void test_index_wrap(void)
 {
@@ -995,6 +1025,7 @@ int main(void)
         {"virtq limits", test_virtq_limits},
         {"broken: control messages back", test_broken_returns_control},
         {"stats port", test_stats_port},
+        {"messages whole or not at all", test_write_all},
         {"pass bounded", test_pass_bounded},
         {"pass steps aside for the rtos", test_pass_steps_aside_for_the_rtos},
     };
