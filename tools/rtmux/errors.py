@@ -16,6 +16,12 @@ class RtmuxError(Exception):
     exit_status = EXIT_FAILED
 
 
+class UsageError(RtmuxError):
+    """Options that cannot go together, refused before anything runs."""
+
+    exit_status = EXIT_SETUP
+
+
 class SetupError(RtmuxError):
     """Something the command needs is missing: a host tool, an image, a working build."""
 

@@ -145,6 +145,21 @@ def test_latency_load_on_three_cpus(
     assert rc != 0 and "needs a load pattern" in err
 
 
+@pytest.mark.parametrize("pattern", ["spin", "copy"])
+def test_latency_load_beside_a_busy_cpu_is_refused_in_icount(
+    fake_qemu: Callable[..., Path], consoles: SimpleNamespace, capsys, pattern: str
+) -> None:
+    """Issue 31: the combination never finished under icount; it is refused with the reason, before QEMU
+    starts, and still runs without icount."""
+    argv = fake_qemu(f"latency: cpu1 load '{pattern}' started on 1 CPU(s)\n" + consoles.latency(samples=3000))
+    cmd = ["rtos", "latency", "--no-build", "--samples", "3000", "--load", "--cpu1", pattern]
+    rc, _, err = run_cli([*cmd, "--icount"], capsys)
+    assert rc == EXIT_SETUP and "does not run in icount mode" in err and "--cpu1 tick" in err
+    assert not argv.exists()
+    rc, _, err = run_cli(cmd, capsys)
+    assert rc == 0, err
+
+
 def test_latency_sample_mismatch(fake_qemu: Callable[..., Path], consoles: SimpleNamespace, capsys) -> None:
     fake_qemu(consoles.latency(samples=3000))
     rc, _, err = run_cli(["rtos", "latency", "--no-build", "--samples", "2000", "--load"], capsys)
