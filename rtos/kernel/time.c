@@ -108,24 +108,31 @@ int rt_periodic_wait(uint64_t *overruns, rt_time_t *release)
     int ret = RT_OK;
     t->release += t->period;
     uint64_t now = arch_counter();
+    rt_time_t release_ns;
     if (t->release < now) {
         /* Points from release on lie before now: report how many, serve the latest at or before now
          * at once (late unless it falls on now itself). */
         uint64_t late = now - t->release;
         missed = (late - 1u) / t->period + 1u;
         t->release += late / t->period * t->period;
+        release_ns = rt_ticks_to_ns(t->release);
         ret = RT_EOVERRUN;
-    } else if (t->release > now) {
-        uint64_t f = k_lock();
-        (void)k_block(NULL, t->release);
-        k_unlock(f);
+    } else {
+        /* Converted before the wait, so that the woken thread's path to its caller (who typically
+         * reads the clock next to measure its latency) holds no conversion. */
+        release_ns = rt_ticks_to_ns(t->release);
+        if (t->release > now) {
+            uint64_t f = k_lock();
+            (void)k_block(NULL, t->release);
+            k_unlock(f);
+        }
+        /* release == now: the point is reached this very tick, on time, not missed */
     }
-    /* release == now: the point is reached this very tick, on time, not missed */
     if (overruns != NULL) {
         *overruns = missed;
     }
     if (release != NULL) {
-        *release = rt_ticks_to_ns(t->release);
+        *release = release_ns;
     }
     return ret;
 }
