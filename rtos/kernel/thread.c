@@ -158,8 +158,8 @@ void rt_thread_yield(void)
     k_rq_remove(&k_cpu.rq, cur);
     k_rq_add_tail(&k_cpu.rq, cur);
     if (cur->slice != 0 && k_rq_best(&k_cpu.rq) != cur) {
-        cur->slice_left = cur->slice; /* it gave its turn away: a whole slice for the next one */
-        k_tq_remove(&k_cpu.slice_to); /* so that the switch does not keep what was left */
+        /* It gave its turn away: with no slice armed, the switch gives it a whole one for the next. */
+        k_tq_remove(&k_cpu.slice_to);
     }
     k_reschedule();
     k_unlock(f);
