@@ -24,7 +24,7 @@ KFLAGS  := -mgeneral-regs-only
 BOARD   := qemu-virt
 LIBGCC   = $$($(CC) -print-libgcc-file-name)
 
-.PHONY: all rtos hyp guests linux-programs deps run test unit lint cycles format format-check pytest-unit \
+.PHONY: all rtos hyp guests linux-programs sdk posix-tests deps run test unit lint cycles format format-check pytest-unit \
         pytest-system bench clean
 all: rtos hyp linux-programs
 
@@ -103,6 +103,60 @@ $(B)/%.elf:
 	@echo "  LD      $@"
 	$(Q)$(LD) -nostdlib -T $(RTOS_LDS) -Map $(B)/$*.map -o $@ \
 	    $(filter %.o,$^) --whole-archive $(filter %.a,$^) --no-whole-archive $(LIBGCC) --no-warn-rwx-segments
+
+# ---------------------------------------------------------------- the C library, POSIX and the SDK
+# Applications written against POSIX link the kernel library with picolibc (Debian's
+# picolibc-aarch64-linux-gnu, `make deps`), rtos/libc/ (picolibc's platform: console streams, locks,
+# start-up) and rtos/posix/ (pthreads, semaphores, clocks, timers, message queues): librtos-posix.a.
+# `make sdk` puts them, the public headers, the linker script and the build files (rtos/sdk/) into
+# build/sdk/, which builds applications anywhere (docs/posix.md). The POSIX tests (tests/posix/NAME.c)
+# are such applications: build/posix/NAME.img.
+PICOLIBC   ?= /usr/lib/picolibc/aarch64-linux-gnu
+GCC_INC     = $(shell $(CC) -print-file-name=include)
+P          := $(BUILD)/rtos-posix
+PSRC       := $(wildcard rtos/libc/*.c rtos/posix/*.c)
+POSIX_INC   = -nostdinc -isystem rtos/posix/include -isystem $(PICOLIBC)/include -isystem $(GCC_INC) \
+              -Irtos/include -Irtos/arch/arm64/include
+POSIX_FLAGS = -std=c11 -D_POSIX_C_SOURCE=200809L -fno-common -fno-stack-protector -fno-pic -mcpu=cortex-a72 \
+              -O2 -g -ftls-model=local-exec -ffunction-sections -fdata-sections $(KFLAGS) $(WARN)
+
+$(P)/%.o: %.c
+	@mkdir -p $(dir $@)
+	@echo "  CC      $<"
+	$(Q)$(CC) $(POSIX_FLAGS) $(POSIX_INC) -MMD -MP -c -o $@ $<
+
+$(P)/librtos-posix.a: $(patsubst %.c,$(P)/%.o,$(PSRC))
+	@rm -f $@
+	@echo "  AR      $@"
+	$(Q)$(CROSS)ar rcs $@ $^
+
+SDK := $(BUILD)/sdk
+SDK_HEADERS := $(wildcard rtos/include/rtos/*.h) rtos/arch/arm64/include/arch/context.h \
+               $(shell find rtos/posix/include -name '*.h')
+sdk: $(SDK)/VERSION
+
+$(SDK)/VERSION: $(B)/librtos.a $(P)/librtos-posix.a $(RTOS_LDS) $(SDK_HEADERS) $(wildcard rtos/sdk/*)
+	@echo "  SDK     $(SDK)"
+	$(Q)rm -rf $(SDK) && mkdir -p $(SDK)/lib $(SDK)/include/rtos $(SDK)/include/arch
+	$(Q)cp $(B)/librtos.a $(P)/librtos-posix.a $(SDK)/lib/ && cp $(RTOS_LDS) $(SDK)/lib/rtos.ld
+	$(Q)cp $(wildcard rtos/include/rtos/*.h) $(SDK)/include/rtos/
+	$(Q)cp rtos/arch/arm64/include/arch/context.h $(SDK)/include/arch/
+	$(Q)cp -r rtos/posix/include/. $(SDK)/include/
+	$(Q)cp rtos/sdk/* $(SDK)/
+	$(Q)echo "rtos $$(sed -n 's/#define RT_VERSION "\(.*\)"/\1/p' rtos/include/rtos/system.h)" > $@.tmp && mv $@.tmp $@
+
+# The POSIX tests, built with the SDK's own rules (rtos/sdk/rtos.mk), one application per file.
+PT      := $(BUILD)/posix
+PTESTS  := $(basename $(notdir $(wildcard tests/posix/*.c)))
+posix-tests: $(foreach t,$(PTESTS),$(PT)/$(t).img)
+
+$(PT)/%.img: tests/posix/%.c $(SDK)/VERSION
+	@mkdir -p $(PT)/$*
+	@echo "  APP     $@"
+	$(Q)$(MAKE) -s --no-print-directory -f $(SDK)/rtos.mk RTOS_SDK=$(SDK) APP=$* SRCS=$(abspath $<) \
+	    OUT=$(PT)/$* EXTRA_CFLAGS="$(WARN) -Wno-sign-conversion" && cp $(PT)/$*/$*.img $@ && cp $(PT)/$*/$*.elf $(PT)/$*.elf
+
+-include $(shell find $(P) -name '*.d' 2>/dev/null)
 
 # ---------------------------------------------------------------- hypervisor
 # build/hyp/rtmux.img is the hypervisor alone; ./rtmux appends the configuration blob and the partitions'

@@ -76,6 +76,11 @@ int rt_printf(const char *fmt, ...)
     return n;
 }
 
+void rt_console_write(const char *s, size_t n)
+{
+    emit(s, n);
+}
+
 void rt_puts(const char *s)
 {
     size_t n = 0;

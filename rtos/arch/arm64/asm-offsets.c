@@ -16,6 +16,7 @@ void asm_offsets(void)
     DEFINE(CTX_FP, offsetof(struct arch_context, fp));
     DEFINE(CTX_SP, offsetof(struct arch_context, sp));
     DEFINE(CTX_FPCR, offsetof(struct arch_context, fpcr));
+    DEFINE(CTX_TPIDR, offsetof(struct arch_context, tpidr));
     DEFINE(CTX_Q, offsetof(struct arch_context, q));
     DEFINE(FRAME_SIZE, sizeof(struct arch_frame));
     DEFINE(FRAME_X30, offsetof(struct arch_frame, x) + 30 * sizeof(uint64_t));

@@ -7,6 +7,59 @@
 #include "arch/cpu.h"
 #include "arm64/pgtable.h"
 #include "arm64/psci.h"
+#include "lib/string.h"
+
+/*
+ * The image's TLS template (lib/arm64/image.ld.S); every symbol's value is the figure (sizes are 0
+ * in an image without thread-local data). AArch64 uses TLS variant 1: TPIDR_EL0 points at a 16-byte
+ * thread control block, and the block's data follows at max(16, alignment), the offset the linker
+ * assumed when it resolved every local-exec access.
+ */
+extern const char __tls_base[], __tdata_size[], __tbss_offset[], __tbss_size[], __tls_size[], __tls_align[];
+
+/* A linker symbol's value; the barrier stops the compiler from assuming an object's address is never
+ * 0 (these "addresses" are sizes and can be). */
+static size_t sym_value(const char *sym)
+{
+    uintptr_t v = (uintptr_t)sym;
+    __asm__("" : "+r"(v));
+    return (size_t)v;
+}
+
+static size_t tls_offset(void)
+{
+    size_t align = sym_value(__tls_align);
+    return align > 16u ? align : 16u;
+}
+
+size_t arch_tls_reserve(void)
+{
+    size_t size = sym_value(__tls_size);
+    if (size == 0) {
+        return 0;
+    }
+    size_t align = tls_offset();
+    /* The block's start is aligned down from the top: up to align - 1 bytes are lost there. */
+    return (tls_offset() + size + align - 1u + 15u) & ~(size_t)15u;
+}
+
+/* Copies the template to the top of the stack; returns the new top of the stack proper. */
+static uintptr_t tls_init(struct arch_context *ctx, uintptr_t stack_top)
+{
+    size_t size = sym_value(__tls_size);
+    if (size == 0) {
+        ctx->tpidr = 0;
+        return stack_top;
+    }
+    size_t off = tls_offset();
+    uintptr_t tp = (stack_top - off - size) & ~(uintptr_t)(off - 1u);
+    uint8_t *block = (uint8_t *)tp + off;
+    memset((void *)tp, 0, off);
+    memcpy(block, __tls_base, sym_value(__tdata_size));
+    memset(block + sym_value(__tbss_offset), 0, sym_value(__tbss_size));
+    ctx->tpidr = (uint64_t)tp;
+    return tp;
+}
 
 bool arch_timer_phys;
 
@@ -14,7 +67,7 @@ void arch_context_init(struct arch_context *ctx, uintptr_t stack_top, arch_threa
                        void (*entry)(void *), void *arg)
 {
     /* AAPCS64: SP 16-byte aligned at every public interface. */
-    uintptr_t sp = stack_top & ~(uintptr_t)15;
+    uintptr_t sp = tls_init(ctx, stack_top) & ~(uintptr_t)15;
     for (size_t i = 0; i < 10; i++) {
         ctx->x19_x28[i] = 0;
     }

@@ -21,6 +21,8 @@ arch_switch:
     mrs     x9, fpcr
     mrs     x10, fpsr
     stp     x9, x10, [x0, #CTX_FPCR]
+    mrs     x9, tpidr_el0
+    str     x9, [x0, #CTX_TPIDR]
     add     x9, x0, #CTX_Q
     stp     q0, q1, [x9, #0]
     stp     q2, q3, [x9, #32]
@@ -61,6 +63,8 @@ arch_switch_no_save:
     ldp     x9, x10, [x1, #CTX_FPCR]
     msr     fpcr, x9
     msr     fpsr, x10
+    ldr     x9, [x1, #CTX_TPIDR]
+    msr     tpidr_el0, x9
     ldp     x19, x20, [x1, #CTX_X19 + 0]
     ldp     x21, x22, [x1, #CTX_X19 + 16]
     ldp     x23, x24, [x1, #CTX_X19 + 32]

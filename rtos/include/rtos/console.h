@@ -21,6 +21,8 @@ int rt_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int rt_vsnprintf(char *buf, size_t size, const char *fmt, va_list ap);
 int rt_snprintf(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void rt_puts(const char *s);
+/* Writes n bytes as one call (the same guarantee as rt_printf's), for a C library's streams. */
+void rt_console_write(const char *s, size_t n);
 
 /* Formats ns as microseconds with 3 decimals ("-1.250"), as latency reports print them. */
 int rt_fmt_us(char *buf, size_t size, int64_t ns);

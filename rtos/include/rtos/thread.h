@@ -31,7 +31,8 @@ typedef void (*rt_entry_t)(void *arg);
 
 /*
  * Creates a thread and makes it ready; it runs at once if it is more urgent than the caller.
- * Returns RT_EINVAL for a NULL thread/entry/stack, a stack below RT_STACK_MIN or a priority outside
+ * Returns RT_EINVAL for a NULL thread/entry/stack, a stack below RT_STACK_MIN (plus the thread-local
+ * storage of an image linked with the C library: arch_tls_reserve) or a priority outside
  * RT_PRIO_MIN..RT_PRIO_MAX, RT_EBUSY if the thread object is alive, RT_EPERM from an interrupt.
  */
 int rt_thread_create(rt_thread_t *t, const char *name, rt_entry_t entry, void *arg, void *stack,

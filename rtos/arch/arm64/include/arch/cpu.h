@@ -5,6 +5,7 @@
 #define ARCH_CPU_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "arch/context.h"
@@ -140,8 +141,13 @@ void arch_mmu_init(void);
 /* A new thread's first C function: main(entry, arg), called by arch_thread_start. The kernel passes
  * it in so that the arch layer calls no kernel symbol (no dependency cycle between the layers). */
 typedef void (*arch_thread_main_t)(void (*entry)(void *), void *arg);
+/* Sets up a new thread's context; the top arch_tls_reserve() bytes of its stack become its copy of the
+ * image's thread-local storage (TPIDR_EL0 points at it), the stack proper starts below. */
 void arch_context_init(struct arch_context *ctx, uintptr_t stack_top, arch_thread_main_t thread_main,
                        void (*entry)(void *), void *arg);
+/* Bytes arch_context_init takes from the top of every stack for thread-local storage: 0 unless the
+ * image has thread-local data (an application linked with the C library: errno, stdio's line). */
+size_t arch_tls_reserve(void);
 /* Powers the system (or, inside an rtmux partition, the partition) off; returns only on failure. */
 void arch_system_off(void);
 /* Reports a fatal error: PSCI SYSTEM_RESET2 with rtmux's vendor type and `cookie` where the PSCI
