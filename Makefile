@@ -150,7 +150,7 @@ PT      := $(BUILD)/posix
 PTESTS  := $(basename $(notdir $(wildcard tests/posix/*.c)))
 posix-tests: $(foreach t,$(PTESTS),$(PT)/$(t).img)
 
-$(PT)/%.img: tests/posix/%.c $(SDK)/VERSION
+$(PT)/%.img: tests/posix/%.c $(wildcard tests/posix/*.h) $(SDK)/VERSION
 	@mkdir -p $(PT)/$*
 	@echo "  APP     $@"
 	$(Q)$(MAKE) -s --no-print-directory -f $(SDK)/rtos.mk RTOS_SDK=$(SDK) APP=$* SRCS=$(abspath $<) \

@@ -1,6 +1,6 @@
 /*
  * The C library in rtos threads: stdio to the console, malloc, errno per thread, math, snprintf with
- * floating point, constructors. Prints "libc: N passed, M failed" and exits with M.
+ * floating point, constructors.
  */
 #include <errno.h>
 #include <math.h>
@@ -8,18 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int failed, passed;
-static int constructed;
+#include "check.h"
 
-#define CHECK(cond)                                                      \
-    do {                                                                 \
-        if (cond) {                                                      \
-            passed++;                                                    \
-        } else {                                                         \
-            failed++;                                                    \
-            printf("libc: FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond); \
-        }                                                                \
-    } while (0)
+static int constructed;
 
 __attribute__((constructor)) static void early(void)
 {
@@ -47,6 +38,5 @@ int main(void)
     CHECK(malloc((size_t)1 << 40) == NULL && errno == ENOMEM);
     errno = 0;
     CHECK(strtol("99999999999999999999", NULL, 10) == __LONG_MAX__ && errno == ERANGE);
-    printf("libc: %d passed, %d failed\n", passed, failed);
-    return failed;
+    POSIX_TEST_END("libc");
 }

@@ -1,0 +1,37 @@
+/*
+ * Internal interface of the POSIX layer (rtos/posix/): what its files share. The layer is built on the
+ * public rtos API only (rtos/include/rtos/); nothing here reaches into the kernel.
+ */
+#ifndef RTOS_POSIX_H
+#define RTOS_POSIX_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "rtos/types.h"
+
+/* The errno value for an rtos status code (RT_ETIMEDOUT -> ETIMEDOUT, RT_EWOULDBLOCK -> EAGAIN, ...). */
+int posix_errno(int rt_status);
+
+/* Whether ts is a valid time: tv_sec >= 0 and 0 <= tv_nsec < 1e9 (EINVAL otherwise). */
+bool posix_timespec_valid(const struct timespec *ts);
+
+/* ts as ns, saturated at RT_FOREVER - 1 (a time that far never comes, but is not "forever"). */
+rt_time_t posix_timespec_ns(const struct timespec *ts);
+struct timespec posix_ns_timespec(rt_time_t ns);
+
+/*
+ * CLOCK_REALTIME is CLOCK_MONOTONIC (the rtos's time since boot) plus this offset in ns, which
+ * clock_settime(CLOCK_REALTIME) sets; 0 at boot (the Epoch at boot: the rtos has no RTC).
+ */
+extern int64_t posix_realtime_offset;
+
+/*
+ * The rtos timeout (a duration, RT_NO_WAIT if already passed) for an absolute time `abs` on clock
+ * `clk` (CLOCK_REALTIME or CLOCK_MONOTONIC), as of now. Returns 0, or EINVAL for a bad clock or time.
+ * A later step of CLOCK_REALTIME does not change a wait already computed (docs/posix.md).
+ */
+int posix_abs_timeout(clockid_t clk, const struct timespec *abs, rt_time_t *timeout);
+
+#endif /* RTOS_POSIX_H */
