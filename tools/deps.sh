@@ -2,8 +2,9 @@
 # Install what building and testing rtmux needs (run by `make deps`). Idempotent: it installs only
 # what is missing, and reinstalls the Python tools only when tools/requirements.txt changed.
 #
-#   1. Debian packages: cross compiler and the arm64 C library (static Linux programs under guest/), QEMU,
-#      dtc, cpio, clang-format, make, gcc, python3 + venv + pip, tmux (the terminal test).
+#   1. Debian packages: cross compiler and the arm64 C library (static Linux programs under guest/),
+#      picolibc for arm64 (the C library of rtos applications), QEMU, dtc, cpio, clang-format, make,
+#      gcc, cmake (the rtos SDK's CMake files are tested), python3 + venv + pip, tmux (the terminal test).
 #   2. The project's virtual environment .venv with the pinned Python tools (pytest, ruff, matplotlib).
 set -euo pipefail
 
@@ -13,9 +14,9 @@ requirements="$root/tools/requirements.txt"
 stamp="$venv/.rtmux-requirements.sha256"
 
 packages=(
-    gcc-aarch64-linux-gnu binutils-aarch64-linux-gnu libc6-dev-arm64-cross qemu-system-arm
-    device-tree-compiler cpio
-    clang-format make gcc python3 python3-venv python3-pip tmux
+    gcc-aarch64-linux-gnu binutils-aarch64-linux-gnu libc6-dev-arm64-cross picolibc-aarch64-linux-gnu
+    qemu-system-arm device-tree-compiler cpio
+    clang-format make gcc cmake python3 python3-venv python3-pip tmux
 )
 
 say() { printf 'deps: %s\n' "$*"; }

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TypeAlias
 
-from rtmux import __version__, config, paths, qemu
+from rtmux import __version__, config, paths, qemu, sdk
 from rtmux.bench import model as bench
 from rtmux.bench import runner
 from rtmux.errors import EXIT_OK, EXIT_PIPE, EXIT_SETUP, GuestFailure, RtmuxError, SetupError
@@ -183,7 +183,14 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p_rtos.add_subparsers(dest="rtos_command", required=True, metavar="SUBCOMMAND")
 
     p = sub.add_parser("run", help="boot an image with the console on stdout (Ctrl-A x quits QEMU)")
-    p.add_argument("--app", choices=paths.RTOS_APPS, default="demo", help="which image (default demo)")
+    which = p.add_mutually_exclusive_group()
+    which.add_argument("--app", choices=paths.RTOS_APPS, default="demo", help="which image (default demo)")
+    which.add_argument(
+        "--image",
+        type=Path,
+        metavar="FILE",
+        help="an application's image built with the rtos SDK (docs/posix.md), instead of --app",
+    )
     _add_bootargs(p, 'the rtos\'s boot arguments, e.g. "only=prio_order"')
     _add_icount(p)
     _add_timeout(
@@ -312,13 +319,23 @@ def build_parser() -> argparse.ArgumentParser:
     _add_linux(top)
     _add_check(top)
     _add_run(top)
+    _add_app(top)
     return parser
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    rtos.build(not args.no_build)
-    rtos.run(args.app, args.bootargs, icount=args.icount, timeout_s=args.timeout, cntfrq=args.cntfrq)
-    return EXIT_OK
+    if args.image is None:
+        rtos.build(not args.no_build)
+    result = rtos.run(
+        args.image if args.image is not None else args.app,
+        args.bootargs,
+        icount=args.icount,
+        timeout_s=args.timeout,
+        cntfrq=args.cntfrq,
+    )
+    # an application's exit(N) is the command's status, as a program's would be
+    status = rtos.app_exit_status(result.console)
+    return status if status is not None else EXIT_OK
 
 
 def cmd_selftest(args: argparse.Namespace) -> int:
@@ -459,6 +476,34 @@ def cmd_linux_initramfs(args: argparse.Namespace) -> int:
 def cmd_linux_fetch(args: argparse.Namespace) -> int:
     for line in linux.fetch(args.refresh):
         print(line)
+    return EXIT_OK
+
+
+def _add_app(top: Subparsers) -> None:
+    p_app = top.add_parser("app", help="rtos applications built with the rtos SDK, outside the checkout")
+    sub = p_app.add_subparsers(dest="app_command", required=True, metavar="SUBCOMMAND")
+    p = sub.add_parser(
+        "new",
+        help="write a new application (main.c, Makefile, CMakeLists.txt, system.toml) into DIR",
+        description="Write a minimal POSIX application into DIR (new or empty): main.c, a Makefile and a "
+        "CMakeLists.txt that build it against the SDK (`make sdk`, build/sdk/), and system.toml, which "
+        "boots it beside Linux with `./rtmux run DIR/system.toml`. docs/posix.md walks through it.",
+    )
+    p.add_argument("dir", type=Path, metavar="DIR", help="the application's folder")
+    p.add_argument("--name", help="the application's name (default: DIR's name)")
+    _add_no_build(p, "make -s sdk")
+    p.set_defaults(func=cmd_app_new)
+
+
+def cmd_app_new(args: argparse.Namespace) -> int:
+    app = sdk.new_app(args.dir, args.name, build=not args.no_build)
+    where = app.folder
+    print(f"rtmux: wrote {app.name} into {where}: {', '.join(f.name for f in app.files)}")
+    print(
+        f"  build it:        make -C {where}   (or cmake with the SDK's toolchain.cmake: see CMakeLists.txt)"
+    )
+    print(f"  boot it alone:   ./rtmux rtos run --image {where}/build/{app.name}.img")
+    print(f"  beside Linux:    ./rtmux run {where}/system.toml")
     return EXIT_OK
 
 

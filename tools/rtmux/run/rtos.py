@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import signal
 import subprocess
@@ -67,15 +68,36 @@ BUSY_CPU1_PATTERNS = ("spin", "copy")  # those that never let the second vCPU id
 LOAD_CPUS_MAX = 3
 
 
-def image_for(app: str) -> Path:
+def image_for(app: str | Path) -> Path:
+    """build/rtos/<app>.img for an in-tree application's name, or an image's own path (an
+    application built with the rtos SDK)."""
+    if isinstance(app, Path):
+        if not app.is_file():
+            raise SetupError(f"image {paths.display(app)} not found; build it first (`make` in its folder)")
+        return app
     image = paths.rtos_image(app)
     if not image.is_file():
         raise SetupError(f"image {paths.display(image)} not found; build it with `make rtos`")
     return image
 
 
+# An application linked with the C library ends with exit(N) (or main's return), rtos/libc/syscalls.c.
+EXIT_LINE = re.compile(r"^(?:\[rtos\] )?rtos: exit\((-?\d+)\)$", re.M)
+
+
+def app_exit_status(console: str) -> int | None:
+    """The status of the application's exit() as a process's (0-255), None if it did not call it."""
+    found = EXIT_LINE.findall(console)
+    return int(found[-1]) & 0xFF if found else None
+
+
+def image_label(app: str | Path) -> str:
+    """How messages name the image: NAME.img."""
+    return app.name if isinstance(app, Path) else f"{app}.img"
+
+
 def boot(
-    app: str,
+    app: str | Path,
     bootargs: str,
     *,
     icount: bool,
@@ -86,8 +108,8 @@ def boot(
     smp: int = 1,
     cntfrq: int | None = None,
 ) -> qemu.RunResult:
-    """Boot build/rtos/<app>.img under QEMU (one vCPU unless `smp`; the counter at `cntfrq` Hz when
-    given) and capture its console."""
+    """Boot build/rtos/<app>.img (or the image at a path) under QEMU (one vCPU unless `smp`; the
+    counter at `cntfrq` Hz when given) and capture its console."""
     check_cntfrq(cntfrq)
     qemu_path = qemu.find_qemu()
     image = image_for(app)
@@ -139,7 +161,7 @@ def check_exit(result: qemu.RunResult, what: str, *, need_system_off: bool = Tru
 
 
 def run(
-    app: str, append: str, *, icount: bool, timeout_s: float | None, cntfrq: int | None = None
+    app: str | Path, append: str, *, icount: bool, timeout_s: float | None, cntfrq: int | None = None
 ) -> qemu.RunResult:
     """Boot an image with the console on stdout (and stdin on QEMU when it is a terminal) until it ends
     or `timeout_s` (default: RUN_TIMEOUT_S, INTERACTIVE_RUN_TIMEOUT_S on a terminal) has passed.
@@ -159,17 +181,17 @@ def run(
         fatal = find_fatal(result.console)
         if fatal is not None:
             raise GuestFailure(
-                f"{app}.img: the guest stopped after a fatal error: {fatal.describe()}", result
+                f"{image_label(app)}: the guest stopped after a fatal error: {fatal.describe()}", result
             )
         sys.stdout.flush()
         print(
-            f"rtmux: {app}.img: stopped after {timeout_s:g} s (wall clock), the limit of this run; "
+            f"rtmux: {image_label(app)}: stopped after {timeout_s:g} s (wall clock), the limit of this run; "
             "--timeout S sets it",
             file=sys.stderr,
             flush=True,
         )
         return result
-    check_exit(result, f"{app}.img", need_system_off=False)
+    check_exit(result, image_label(app), need_system_off=False)
     return result
 
 
