@@ -135,14 +135,14 @@ SDK_HEADERS := $(wildcard rtos/include/rtos/*.h) rtos/arch/arm64/include/arch/co
                $(shell find rtos/posix/include -name '*.h')
 sdk: $(SDK)/VERSION
 
-$(SDK)/VERSION: $(B)/librtos.a $(P)/librtos-posix.a $(RTOS_LDS) $(SDK_HEADERS) $(wildcard rtos/sdk/*)
+$(SDK)/VERSION: $(B)/librtos.a $(P)/librtos-posix.a $(RTOS_LDS) $(SDK_HEADERS) $(shell find rtos/sdk -type f)
 	@echo "  SDK     $(SDK)"
 	$(Q)rm -rf $(SDK) && mkdir -p $(SDK)/lib $(SDK)/include/rtos $(SDK)/include/arch
 	$(Q)cp $(B)/librtos.a $(P)/librtos-posix.a $(SDK)/lib/ && cp $(RTOS_LDS) $(SDK)/lib/rtos.ld
 	$(Q)cp $(wildcard rtos/include/rtos/*.h) $(SDK)/include/rtos/
 	$(Q)cp rtos/arch/arm64/include/arch/context.h $(SDK)/include/arch/
 	$(Q)cp -r rtos/posix/include/. $(SDK)/include/
-	$(Q)cp rtos/sdk/* $(SDK)/
+	$(Q)cp -r rtos/sdk/. $(SDK)/
 	$(Q)echo "rtos $$(sed -n 's/#define RT_VERSION "\(.*\)"/\1/p' rtos/include/rtos/system.h)" > $@.tmp && mv $@.tmp $@
 
 # The POSIX tests, built with the SDK's own rules (rtos/sdk/rtos.mk), one application per file.

@@ -15,8 +15,7 @@ int rt_thread_create(rt_thread_t *t, const char *name, rt_entry_t entry, void *a
                      size_t stack_size, unsigned prio)
 {
     if (t == NULL || entry == NULL || stack == NULL || stack_size < RT_STACK_MIN + arch_tls_reserve() ||
-        prio < RT_PRIO_MIN ||
-        prio > RT_PRIO_MAX || ((uintptr_t)stack & 15u) != 0) {
+        prio < RT_PRIO_MIN || prio > RT_PRIO_MAX || ((uintptr_t)stack & 15u) != 0) {
         return RT_EINVAL;
     }
     if (rt_in_irq()) {
