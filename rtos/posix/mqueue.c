@@ -12,6 +12,7 @@
  * and waiting senders and receivers are served most urgent first (the kernel's wait queues), FIFO
  * within a priority.
  *
+ * Every call but mq_notify takes mutexes, so none is for interrupt handlers (EPERM there).
  * Descriptors (mqd_t) are a slot of a fixed table (low 8 bits, plus one) and that slot's generation,
  * so a closed descriptor or any other number is EBADF and never followed as a pointer. One mutex
  * (`table`) guards the descriptors, the list of names and every queue's reference count: a queue is
@@ -28,6 +29,7 @@
 #include <string.h>
 
 #include "posix.h"
+#include "rtos/irq.h"
 #include "rtos/sync.h"
 
 struct msg_head {
@@ -104,11 +106,16 @@ static void unref(struct pmq *q)
 }
 
 /*
- * Starts a call on mqd: the queue with a reference taken and the descriptor's flags, or NULL (EBADF).
+ * Starts a call on mqd: the queue with a reference taken and the descriptor's flags, or NULL with
+ * errno set: EBADF, or EPERM in an interrupt handler (the calls take mutexes).
  * `need` is the access the call needs (O_WRONLY for a send, O_RDONLY for a receive, -1 for none).
  */
 static struct pmq *begin(mqd_t mqd, int need, int *flags)
 {
+    if (rt_in_irq()) {
+        errno = EPERM;
+        return NULL;
+    }
     table_lock();
     int slot = desc_slot(mqd);
     struct pmq *q = NULL;
@@ -122,6 +129,9 @@ static struct pmq *begin(mqd_t mqd, int need, int *flags)
         }
     }
     table_unlock();
+    if (q == NULL) {
+        errno = EBADF;
+    }
     return q;
 }
 
@@ -194,6 +204,9 @@ mqd_t mq_open(const char *name, int oflag, ...)
         attr = va_arg(ap, const struct mq_attr *);
         va_end(ap);
     }
+    if (err == 0 && rt_in_irq()) {
+        err = EPERM;
+    }
     if (err != 0) {
         return fail(err);
     }
@@ -240,6 +253,9 @@ mqd_t mq_open(const char *name, int oflag, ...)
 
 int mq_close(mqd_t mqd)
 {
+    if (rt_in_irq()) {
+        return fail(EPERM);
+    }
     table_lock();
     int slot = desc_slot(mqd);
     if (slot >= 0) {
@@ -255,6 +271,9 @@ int mq_close(mqd_t mqd)
 int mq_unlink(const char *name)
 {
     int err = posix_name_check(name);
+    if (err == 0 && rt_in_irq()) {
+        err = EPERM;
+    }
     if (err != 0) {
         return fail(err);
     }
@@ -316,7 +335,7 @@ static int send(mqd_t mqd, const char *msg, size_t len, unsigned prio, const str
     int flags = 0;
     struct pmq *q = begin(mqd, O_WRONLY, &flags);
     if (q == NULL) {
-        return fail(EBADF);
+        return -1;
     }
     int err = 0;
     if (len > q->msgsize) {
@@ -361,7 +380,7 @@ static ssize_t receive(mqd_t mqd, char *msg, size_t len, unsigned *prio, const s
     int flags = 0;
     struct pmq *q = begin(mqd, O_RDONLY, &flags);
     if (q == NULL) {
-        return fail(EBADF);
+        return -1;
     }
     int err = 0;
     ssize_t got = -1;
@@ -417,7 +436,7 @@ int mq_getattr(mqd_t mqd, struct mq_attr *attr)
     int flags = 0;
     struct pmq *q = begin(mqd, -1, &flags);
     if (q == NULL) {
-        return fail(EBADF);
+        return -1;
     }
     if (attr != NULL) {
         (void)rt_mutex_lock(&q->lock, RT_FOREVER);
@@ -433,6 +452,9 @@ int mq_getattr(mqd_t mqd, struct mq_attr *attr)
 
 int mq_setattr(mqd_t mqd, const struct mq_attr *restrict attr, struct mq_attr *restrict old)
 {
+    if (rt_in_irq()) {
+        return fail(EPERM);
+    }
     if (attr == NULL) {
         table_lock();
         int slot = desc_slot(mqd);

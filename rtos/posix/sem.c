@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "posix.h"
+#include "rtos/irq.h"
 #include "rtos/sync.h"
 
 #define PSEM_MAGIC 0x50536d34u /* "PSm4" */
@@ -183,6 +184,9 @@ static void named_unlink(struct named_sem *n)
 sem_t *sem_open(const char *name, int oflag, ...)
 {
     int err = posix_name_check(name);
+    if (err == 0 && rt_in_irq()) {
+        err = EPERM; /* the names' mutex */
+    }
     if (err != 0) {
         errno = err;
         return SEM_FAILED;
@@ -235,6 +239,9 @@ int sem_close(sem_t *sem)
     if (p == NULL || !p->__named) {
         return fail(EINVAL);
     }
+    if (rt_in_irq()) {
+        return fail(EPERM);
+    }
     struct named_sem *n = RT_CONTAINER_OF(sem, struct named_sem, sem);
     (void)rt_mutex_lock(&named_lock, RT_FOREVER);
     int err = 0;
@@ -251,6 +258,9 @@ int sem_close(sem_t *sem)
 int sem_unlink(const char *name)
 {
     int err = posix_name_check(name);
+    if (err == 0 && rt_in_irq()) {
+        err = EPERM;
+    }
     if (err != 0) {
         return fail(err);
     }

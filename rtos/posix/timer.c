@@ -29,6 +29,7 @@
 #endif
 
 #include "posix.h"
+#include "rtos/irq.h"
 #include "rtos/sync.h"
 #include "rtos/thread.h"
 #include "rtos/time.h"
@@ -79,6 +80,16 @@ static int fail(int err)
 {
     errno = err;
     return -1;
+}
+
+/* Every call takes the timers' mutex: none is for interrupt handlers. */
+static bool in_irq(void)
+{
+    if (rt_in_irq()) {
+        errno = EPERM;
+        return true;
+    }
+    return false;
 }
 
 /* The timer an id names, or NULL. Lock held. */
@@ -178,6 +189,8 @@ static int thread_attrs(const pthread_attr_t *a, unsigned *prio, size_t *size, v
             return EINVAL;
         }
         *size = a->__stacksize;
+    } else if (a->__stackaddr != NULL) {
+        return EINVAL; /* a stack of unknown size */
     }
     *stack = a->__stackaddr;
     return 0;
@@ -185,6 +198,9 @@ static int thread_attrs(const pthread_attr_t *a, unsigned *prio, size_t *size, v
 
 int timer_create(clockid_t clock, struct sigevent *restrict sevp, timer_t *restrict timerid)
 {
+    if (in_irq()) {
+        return -1;
+    }
     if (clock == CLOCK_THREAD_CPUTIME_ID || clock == CLOCK_PROCESS_CPUTIME_ID) {
         return fail(ENOTSUP); /* no timers on CPU-time clocks */
     }
@@ -249,6 +265,9 @@ int timer_create(clockid_t clock, struct sigevent *restrict sevp, timer_t *restr
 
 int timer_delete(timer_t id)
 {
+    if (in_irq()) {
+        return -1;
+    }
     lock_timers();
     struct ptimer *t = find(id);
     if (t == NULL) {
@@ -302,6 +321,9 @@ static struct itimerspec remaining(const struct ptimer *t)
 
 int timer_gettime(timer_t id, struct itimerspec *value)
 {
+    if (in_irq()) {
+        return -1;
+    }
     lock_timers();
     struct ptimer *t = find(id);
     if (t != NULL && value != NULL) {
@@ -314,6 +336,9 @@ int timer_gettime(timer_t id, struct itimerspec *value)
 int timer_settime(timer_t id, int flags, const struct itimerspec *restrict value,
                   struct itimerspec *restrict ovalue)
 {
+    if (in_irq()) {
+        return -1;
+    }
     if (value == NULL) {
         return fail(EINVAL);
     }
@@ -358,6 +383,9 @@ int timer_settime(timer_t id, int flags, const struct itimerspec *restrict value
 
 int timer_getoverrun(timer_t id)
 {
+    if (in_irq()) {
+        return -1;
+    }
     lock_timers();
     struct ptimer *t = find(id);
     int n = t != NULL ? t->overrun : 0;

@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "check.h"
+#include "rtos/irq.h"
 #include "rtos/thread.h"
 
 #define MS 1000000LL
@@ -272,11 +273,44 @@ static void test_named(void)
     CHECK_EQ(sem_destroy(&u), 0);
 }
 
+/* From an interrupt handler: sem_post wakes a waiter, the calls that would block or lock refuse. */
+static volatile int irq_post_rc = 99, irq_wait_rc = 99, irq_wait_errno, irq_open_errno;
+
+static void sgi_handler(unsigned intid, void *arg)
+{
+    (void)intid;
+    (void)arg;
+    irq_wait_rc = sem_wait(&s);
+    irq_wait_errno = errno;
+    errno = 0;
+    (void)sem_open("/irq", O_CREAT, 0600, 0);
+    irq_open_errno = errno;
+    irq_post_rc = sem_post(&s);
+}
+
+static void test_irq(void)
+{
+    CHECK_EQ(sem_init(&s, 0, 0), 0);
+    CHECK_EQ(rt_irq_attach(RT_IRQ_SGI(3), 100, RT_IRQ_EDGE, sgi_handler, NULL), RT_OK);
+    CHECK_EQ(rt_irq_enable(RT_IRQ_SGI(3)), RT_OK);
+    CHECK_EQ(rt_irq_raise_sgi(3), RT_OK);
+    long long dl = ns_of(CLOCK_REALTIME) + 10 * MS;
+    struct timespec abs = ts_of(dl);
+    CHECK_EQ(sem_timedwait(&s, &abs), 0); /* the handler's post */
+    CHECK_EQ(irq_post_rc, 0);
+    CHECK_EQ(irq_wait_rc, -1);
+    CHECK_EQ(irq_wait_errno, EPERM);
+    CHECK_EQ(irq_open_errno, EPERM);
+    CHECK_EQ(rt_irq_detach(RT_IRQ_SGI(3)), RT_OK);
+    CHECK_EQ(sem_destroy(&s), 0);
+}
+
 int main(void)
 {
     test_values();
     test_timedwait();
     test_wake_order();
     test_named();
+    test_irq();
     POSIX_TEST_END("sem");
 }
