@@ -350,7 +350,7 @@ void *pthread_getspecific(pthread_key_t key)
     unsigned slot;
     uint16_t gen;
     struct posix_tsd *tsd = posix_self()->tsd;
-    if (tsd == NULL || !key_split(key, &slot, &gen) || tsd->gen[slot] != gen) {
+    if (tsd == NULL || !key_live(key, &slot, &gen) || tsd->gen[slot] != gen) {
         return NULL;
     }
     return (void *)(uintptr_t)tsd->value[slot];
