@@ -16,6 +16,8 @@
 #include "../libc/libc.h"
 #include "posix.h"
 #include "pthread_impl.h"
+#include "rtos/irq.h"
+#include "rtos/system.h"
 #include "rtos/thread.h"
 #include "rtos/time.h"
 
@@ -52,6 +54,11 @@ __attribute__((constructor(101))) static void posix_threads_init(void)
 
 void posix_lock(void)
 {
+    /* The layer's objects are for threads: from an interrupt handler the lock cannot be taken, and
+     * going on without it could break every wait list. A clear stop instead. */
+    if (rt_in_irq()) {
+        rt_panic("a POSIX threads call from an interrupt handler");
+    }
     (void)rt_mutex_lock(&layer_lock, RT_FOREVER);
 }
 
@@ -526,6 +533,9 @@ int posix_thread_create_named(pthread_t *thread, const pthread_attr_t *attr, voi
         size = top - (uintptr_t)base;
     } else {
         size = attr != NULL ? attr->__stacksize : RTMUX_PTHREAD_STACK_DEFAULT;
+        if (size > SIZE_MAX / 2u) {
+            return EAGAIN; /* more than any heap */
+        }
         size = (size + 15u) & ~(size_t)15u;
         alloc = aligned_alloc(16, size + BLOCK_SIZE);
         if (alloc == NULL) {
@@ -750,7 +760,14 @@ int pthread_setschedparam(pthread_t thread, int policy, const struct sched_param
     if (param == NULL) {
         return posix_thread_valid(thread) ? EINVAL : ESRCH;
     }
-    return set_sched(thread, policy, param->sched_priority);
+    int ret = set_sched(thread, policy, param->sched_priority);
+    if (ret == 0 && thread == posix_self()) {
+        /* The standard puts a thread whose parameters pthread_setschedparam set at the tail of its
+         * new priority's list (pthread_setschedprio keeps a lowered one at the head, as the kernel
+         * does for any other thread: docs/posix.md). */
+        rt_thread_yield();
+    }
+    return ret;
 }
 
 int pthread_setschedprio(pthread_t thread, int prio)
