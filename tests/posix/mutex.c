@@ -7,9 +7,11 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "check.h"
+#include "rtos/sync.h"
 #include "rtos/time.h"
 
 static pthread_t spawn(void *(*fn)(void *), void *arg, int prio)
@@ -398,6 +400,28 @@ int main(void)
     CHECK_EQ(pthread_spin_lock(&spin), EINVAL);
     CHECK_EQ(pthread_spin_unlock(&spin), EINVAL);
     CHECK_EQ(pthread_spin_init(NULL, PTHREAD_PROCESS_PRIVATE), EINVAL);
+
+    /* the layer's cost over the rtos's own call, uncontended (guest ns; 1 instruction = 1 ns with
+     * QEMU's icount) */
+    pthread_mutex_t cm;
+    static rt_mutex_t km;
+    CHECK_EQ(pthread_mutex_init(&cm, NULL), 0);
+    CHECK_EQ(rt_mutex_init(&km), 0);
+    enum { N = 1000 };
+    rt_time_t c0 = rt_time_now();
+    for (int i = 0; i < N; i++) {
+        (void)pthread_mutex_lock(&cm);
+        (void)pthread_mutex_unlock(&cm);
+    }
+    rt_time_t c1 = rt_time_now();
+    for (int i = 0; i < N; i++) {
+        (void)rt_mutex_lock(&km, RT_FOREVER);
+        (void)rt_mutex_unlock(&km);
+    }
+    rt_time_t c2 = rt_time_now();
+    printf("mutex: lock+unlock %lu ns (rt_mutex_lock+unlock %lu ns)\n", (unsigned long)((c1 - c0) / N),
+           (unsigned long)((c2 - c1) / N));
+    CHECK_EQ(pthread_mutex_destroy(&cm), 0);
 
     POSIX_TEST_END("mutex");
 }
