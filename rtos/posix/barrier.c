@@ -12,7 +12,7 @@
 _Static_assert(sizeof(((pthread_barrier_t *)0)->__waiters) >= sizeof(rt_list_t),
                "pthread_barrier_t holds a list");
 
-#define BARRIER_OK(b) ((b) != NULL && __atomic_load_n(&(b)->__magic, __ATOMIC_ACQUIRE) == POSIX_MAGIC_BARRIER)
+#define BARRIER_OK(b) ((b) != NULL && POSIX_LIVE(b, POSIX_MAGIC_BARRIER))
 
 int pthread_barrier_init(pthread_barrier_t *restrict barrier, const pthread_barrierattr_t *restrict attr,
                          unsigned count)
@@ -21,14 +21,14 @@ int pthread_barrier_init(pthread_barrier_t *restrict barrier, const pthread_barr
         return EINVAL;
     }
     posix_lock();
-    if (barrier->__magic == POSIX_MAGIC_BARRIER && barrier->__arrived != 0) {
+    if (POSIX_LIVE(barrier, POSIX_MAGIC_BARRIER) && barrier->__arrived != 0) {
         posix_unlock();
         return EBUSY;
     }
     barrier->__count = count;
     barrier->__arrived = 0;
     rt_list_init(POSIX_WAITERS(barrier));
-    __atomic_store_n(&barrier->__magic, POSIX_MAGIC_BARRIER, __ATOMIC_RELEASE);
+    POSIX_SET_LIVE(barrier, POSIX_MAGIC_BARRIER);
     posix_unlock();
     return 0;
 }

@@ -28,19 +28,18 @@ static int cond_get(pthread_cond_t *c)
     if (c == NULL) {
         return EINVAL;
     }
-    unsigned magic = __atomic_load_n(&c->__magic, __ATOMIC_ACQUIRE);
-    if (magic == POSIX_MAGIC_COND) {
+    if (POSIX_LIVE(c, POSIX_MAGIC_COND)) {
         return 0;
     }
-    if (magic != RTMUX_COND_STATIC) {
+    if (__atomic_load_n(&c->__magic, __ATOMIC_ACQUIRE) != RTMUX_COND_STATIC) {
         return EINVAL;
     }
     posix_lock();
     if (c->__magic == RTMUX_COND_STATIC) {
         cond_setup(c, CLOCK_REALTIME);
-        __atomic_store_n(&c->__magic, POSIX_MAGIC_COND, __ATOMIC_RELEASE);
+        POSIX_SET_LIVE(c, POSIX_MAGIC_COND);
     }
-    int ret = c->__magic == POSIX_MAGIC_COND ? 0 : EINVAL;
+    int ret = POSIX_LIVE(c, POSIX_MAGIC_COND) ? 0 : EINVAL;
     posix_unlock();
     return ret;
 }
@@ -145,12 +144,12 @@ int pthread_cond_init(pthread_cond_t *restrict cond, const pthread_condattr_t *r
         return EINVAL;
     }
     posix_lock();
-    if (cond->__magic == POSIX_MAGIC_COND && !rt_list_empty(POSIX_WAITERS(cond))) {
+    if (POSIX_LIVE(cond, POSIX_MAGIC_COND) && !rt_list_empty(POSIX_WAITERS(cond))) {
         posix_unlock();
         return EBUSY;
     }
     cond_setup(cond, attr != NULL ? (clockid_t)attr->__clock : CLOCK_REALTIME);
-    __atomic_store_n(&cond->__magic, POSIX_MAGIC_COND, __ATOMIC_RELEASE);
+    POSIX_SET_LIVE(cond, POSIX_MAGIC_COND);
     posix_unlock();
     return 0;
 }

@@ -25,11 +25,10 @@ static int mutex_get(pthread_mutex_t *m)
     if (m == NULL) {
         return EINVAL;
     }
-    unsigned magic = __atomic_load_n(&m->__magic, __ATOMIC_ACQUIRE);
-    if (magic == POSIX_MAGIC_MUTEX) {
+    if (POSIX_LIVE(m, POSIX_MAGIC_MUTEX)) {
         return 0;
     }
-    if (magic != RTMUX_MUTEX_STATIC) {
+    if (__atomic_load_n(&m->__magic, __ATOMIC_ACQUIRE) != RTMUX_MUTEX_STATIC) {
         return EINVAL;
     }
     posix_lock();
@@ -40,9 +39,9 @@ static int mutex_get(pthread_mutex_t *m)
         m->__depth = 0;
         m->__next_protect = NULL;
         (void)rt_mutex_init(POSIX_KMUTEX(m));
-        __atomic_store_n(&m->__magic, POSIX_MAGIC_MUTEX, __ATOMIC_RELEASE);
+        POSIX_SET_LIVE(m, POSIX_MAGIC_MUTEX);
     }
-    int ret = m->__magic == POSIX_MAGIC_MUTEX ? 0 : EINVAL;
+    int ret = POSIX_LIVE(m, POSIX_MAGIC_MUTEX) ? 0 : EINVAL;
     posix_unlock();
     return ret;
 }
@@ -209,7 +208,7 @@ int pthread_mutex_init(pthread_mutex_t *restrict mutex, const pthread_mutexattr_
     if (mutex == NULL || (attr != NULL && attr->__magic != POSIX_MAGIC_MUTEXA)) {
         return EINVAL;
     }
-    if (mutex->__magic == POSIX_MAGIC_MUTEX && rt_mutex_owner(POSIX_KMUTEX(mutex)) != NULL) {
+    if (POSIX_LIVE(mutex, POSIX_MAGIC_MUTEX) && rt_mutex_owner(POSIX_KMUTEX(mutex)) != NULL) {
         return EBUSY;
     }
     mutex->__type = attr != NULL ? attr->__type : PTHREAD_MUTEX_DEFAULT;
@@ -218,7 +217,7 @@ int pthread_mutex_init(pthread_mutex_t *restrict mutex, const pthread_mutexattr_
     mutex->__depth = 0;
     mutex->__next_protect = NULL;
     (void)rt_mutex_init(POSIX_KMUTEX(mutex));
-    __atomic_store_n(&mutex->__magic, POSIX_MAGIC_MUTEX, __ATOMIC_RELEASE);
+    POSIX_SET_LIVE(mutex, POSIX_MAGIC_MUTEX);
     return 0;
 }
 

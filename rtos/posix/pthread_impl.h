@@ -141,6 +141,16 @@ rt_time_t posix_deadline(rt_time_t timeout);
 /* Acts on a pending cancel request of the caller if its cancel state allows (does not return then). */
 void posix_cancel_point(void);
 
+/* Whether obj is a live object of this magic word (and not a copy of one: pthread.h's __self). */
+#define POSIX_LIVE(obj, magic) \
+    (__atomic_load_n(&(obj)->__magic, __ATOMIC_ACQUIRE) == (magic) && (obj)->__self == (void *)(obj))
+/* Makes obj live: its address, then its magic word. */
+#define POSIX_SET_LIVE(obj, magic)                                    \
+    do {                                                              \
+        (obj)->__self = (void *)(obj);                                \
+        __atomic_store_n(&(obj)->__magic, (magic), __ATOMIC_RELEASE); \
+    } while (0)
+
 /* The rtos mutex inside an object's opaque storage (sizes checked by the files that use them). */
 #define POSIX_KMUTEX(obj) ((rt_mutex_t *)(void *)(obj)->__kobj)
 /* The wait list inside an object's opaque storage. */

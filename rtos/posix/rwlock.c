@@ -30,11 +30,10 @@ static int rwlock_get(pthread_rwlock_t *rw)
     if (rw == NULL) {
         return EINVAL;
     }
-    unsigned magic = __atomic_load_n(&rw->__magic, __ATOMIC_ACQUIRE);
-    if (magic == POSIX_MAGIC_RWLOCK) {
+    if (POSIX_LIVE(rw, POSIX_MAGIC_RWLOCK)) {
         return 0;
     }
-    if (magic != RTMUX_RWLOCK_STATIC) {
+    if (__atomic_load_n(&rw->__magic, __ATOMIC_ACQUIRE) != RTMUX_RWLOCK_STATIC) {
         return EINVAL;
     }
     posix_lock();
@@ -42,9 +41,9 @@ static int rwlock_get(pthread_rwlock_t *rw)
         rw->__readers = 0;
         rw->__writer = NULL;
         rt_list_init(POSIX_WAITERS(rw));
-        __atomic_store_n(&rw->__magic, POSIX_MAGIC_RWLOCK, __ATOMIC_RELEASE);
+        POSIX_SET_LIVE(rw, POSIX_MAGIC_RWLOCK);
     }
-    int ret = rw->__magic == POSIX_MAGIC_RWLOCK ? 0 : EINVAL;
+    int ret = POSIX_LIVE(rw, POSIX_MAGIC_RWLOCK) ? 0 : EINVAL;
     posix_unlock();
     return ret;
 }
@@ -274,7 +273,7 @@ int pthread_rwlock_init(pthread_rwlock_t *restrict rwlock, const pthread_rwlocka
         return EINVAL;
     }
     posix_lock();
-    if (rwlock->__magic == POSIX_MAGIC_RWLOCK &&
+    if (POSIX_LIVE(rwlock, POSIX_MAGIC_RWLOCK) &&
         (rwlock->__readers != 0 || rwlock->__writer != NULL || !rt_list_empty(POSIX_WAITERS(rwlock)))) {
         posix_unlock();
         return EBUSY;
@@ -282,7 +281,7 @@ int pthread_rwlock_init(pthread_rwlock_t *restrict rwlock, const pthread_rwlocka
     rwlock->__readers = 0;
     rwlock->__writer = NULL;
     rt_list_init(POSIX_WAITERS(rwlock));
-    __atomic_store_n(&rwlock->__magic, POSIX_MAGIC_RWLOCK, __ATOMIC_RELEASE);
+    POSIX_SET_LIVE(rwlock, POSIX_MAGIC_RWLOCK);
     posix_unlock();
     return 0;
 }

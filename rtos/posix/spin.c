@@ -12,7 +12,7 @@
 _Static_assert(sizeof(((pthread_spinlock_t *)0)->__kobj) >= sizeof(rt_mutex_t),
                "pthread_spinlock_t holds an rt_mutex_t");
 
-#define SPIN_OK(l) ((l) != NULL && (l)->__magic == POSIX_MAGIC_SPIN)
+#define SPIN_OK(l) ((l) != NULL && POSIX_LIVE(l, POSIX_MAGIC_SPIN))
 
 int pthread_spin_init(pthread_spinlock_t *lock, int pshared)
 {
@@ -23,7 +23,7 @@ int pthread_spin_init(pthread_spinlock_t *lock, int pshared)
         return EBUSY;
     }
     (void)rt_mutex_init(POSIX_KMUTEX(lock));
-    lock->__magic = POSIX_MAGIC_SPIN;
+    POSIX_SET_LIVE(lock, POSIX_MAGIC_SPIN);
     return 0;
 }
 

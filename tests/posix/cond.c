@@ -289,6 +289,12 @@ int main(void)
     }
     CHECK_EQ(pthread_mutex_destroy(&s.m), 0);
 
+    /* a copy is not a condition variable */
+    pthread_cond_t cc;
+    memcpy(&cc, &cond, sizeof(cc));
+    CHECK_EQ(pthread_cond_signal(&cc), EINVAL);
+    CHECK_EQ(pthread_cond_destroy(&cc), EINVAL);
+
     CHECK_EQ(pthread_cond_destroy(&cond), 0);
     CHECK_EQ(pthread_cond_signal(&cond), EINVAL);
     POSIX_TEST_END("cond");

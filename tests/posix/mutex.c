@@ -266,7 +266,14 @@ int main(void)
     CHECK_EQ(pthread_mutex_unlock(&m), 0);
     CHECK_EQ(pthread_mutex_destroy(&m), 0);
 
-    /* EINVAL: never initialised, NULL, attributes out of range */
+    /* EINVAL: a copy of a mutex, never initialised, NULL, attributes out of range */
+    CHECK_EQ(pthread_mutex_init(&m, NULL), 0);
+    pthread_mutex_t copy;
+    memcpy(&copy, &m, sizeof(m));
+    CHECK_EQ(pthread_mutex_lock(&copy), EINVAL);
+    CHECK_EQ(pthread_mutex_unlock(&copy), EINVAL);
+    CHECK_EQ(pthread_mutex_destroy(&copy), EINVAL);
+    CHECK_EQ(pthread_mutex_destroy(&m), 0);
     pthread_mutex_t zero;
     memset(&zero, 0, sizeof(zero));
     CHECK_EQ(pthread_mutex_lock(&zero), EINVAL);
@@ -400,6 +407,11 @@ int main(void)
     CHECK_EQ(pthread_spin_lock(&spin), EINVAL);
     CHECK_EQ(pthread_spin_unlock(&spin), EINVAL);
     CHECK_EQ(pthread_spin_init(NULL, PTHREAD_PROCESS_PRIVATE), EINVAL);
+    pthread_spinlock_t sc;
+    CHECK_EQ(pthread_spin_init(&spin, PTHREAD_PROCESS_PRIVATE), 0);
+    memcpy(&sc, &spin, sizeof(sc));
+    CHECK_EQ(pthread_spin_lock(&sc), EINVAL);
+    CHECK_EQ(pthread_spin_destroy(&spin), 0);
 
     /* the layer's cost over the rtos's own call, uncontended (guest ns; 1 instruction = 1 ns with
      * QEMU's icount) */

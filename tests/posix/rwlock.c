@@ -208,6 +208,9 @@ int main(void)
     CHECK_EQ(pthread_rwlock_init(&z, &ra), 0);
     CHECK_EQ(pthread_rwlockattr_destroy(&ra), 0);
     CHECK_EQ(pthread_rwlock_init(&z, &ra), EINVAL);
+    pthread_rwlock_t rc;
+    memcpy(&rc, &z, sizeof(rc));
+    CHECK_EQ(pthread_rwlock_rdlock(&rc), EINVAL); /* a copy */
     CHECK_EQ(pthread_rwlock_destroy(&z), 0);
     CHECK_EQ(pthread_rwlock_destroy(&rw), 0);
     CHECK_EQ(pthread_rwlock_rdlock(&rw), EINVAL);

@@ -79,21 +79,22 @@ typedef struct {
     int __type, __protocol, __prioceiling, __pshared;
 } pthread_mutexattr_t;
 
+/*
+ * __self is the object's own address, set when it is initialised: a copy of an object (which the
+ * standard leaves undefined) is refused with EINVAL instead of corrupting the original's wait lists.
+ */
 typedef struct {
     unsigned __magic;
+    void *__self;
     int __type, __protocol, __prioceiling;
     unsigned __depth;        /* locks held by the owner (recursive mutexes) */
     void *__next_protect;    /* link in the owner's list of held PTHREAD_PRIO_PROTECT mutexes */
     unsigned long __kobj[6]; /* the rtos mutex (priority inheritance) */
 } pthread_mutex_t;
+/* clang-format off */
 #define RTMUX_MUTEX_STATIC 0x4d555453u /* PTHREAD_MUTEX_INITIALIZER: set up by its first use */
-#define PTHREAD_MUTEX_INITIALIZER          \
-    {                                      \
-        RTMUX_MUTEX_STATIC, 0, 0, 0, 0, 0, \
-        {                                  \
-            0                              \
-        }                                  \
-    }
+#define PTHREAD_MUTEX_INITIALIZER {RTMUX_MUTEX_STATIC, 0, 0, 0, 0, 0, 0, {0}}
+/* clang-format on */
 
 typedef struct {
     unsigned __magic;
@@ -102,18 +103,15 @@ typedef struct {
 
 typedef struct {
     unsigned __magic;
+    void *__self;
     int __clock;
     void *__mutex;      /* the mutex of the waiters, while there are any */
     void *__waiters[2]; /* the waiting threads, most urgent first */
 } pthread_cond_t;
+/* clang-format off */
 #define RTMUX_COND_STATIC 0x434e4453u
-#define PTHREAD_COND_INITIALIZER \
-    {                            \
-        RTMUX_COND_STATIC, 0, 0, \
-        {                        \
-            0, 0                 \
-        }                        \
-    }
+#define PTHREAD_COND_INITIALIZER {RTMUX_COND_STATIC, 0, 0, 0, {0, 0}}
+/* clang-format on */
 
 typedef struct {
     unsigned __magic;
@@ -122,18 +120,15 @@ typedef struct {
 
 typedef struct {
     unsigned __magic;
+    void *__self;
     unsigned __readers; /* read locks held */
     void *__writer;     /* the rtos thread holding the write lock, or 0 */
     void *__waiters[2]; /* waiting readers and writers, most urgent first */
 } pthread_rwlock_t;
+/* clang-format off */
 #define RTMUX_RWLOCK_STATIC 0x52574c53u
-#define PTHREAD_RWLOCK_INITIALIZER \
-    {                              \
-        RTMUX_RWLOCK_STATIC, 0, 0, \
-        {                          \
-            0, 0                   \
-        }                          \
-    }
+#define PTHREAD_RWLOCK_INITIALIZER {RTMUX_RWLOCK_STATIC, 0, 0, 0, {0, 0}}
+/* clang-format on */
 
 typedef struct {
     unsigned __magic;
@@ -142,13 +137,15 @@ typedef struct {
 
 typedef struct {
     unsigned __magic;
+    void *__self;
     unsigned __count, __arrived; /* the threshold; threads waiting in this round */
     void *__waiters[2];
 } pthread_barrier_t;
 
 typedef struct {
     unsigned __magic;
-    unsigned long __kobj[6];
+    void *__self;
+    unsigned long __kobj[6]; /* the rtos mutex */
 } pthread_spinlock_t;
 
 /* pthread_cleanup_push/pop: a lexical pair; the record lives in the caller's frame. */
