@@ -3,9 +3,9 @@
  * never delays a thread that PTHREAD_PRIO_NONE or PROTECT would not, docs/posix.md).
  *
  * Ownership is the rtos mutex's: rt_mutex_owner() is the owner's rtos thread, and only the owner
- * changes __depth. PTHREAD_PRIO_PROTECT: a thread raises itself to the ceiling before it locks (it is
- * on its own protect list from then until the unlock), so it runs at least at the ceiling while it
- * holds the mutex; unlocking drops the raise after the hand-over.
+ * changes __depth. PTHREAD_PRIO_PROTECT: a thread raises itself to the ceiling before it locks, so it
+ * runs at least at the ceiling from the moment it owns the mutex (a hand-over included) until it has
+ * unlocked it.
  */
 #include <errno.h>
 #include <limits.h>
@@ -46,16 +46,30 @@ static int mutex_get(pthread_mutex_t *m)
     return ret;
 }
 
-static void protect_add(struct rtmux_pthread *self, pthread_mutex_t *m)
+/*
+ * PTHREAD_PRIO_PROTECT's bookkeeping, under the layer's lock. The list of a thread's held mutexes is
+ * linked through the mutexes, so only an owner has a mutex on its list: a locker raises itself to the
+ * ceiling before it waits (protect_raise; a thread that gives up recomputes from its list), links the
+ * mutex once it owns it (protect_link), and an unlocker unlinks it before the hand-over and drops its
+ * raise after (protect_unlink, protect_drop), so the next owner's link is never the old owner's.
+ */
+static void protect_raise(struct rtmux_pthread *self, int ceiling)
+{
+    posix_lock();
+    posix_apply_prio(self, ceiling);
+    posix_unlock();
+}
+
+static void protect_link(struct rtmux_pthread *self, pthread_mutex_t *m)
 {
     posix_lock();
     m->__next_protect = self->protect;
     self->protect = m;
-    posix_apply_prio(self);
+    posix_apply_prio(self, 0);
     posix_unlock();
 }
 
-static void protect_remove(struct rtmux_pthread *self, pthread_mutex_t *m)
+static void protect_unlink(struct rtmux_pthread *self, pthread_mutex_t *m)
 {
     posix_lock();
     for (pthread_mutex_t **p = &self->protect; *p != NULL; p = (pthread_mutex_t **)&(*p)->__next_protect) {
@@ -65,7 +79,13 @@ static void protect_remove(struct rtmux_pthread *self, pthread_mutex_t *m)
         }
     }
     m->__next_protect = NULL;
-    posix_apply_prio(self);
+    posix_unlock();
+}
+
+static void protect_drop(struct rtmux_pthread *self)
+{
+    posix_lock();
+    posix_apply_prio(self, 0);
     posix_unlock();
 }
 
@@ -113,7 +133,7 @@ static int lock(pthread_mutex_t *m, enum lock_mode mode, const struct timespec *
         if (check_ceiling && self->prio > m->__prioceiling) {
             return EINVAL;
         }
-        protect_add(self, m);
+        protect_raise(self, m->__prioceiling);
     }
     int rc = rt_mutex_lock(POSIX_KMUTEX(m), RT_NO_WAIT);
     if (rc == RT_EWOULDBLOCK && mode != LOCK_TRY) {
@@ -131,11 +151,14 @@ static int lock(pthread_mutex_t *m, enum lock_mode mode, const struct timespec *
     }
     if (ret != 0) {
         if (protect) {
-            protect_remove(self, m);
+            protect_drop(self);
         }
         return ret;
     }
     m->__depth = 1;
+    if (protect) {
+        protect_link(self, m);
+    }
     return 0;
 }
 
@@ -169,9 +192,13 @@ int pthread_mutex_unlock(pthread_mutex_t *mutex)
         return 0;
     }
     mutex->__depth = 0;
+    bool protect = mutex->__protocol == PTHREAD_PRIO_PROTECT;
+    if (protect) {
+        protect_unlink(self, mutex);
+    }
     int rc = rt_mutex_unlock(POSIX_KMUTEX(mutex));
-    if (mutex->__protocol == PTHREAD_PRIO_PROTECT) {
-        protect_remove(self, mutex);
+    if (protect) {
+        protect_drop(self);
     }
     return posix_errno(rc);
 }
@@ -272,7 +299,7 @@ int pthread_mutex_setprioceiling(pthread_mutex_t *restrict mutex, int prioceilin
     }
     mutex->__prioceiling = prioceiling;
     if (own) {
-        posix_apply_prio(self);
+        posix_apply_prio(self, 0);
     }
     posix_unlock();
     if (!own) {

@@ -709,9 +709,9 @@ int pthread_once(pthread_once_t *once_control, void (*init_routine)(void))
 
 /* ---------------------------------------------------------------- scheduling parameters */
 
-void posix_apply_prio(struct rtmux_pthread *t)
+void posix_apply_prio(struct rtmux_pthread *t, int floor)
 {
-    int prio = t->prio;
+    int prio = t->prio > floor ? t->prio : floor;
     for (pthread_mutex_t *m = t->protect; m != NULL; m = m->__next_protect) {
         if (m->__prioceiling > prio) {
             prio = m->__prioceiling;
@@ -747,7 +747,7 @@ static int set_sched(pthread_t thread, int policy, int prio)
     thread->policy = policy;
     thread->prio = prio;
     if (!thread->exited) {
-        posix_apply_prio(thread);
+        posix_apply_prio(thread, 0);
         (void)rt_thread_set_timeslice(thread->rt,
                                       policy == SCHED_FIFO ? 0 : (rt_time_t)RTMUX_SCHED_RR_INTERVAL_NS);
     }

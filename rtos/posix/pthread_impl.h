@@ -56,7 +56,7 @@ struct rtmux_pthread {
     const char *name;
     int policy;               /* SCHED_FIFO, SCHED_RR or SCHED_OTHER */
     int prio;                 /* the priority the application set; PTHREAD_PRIO_PROTECT may add to it */
-    pthread_mutex_t *protect; /* held (or being locked) PTHREAD_PRIO_PROTECT mutexes, a list */
+    pthread_mutex_t *protect; /* held PTHREAD_PRIO_PROTECT mutexes, linked through the mutexes */
     rt_event_t wake;          /* the thread's own flags: every wait of the part blocks on them */
     rt_list_t joiners;        /* posix_waiter list: the thread in pthread_join on this one */
     rt_list_t zombie;         /* link in the list of ended detached threads awaiting reclaim */
@@ -90,10 +90,10 @@ void posix_lock(void);
 void posix_unlock(void);
 
 /*
- * Sets t's rtos base priority to the higher of t->prio and the ceilings of the PTHREAD_PRIO_PROTECT
- * mutexes on t->protect. Under posix_lock.
+ * Sets t's rtos base priority to the highest of t->prio, `floor` (0: none) and the ceilings of the
+ * PTHREAD_PRIO_PROTECT mutexes on t->protect. Under posix_lock.
  */
-void posix_apply_prio(struct rtmux_pthread *t);
+void posix_apply_prio(struct rtmux_pthread *t, int floor);
 
 /*
  * Wait lists: threads waiting for an object of this part (a condition variable, a read-write lock, a

@@ -163,6 +163,64 @@ static void *protect_too_high(void *arg)
     return NULL;
 }
 
+/* ---- PTHREAD_PRIO_PROTECT: hand-over to a waiter, and two ceilings held at once */
+static pthread_mutex_t pm2;
+static rt_time_t t_start;
+static void *handover_a(void *arg)
+{
+    (void)arg;
+    CHECK_EQ(pthread_mutex_lock(&pm), 0);
+    note('a');
+    (void)rt_sleep_until(t_start + RT_MSEC(2)); /* b comes and waits for pm */
+    busy(RT_MSEC(1));
+    CHECK_EQ(pthread_mutex_unlock(&pm), 0); /* to b, which runs at the ceiling at once */
+    note('A');
+    return NULL;
+}
+static void *handover_b(void *arg)
+{
+    (void)arg;
+    CHECK_EQ(pthread_mutex_lock(&pm), 0);
+    note('b');
+    busy(RT_MSEC(2));                       /* x wakes meanwhile, below the ceiling */
+    CHECK_EQ(pthread_mutex_unlock(&pm), 0); /* b is back at 20: x runs */
+    note('B');
+    return NULL;
+}
+static void *handover_x(void *arg)
+{
+    (void)arg;
+    (void)rt_sleep_until(t_start + RT_USEC(3500));
+    busy(RT_USEC(500));
+    note('x');
+    return NULL;
+}
+static void *nested_y(void *arg)
+{
+    (void)arg;
+    note('2');
+    return NULL;
+}
+static void *nested_c(void *arg)
+{
+    (void)arg;
+    CHECK_EQ(pthread_mutex_lock(&pm), 0);  /* ceiling 50 */
+    CHECK_EQ(pthread_mutex_lock(&pm2), 0); /* ceiling 70 */
+    pthread_t y;
+    pthread_attr_t a;
+    struct sched_param p = {.sched_priority = 60};
+    CHECK_EQ(pthread_attr_init(&a), 0);
+    CHECK_EQ(pthread_attr_setinheritsched(&a, PTHREAD_EXPLICIT_SCHED), 0);
+    CHECK_EQ(pthread_attr_setschedparam(&a, &p), 0);
+    CHECK_EQ(pthread_create(&y, &a, nested_y, NULL), 0); /* below 70: waits */
+    note('1');
+    CHECK_EQ(pthread_mutex_unlock(&pm2), 0); /* at 50 now: y runs */
+    note('3');
+    CHECK_EQ(pthread_mutex_unlock(&pm), 0);
+    CHECK_EQ(pthread_join(y, NULL), 0);
+    return NULL;
+}
+
 /* ---- spin locks */
 static pthread_spinlock_t spin;
 static volatile int spin_holder_has_it;
@@ -375,6 +433,28 @@ int main(void)
     CHECK_EQ(pthread_getschedparam(pthread_self(), &policy, &sp), 0);
     CHECK_EQ(sp.sched_priority, 128);
     CHECK_EQ(pthread_mutex_setprioceiling(&m1, 60, NULL), EINVAL); /* not PRIO_PROTECT */
+    CHECK_EQ(pthread_mutex_setprioceiling(&pm, 50, NULL), 0);
+    /* a (10) holds pm, b (20) waits for it, x (30) wakes while b holds it: "a b x B A" */
+    log_len = 0;
+    t_start = rt_time_now();
+    pthread_t ha = spawn(handover_a, NULL, 10);
+    (void)rt_sleep(RT_USEC(500));
+    pthread_t hb = spawn(handover_b, NULL, 20);
+    pthread_t hx = spawn(handover_x, NULL, 30);
+    CHECK_EQ(pthread_join(hx, NULL), 0);
+    CHECK_EQ(pthread_join(hb, NULL), 0);
+    CHECK_EQ(pthread_join(ha, NULL), 0);
+    CHECK_EQ(log_len, 5);
+    CHECK(memcmp(log_, "abxBA", 5) == 0);
+    /* c (10) holds pm (50) and pm2 (70), y is at 60: y runs between the two unlocks */
+    CHECK_EQ(pthread_mutexattr_setprioceiling(&pp, 70), 0);
+    CHECK_EQ(pthread_mutex_init(&pm2, &pp), 0);
+    log_len = 0;
+    t = spawn(nested_c, NULL, 10);
+    CHECK_EQ(pthread_join(t, NULL), 0);
+    CHECK_EQ(log_len, 3);
+    CHECK(memcmp(log_, "123", 3) == 0);
+    CHECK_EQ(pthread_mutex_destroy(&pm2), 0);
     CHECK_EQ(pthread_mutex_destroy(&pm), 0);
     CHECK_EQ(pthread_mutexattr_destroy(&pp), 0);
     CHECK_EQ(pthread_mutex_destroy(&m1), 0);
