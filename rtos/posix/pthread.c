@@ -579,6 +579,9 @@ int pthread_create(pthread_t *restrict thread, const pthread_attr_t *restrict at
     return posix_thread_create_named(thread, attr, start_routine, arg, "pthread");
 }
 
+/* How often a joiner looks whether its target ended without pthread_exit (which wakes it). */
+#define JOIN_LOOK_NS RT_MSEC(100)
+
 int pthread_join(pthread_t thread, void **value_ptr)
 {
     if (!posix_thread_valid(thread)) {
@@ -599,15 +602,22 @@ int pthread_join(pthread_t thread, void **value_ptr)
         struct posix_waiter w;
         posix_wait_enqueue(&thread->joiners, &w, 0);
         posix_unlock();
-        int r = posix_wait_sleep(&w, RT_FOREVER, true);
+        int r = posix_wait_sleep(&w, posix_deadline(JOIN_LOOK_NS), true);
         posix_lock();
         if (r != 0 && !posix_wait_leave(&w)) {
-            /* Cancelled while waiting: the target stays joinable. */
-            thread->joining = false;
-            posix_unlock();
-            posix_cancel_point();
-            posix_lock();
-            thread->joining = true;
+            if (r == ECANCELED) {
+                /* Cancelled while waiting: the target stays joinable. */
+                thread->joining = false;
+                posix_unlock();
+                posix_cancel_point();
+                posix_lock();
+                thread->joining = true;
+            } else if (rt_thread_is_dead(thread->rt) && !thread->exited) {
+                /* Ended without its exit path: killed by the fault hook, or rt_thread_exit. */
+                thread->exited = true;
+                thread->retval = PTHREAD_CANCELED;
+                live_threads--;
+            }
         }
     }
     posix_unlock();

@@ -52,7 +52,7 @@ static void init_type(pthread_mutex_t *m, int type)
 }
 
 /* ---- another thread tries the mutex */
-static int other_result[3];
+static int other_result[4];
 static void *other_unlock_try(void *arg)
 {
     pthread_mutex_t *m = arg;
@@ -64,6 +64,8 @@ static void *other_unlock_try(void *arg)
     if (rt_time_now() - t0 < RT_MSEC(5)) {
         other_result[2] = -1; /* returned before its time */
     }
+    struct timespec bad = {.tv_sec = 0, .tv_nsec = -1};
+    other_result[3] = pthread_mutex_timedlock(m, &bad); /* must wait: the time is looked at */
     return NULL;
 }
 
@@ -268,6 +270,7 @@ int main(void)
     CHECK_EQ(other_result[0], EPERM);
     CHECK_EQ(other_result[1], EBUSY);
     CHECK_EQ(other_result[2], ETIMEDOUT);
+    CHECK_EQ(other_result[3], EINVAL);
     CHECK_EQ(pthread_mutex_unlock(&m), 0);
     CHECK_EQ(pthread_mutex_unlock(&m), EPERM);
     CHECK_EQ(pthread_mutex_destroy(&m), 0);

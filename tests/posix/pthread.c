@@ -153,6 +153,13 @@ static void *cancelled_joiner(void *arg)
     return NULL;
 }
 
+/* ---- a thread that ends without pthread_exit (the rtos's own call) is still joined */
+static void *rt_exiter(void *arg)
+{
+    (void)arg;
+    rt_thread_exit();
+}
+
 /* ---- scheduling parameters */
 static void *param_reader(void *arg)
 {
@@ -395,6 +402,9 @@ int main(void)
     CHECK_EQ(cleanup_log[0], 'j');
     CHECK_EQ(pthread_join(sleeper, &ret), 0);
     CHECK(ret == (void *)5);
+    CHECK_EQ(pthread_create(&t, NULL, rt_exiter, NULL), 0);
+    CHECK_EQ(pthread_join(t, &ret), 0);
+    CHECK(ret == PTHREAD_CANCELED);
     CHECK_EQ(pthread_cancel(NULL), ESRCH);
     CHECK_EQ(pthread_setcancelstate(9, NULL), EINVAL);
     CHECK_EQ(pthread_setcanceltype(9, NULL), EINVAL);
