@@ -153,7 +153,7 @@ posix-tests: $(foreach t,$(PTESTS),$(PT)/$(t).img)
 $(PT)/%.img: tests/posix/%.c $(wildcard tests/posix/*.h) $(SDK)/VERSION
 	@mkdir -p $(PT)/$*
 	@echo "  APP     $@"
-	$(Q)$(MAKE) -s --no-print-directory -f $(SDK)/rtos.mk RTOS_SDK=$(SDK) APP=$* SRCS=$(abspath $<) \
+	$(Q)$(MAKE) -s --no-print-directory -f $(SDK)/rtos.mk RTOS_SDK=$(SDK) APP=$* SRCS=$< \
 	    OUT=$(PT)/$* EXTRA_CFLAGS="$(WARN) -Wno-sign-conversion" && cp $(PT)/$*/$*.img $@ && cp $(PT)/$*/$*.elf $(PT)/$*.elf
 
 -include $(shell find $(P) -name '*.d' 2>/dev/null)

@@ -197,6 +197,9 @@ int pthread_attr_getstacksize(const pthread_attr_t *restrict attr, size_t *restr
 int pthread_attr_setstacksize(pthread_attr_t *attr, size_t stacksize);
 
 int pthread_getschedparam(pthread_t thread, int *restrict policy, struct sched_param *restrict param);
+/* The CPU-time clock of `thread`, for clock_gettime and clock_getres (not settable, no sleeps or
+ * timers on it); it stops being valid when the thread ends. */
+int pthread_getcpuclockid(pthread_t thread, clockid_t *clock_id);
 int pthread_setschedparam(pthread_t thread, int policy, const struct sched_param *param);
 int pthread_setschedprio(pthread_t thread, int prio);
 
