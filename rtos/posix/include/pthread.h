@@ -85,6 +85,7 @@ typedef struct {
  */
 typedef struct {
     unsigned __magic;
+    void *__fast; /* the object's address if lock and unlock are one rtos call each, else NULL */
     void *__self;
     int __type, __protocol, __prioceiling;
     unsigned __depth;        /* locks held by the owner (recursive mutexes) */
@@ -93,7 +94,7 @@ typedef struct {
 } pthread_mutex_t;
 /* clang-format off */
 #define RTMUX_MUTEX_STATIC 0x4d555453u /* PTHREAD_MUTEX_INITIALIZER: set up by its first use */
-#define PTHREAD_MUTEX_INITIALIZER {RTMUX_MUTEX_STATIC, 0, 0, 0, 0, 0, 0, {0}}
+#define PTHREAD_MUTEX_INITIALIZER {RTMUX_MUTEX_STATIC, 0, 0, 0, 0, 0, 0, 0, {0}}
 /* clang-format on */
 
 typedef struct {
