@@ -278,8 +278,10 @@ format-check:
 # No two source files of one image may depend on each other in a cycle (symbol references between
 # their objects; tools/devcheck/cycles.py). Each rtos application is checked with the library it links.
 RTOS_LIB_DIRS = rtos/kernel rtos/lib rtos/drivers rtos/arch lib
-cycles: deps rtos hyp
+cycles: deps rtos hyp $(P)/librtos-posix.a
 	@PYTHONPATH=tools $(PYTHON) -m devcheck.cycles --name hypervisor --root $(H) $(H)
+	@PYTHONPATH=tools $(PYTHON) -m devcheck.cycles --name "rtos C library and POSIX" --root $(P) \
+	    $(P)/rtos/libc $(P)/rtos/posix
 	@set -e; for a in $(APPS); do \
 	    case " $(ASSERT_APPS) " in *" $$a "*) lib=$(BA);; *) lib=$(B);; esac; \
 	    PYTHONPATH=tools $(PYTHON) -m devcheck.cycles --name "rtos $$a" --root $$lib --root $(B) \
