@@ -1,6 +1,7 @@
 /*
  * Event flags.
  */
+#include "arch/cpu.h"
 #include "kernel.h"
 #include "rtos/sync.h"
 
@@ -29,12 +30,9 @@ int rt_event_init(rt_event_t *e, uint32_t initial)
     return RT_OK;
 }
 
-int rt_event_set(rt_event_t *e, uint32_t bits)
+void k_event_post(rt_event_t *e, uint32_t bits)
 {
-    if (!event_ok(e)) {
-        return RT_EINVAL;
-    }
-    uint64_t f = k_lock();
+    K_ASSERT(arch_irqs_masked()); /* the kernel lock */
     e->flags |= bits;
     /* Every waiter is judged against the flags as set here; bits consumed by RT_EVENT_CLEAR waiters
      * are removed after the scan, so one set can release several waiters. */
@@ -52,6 +50,15 @@ int rt_event_set(rt_event_t *e, uint32_t bits)
         }
     }
     e->flags &= ~consumed;
+}
+
+int rt_event_set(rt_event_t *e, uint32_t bits)
+{
+    if (!event_ok(e)) {
+        return RT_EINVAL;
+    }
+    uint64_t f = k_lock();
+    k_event_post(e, bits);
     k_reschedule();
     k_unlock(f);
     return RT_OK;

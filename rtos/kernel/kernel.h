@@ -139,6 +139,8 @@ int k_block(struct k_waitq *wq, uint64_t deadline);
 void k_wake(rt_thread_t *t, int result);
 /* Removes a thread from every queue and marks it dead; wakes its joiners. Lock held. */
 void k_thread_kill(rt_thread_t *t);
+/* rt_event_set's work, with the kernel lock held; the caller reschedules. */
+void k_event_post(rt_event_t *e, uint32_t bits);
 bool k_can_block(rt_time_t timeout);
 void k_timer_arm(struct k_timeout *to, uint64_t deadline);
 void k_timer_isr(unsigned intid, void *arg);

@@ -214,6 +214,10 @@ void k_thread_kill(rt_thread_t *t)
     while ((j = k_waitq_first(&t->joiners)) != NULL) {
         k_wake(j, RT_OK);
     }
+    if (t->exit_event != NULL) {
+        k_event_post(t->exit_event, t->exit_bits);
+        t->exit_event = NULL;
+    }
 }
 
 bool k_can_block(rt_time_t timeout)

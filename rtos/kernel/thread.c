@@ -50,6 +50,8 @@ int rt_thread_create(rt_thread_t *t, const char *name, rt_entry_t entry, void *a
     t->slice = 0;
     t->slice_left = 0;
     k_waitq_init(&t->joiners);
+    t->exit_event = NULL;
+    t->exit_bits = 0;
     t->switches_in = 0;
     t->cpu_ticks = 0;
     arch_context_init(&t->ctx, (uintptr_t)(base + stack_size), k_thread_main, entry, arg);
@@ -183,6 +185,27 @@ int rt_thread_join(rt_thread_t *t, rt_time_t timeout)
         ret = RT_EPERM;
     } else {
         ret = k_block(&t->joiners, k_deadline(timeout));
+    }
+    k_unlock(f);
+    return ret;
+}
+
+int rt_thread_on_exit(rt_thread_t *t, rt_event_t *e, uint32_t bits)
+{
+    if (t == NULL || (e != NULL && (e->magic != K_MAGIC_EVENT || bits == 0))) {
+        return RT_EINVAL;
+    }
+    uint64_t f = k_lock();
+    int ret = RT_OK;
+    if (t->magic != K_MAGIC_THREAD || t->state == K_THREAD_DEAD || t->state == K_THREAD_UNUSED) {
+        /* Already over: told at once, as if it had ended now. */
+        if (e != NULL) {
+            k_event_post(e, bits);
+            k_reschedule();
+        }
+    } else {
+        t->exit_event = e;
+        t->exit_bits = e != NULL ? bits : 0;
     }
     k_unlock(f);
     return ret;

@@ -125,8 +125,13 @@ void posix_wait_enqueue(rt_list_t *q, struct posix_waiter *w, int kind)
 
 int posix_wait_sleep(struct posix_waiter *w, rt_time_t deadline, bool cancellable)
 {
+    return posix_wait_sleep_or(w, deadline, cancellable, 0);
+}
+
+int posix_wait_sleep_or(struct posix_waiter *w, rt_time_t deadline, bool cancellable, uint32_t extra)
+{
     struct rtmux_pthread *self = w->thread;
-    uint32_t wanted = POSIX_WAKE;
+    uint32_t wanted = POSIX_WAKE | extra;
     if (cancellable && self->cancel_state == PTHREAD_CANCEL_ENABLE) {
         /* Set before cancel_pending is read: a request after the read finds it and nudges. */
         self->cancel_waiting = true;
@@ -147,6 +152,10 @@ int posix_wait_sleep(struct posix_waiter *w, rt_time_t deadline, bool cancellabl
         int rc = rt_event_wait(&self->wake, wanted, RT_EVENT_ANY | RT_EVENT_CLEAR, &seen, timeout);
         if (rc == RT_OK && (seen & POSIX_WAKE) != 0) {
             ret = 0; /* the waker has unlinked w and will not touch it again */
+            break;
+        }
+        if (rc == RT_OK && (seen & extra) != 0) {
+            ret = ESRCH; /* w is still linked: the caller leaves (posix_wait_leave) */
             break;
         }
         if (rc == RT_ETIMEDOUT || rc == RT_EWOULDBLOCK) {
@@ -579,9 +588,6 @@ int pthread_create(pthread_t *restrict thread, const pthread_attr_t *restrict at
     return posix_thread_create_named(thread, attr, start_routine, arg, "pthread");
 }
 
-/* How often a joiner looks whether its target ended without pthread_exit (which wakes it). */
-#define JOIN_LOOK_NS RT_MSEC(100)
-
 int pthread_join(pthread_t thread, void **value_ptr)
 {
     if (!posix_thread_valid(thread)) {
@@ -598,20 +604,26 @@ int pthread_join(pthread_t thread, void **value_ptr)
         return EINVAL;
     }
     thread->joining = true;
+    /* A thread that ends without its exit path (killed by the fault hook, or rt_thread_exit) is seen
+     * through the kernel's notice of its end, POSIX_EXIT: no timer runs while the join waits. */
+    (void)rt_event_clear(&self->wake, POSIX_EXIT);
+    (void)rt_thread_on_exit(thread->rt, &self->wake, POSIX_EXIT);
     while (!thread->exited) {
         struct posix_waiter w;
         posix_wait_enqueue(&thread->joiners, &w, 0);
         posix_unlock();
-        int r = posix_wait_sleep(&w, posix_deadline(JOIN_LOOK_NS), true);
+        int r = posix_wait_sleep_or(&w, RT_FOREVER, true, POSIX_EXIT);
         posix_lock();
         if (r != 0 && !posix_wait_leave(&w)) {
             if (r == ECANCELED) {
                 /* Cancelled while waiting: the target stays joinable. */
                 thread->joining = false;
+                (void)rt_thread_on_exit(thread->rt, NULL, 0);
                 posix_unlock();
                 posix_cancel_point();
                 posix_lock();
                 thread->joining = true;
+                (void)rt_thread_on_exit(thread->rt, &self->wake, POSIX_EXIT);
             } else if (rt_thread_is_dead(thread->rt) && !thread->exited) {
                 /* Ended without its exit path: killed by the fault hook, or rt_thread_exit. */
                 thread->exited = true;
@@ -620,6 +632,7 @@ int pthread_join(pthread_t thread, void **value_ptr)
             }
         }
     }
+    (void)rt_event_clear(&self->wake, POSIX_EXIT);
     posix_unlock();
     /* It has run its exit path; wait for the rtos thread's end, after which its stack is unused. */
     (void)rt_thread_join(thread->rt, RT_FOREVER);

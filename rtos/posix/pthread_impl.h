@@ -115,6 +115,7 @@ struct posix_waiter {
 
 #define POSIX_WAKE   (1u << 0)
 #define POSIX_CANCEL (1u << 1) /* a nudge: cancel_pending is the request */
+#define POSIX_EXIT   (1u << 2) /* the thread pthread_join waits for has ended (rt_thread_on_exit) */
 
 /* Under posix_lock: puts the caller on q in priority order. */
 void posix_wait_enqueue(rt_list_t *q, struct posix_waiter *w, int kind);
@@ -125,6 +126,8 @@ void posix_wait_enqueue(rt_list_t *q, struct posix_waiter *w, int kind);
  * posix_wait_leave, since a waker may have come in between.
  */
 int posix_wait_sleep(struct posix_waiter *w, rt_time_t deadline, bool cancellable);
+/* posix_wait_sleep that also ends, with ESRCH, when one of `extra` is set in the thread's flags. */
+int posix_wait_sleep_or(struct posix_waiter *w, rt_time_t deadline, bool cancellable, uint32_t extra);
 /* Under posix_lock, after posix_wait_sleep failed: takes w off its list if no waker did; returns
  * whether a waker did (the wait succeeded after all). */
 bool posix_wait_leave(struct posix_waiter *w);

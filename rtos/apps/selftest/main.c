@@ -1147,6 +1147,50 @@ static const char *test_fault_kills_thread(void)
     return NULL;
 }
 
+/* rt_thread_on_exit: the bits come for every way a thread ends, once, and at once for an ended one. */
+static void exit_by_call(void *arg)
+{
+    (void)arg;
+    (void)rt_sleep(RT_MSEC(2));
+    rt_thread_exit();
+}
+
+static const char *test_exit_notice(void)
+{
+    rt_event_t notice;
+    uint32_t seen = 0;
+    EXPECT_RC(rt_event_init(&notice, 0), RT_OK);
+    /* the entry returns */
+    (void)spawn(0, "sleeper", sleeper_entry, NULL, 20);
+    EXPECT_RC(rt_thread_on_exit(&pool[0], &notice, 0x1), RT_OK);
+    EXPECT_RC(rt_event_wait(&notice, 0x1, RT_EVENT_ANY | RT_EVENT_CLEAR, &seen, RT_NO_WAIT), RT_EWOULDBLOCK);
+    EXPECT_RC(rt_event_wait(&notice, 0x1, RT_EVENT_ANY | RT_EVENT_CLEAR, &seen, RT_SEC(1)), RT_OK);
+    FAIL_IF(!rt_thread_is_dead(&pool[0]), "the notice came before the end");
+    /* rt_thread_exit */
+    (void)spawn(1, "exits", exit_by_call, NULL, 20);
+    EXPECT_RC(rt_thread_on_exit(&pool[1], &notice, 0x2), RT_OK);
+    EXPECT_RC(rt_event_wait(&notice, 0x2, RT_EVENT_ANY | RT_EVENT_CLEAR, &seen, RT_SEC(1)), RT_OK);
+    /* killed by the fault hook */
+    hook_calls = 0;
+    rt_set_fault_hook(kill_hook);
+    (void)spawn(2, "undef", undef_entry, NULL, 10);
+    EXPECT_RC(rt_thread_on_exit(&pool[2], &notice, 0x4), RT_OK);
+    int rc = rt_event_wait(&notice, 0x4, RT_EVENT_ANY | RT_EVENT_CLEAR, &seen, RT_SEC(1));
+    rt_set_fault_hook(NULL);
+    EXPECT_RC(rc, RT_OK);
+    /* an ended thread: at once; a removed registration: never */
+    EXPECT_RC(rt_thread_on_exit(&pool[2], &notice, 0x8), RT_OK);
+    EXPECT_RC(rt_event_wait(&notice, 0x8, RT_EVENT_ANY | RT_EVENT_CLEAR, &seen, RT_NO_WAIT), RT_OK);
+    (void)spawn(0, "sleeper", sleeper_entry, NULL, 20);
+    EXPECT_RC(rt_thread_on_exit(&pool[0], &notice, 0x10), RT_OK);
+    EXPECT_RC(rt_thread_on_exit(&pool[0], NULL, 0), RT_OK);
+    EXPECT_RC(rt_thread_join(&pool[0], RT_SEC(1)), RT_OK);
+    EXPECT_RC(rt_event_wait(&notice, 0x10, RT_EVENT_ANY, &seen, RT_NO_WAIT), RT_EWOULDBLOCK);
+    EXPECT_RC(rt_thread_on_exit(NULL, &notice, 1), RT_EINVAL);
+    EXPECT_RC(rt_thread_on_exit(&pool[0], &notice, 0), RT_EINVAL);
+    return NULL;
+}
+
 static volatile int isr_rc[4];
 static rt_sem_t isr_sem;
 static rt_mutex_t isr_mutex;
@@ -1481,6 +1525,7 @@ static const struct {
     {"stack_overflow", test_stack_overflow, NULL},
     {"stack_pointer_below", test_stack_pointer_below, NULL},
     {"fault_kills_thread", test_fault_kills_thread, NULL},
+    {"exit_notice", test_exit_notice, NULL},
     {"api_misuse", test_api_misuse, NULL},
     {"chan_irq", test_chan_irq, chan_irq_name},
     {"chan_whole", test_chan_whole, chan_whole_name},

@@ -32,6 +32,7 @@ enum k_thread_state {
 };
 
 struct rt_mutex;
+struct rt_event;
 
 typedef struct rt_thread {
     struct arch_context ctx; /* first: arch_switch takes &thread->ctx */
@@ -60,6 +61,8 @@ typedef struct rt_thread {
     uint64_t slice;      /* round-robin slice in counter ticks, 0 = none */
     uint64_t slice_left; /* of the current slice, while switched out by a preemption (ticks) */
     struct k_waitq joiners;
+    struct rt_event *exit_event; /* rt_thread_on_exit: set exit_bits in it when the thread ends */
+    uint32_t exit_bits;
     uint64_t switches_in; /* times this thread was switched to */
     uint64_t cpu_ticks;   /* counter ticks it ran, up to its last switch away (sched.c) */
 } rt_thread_t;

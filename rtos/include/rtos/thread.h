@@ -67,6 +67,15 @@ void rt_thread_exit(void) __attribute__((noreturn));
 /* Waits until t has ended. RT_ETIMEDOUT/RT_EWOULDBLOCK per timeout. */
 int rt_thread_join(rt_thread_t *t, rt_time_t timeout);
 
+/*
+ * When t ends, however it ends (its entry returns, rt_thread_exit, the fault hook kills it), `bits` are
+ * set in `e` as rt_event_set would: for a thread that waits for t's end and for other things at once.
+ * One registration per thread (a new one replaces it; e NULL removes it). If t has ended already (or
+ * was never created) the bits are set at once. RT_EINVAL for a NULL thread, a bad event or no bits.
+ */
+struct rt_event;
+int rt_thread_on_exit(rt_thread_t *t, struct rt_event *e, uint32_t bits);
+
 /* Whether t has ended (or was never created). */
 int rt_thread_is_dead(const rt_thread_t *t);
 
