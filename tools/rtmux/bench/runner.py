@@ -201,6 +201,9 @@ def run_bench(opts: Options, out: TextIO | None = None) -> BenchResults:
         "linux-rtmux-idle",
         "linux-rtmux-load",
         "linux-rtmux0-load",
+        "ctl-rtos-bare",
+        "ctl-rtos-rtmux-load",
+        "ctl-linux-rt-load",
     ]
     results.rows.sort(key=lambda r: order.index(r.id) if r.id in order else len(order))
     for flavour, guest in bench.guests.items():
