@@ -92,5 +92,6 @@ void k_boot(const void *dtb, uint64_t entry_el)
     /* The idle thread is the only one at level 0; the API keeps applications at 1 and above. */
     idle_thread.base_prio = RT_PRIO_IDLE;
     k_thread_reprio(&k_cpu.rq, &idle_thread, RT_PRIO_IDLE);
+    k_cpu.idle = &idle_thread;
     k_sched_start();
 }

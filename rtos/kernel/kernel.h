@@ -116,6 +116,10 @@ struct k_cpu {
     uint64_t irq_count;
     struct k_timeout slice_to;
     uint64_t freq; /* counter frequency, Hz: 1..K_FREQ_MAX */
+    /* Counter value at the last switch: the running thread has run since then, on top of its
+     * cpu_ticks (so its CPU time is cpu_ticks + now - switch_stamp). */
+    uint64_t switch_stamp;
+    rt_thread_t *idle; /* the idle thread (boot.c), for rt_cpu_idle_time */
 };
 
 extern struct k_cpu k_cpu;

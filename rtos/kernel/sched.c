@@ -94,10 +94,18 @@ static void switch_to(rt_thread_t *next)
     if ((prev != NULL && prev->slice != 0) || next->slice != 0) {
         slice_switch(prev, next, arch_counter());
     }
+    /* CPU time: prev ran from the last switch to now (with the interrupts taken meanwhile, which
+     * have no thread of their own). One counter read and one add per switch; the boot code before
+     * the first switch is nobody's. The read needs no barrier: it may be taken a few instructions
+     * early or late, and every thread's turn then ends and the next begins at the same value. */
+    uint64_t now = arch_counter_nosync();
     if (prev == NULL) {
+        k_cpu.switch_stamp = now;
         k_cpu.started = true;
         arch_switch(&boot_ctx, &next->ctx);
     } else {
+        prev->cpu_ticks += now - k_cpu.switch_stamp;
+        k_cpu.switch_stamp = now;
         arch_switch(&prev->ctx, &next->ctx);
         /* Back in prev: some later switch chose it again. Its stack was checked on the way out, with
          * its stack pointer of that moment, by k_reschedule. */

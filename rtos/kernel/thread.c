@@ -51,6 +51,7 @@ int rt_thread_create(rt_thread_t *t, const char *name, rt_entry_t entry, void *a
     t->slice_left = 0;
     k_waitq_init(&t->joiners);
     t->switches_in = 0;
+    t->cpu_ticks = 0;
     arch_context_init(&t->ctx, (uintptr_t)(base + stack_size), k_thread_main, entry, arg);
     k_make_ready(t);
     if (k_cpu.started) {
@@ -195,4 +196,26 @@ int rt_thread_is_dead(const rt_thread_t *t)
 uint64_t rt_thread_switch_count(const rt_thread_t *t)
 {
     return t != NULL ? t->switches_in : 0;
+}
+
+rt_time_t rt_thread_cpu_time(const rt_thread_t *t)
+{
+    uint64_t f = k_lock();
+    if (t == NULL) {
+        t = k_cpu.rq.current;
+    }
+    uint64_t ticks = 0;
+    if (t != NULL) {
+        ticks = t->cpu_ticks;
+        if (t == k_cpu.rq.current && k_cpu.started) {
+            ticks += arch_counter() - k_cpu.switch_stamp; /* its current turn, still running */
+        }
+    }
+    k_unlock(f);
+    return rt_ticks_to_ns(ticks);
+}
+
+rt_time_t rt_cpu_idle_time(void)
+{
+    return k_cpu.idle != NULL ? rt_thread_cpu_time(k_cpu.idle) : 0;
 }

@@ -34,4 +34,20 @@ extern int64_t posix_realtime_offset;
  */
 int posix_abs_timeout(clockid_t clk, const struct timespec *abs, rt_time_t *timeout);
 
+/*
+ * ---- clocks (clock.c) ----
+ * The value of clock clk in ns: CLOCK_REALTIME, CLOCK_MONOTONIC, CLOCK_PROCESS_CPUTIME_ID or
+ * CLOCK_THREAD_CPUTIME_ID (the caller's). Returns 0, or EINVAL for another clock.
+ */
+int posix_clock_ns(clockid_t clk, rt_time_t *ns);
+/* CLOCK_REALTIME or CLOCK_MONOTONIC: the clocks a timer or an absolute wait may use. */
+bool posix_clock_waitable(clockid_t clk);
+
+/*
+ * ---- names of named objects (util.c): semaphores and message queues ----
+ * A name is "/" followed by 1 to NAME_MAX bytes, none of them '/'. Returns 0, EINVAL (NULL, no
+ * leading '/', empty, or another '/'), or ENAMETOOLONG.
+ */
+int posix_name_check(const char *name);
+
 #endif /* RTOS_POSIX_H */

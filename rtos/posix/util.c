@@ -2,6 +2,8 @@
  * Conversions the POSIX layer shares: errno values, timespecs, absolute times to rtos timeouts.
  */
 #include <errno.h>
+#include <limits.h>
+#include <string.h>
 
 #include "posix.h"
 #include "rtos/time.h"
@@ -73,4 +75,16 @@ int posix_abs_timeout(clockid_t clk, const struct timespec *abs, rt_time_t *time
     rt_time_t now = rt_time_now();
     *timeout = deadline > now ? deadline - now : RT_NO_WAIT;
     return 0;
+}
+
+int posix_name_check(const char *name)
+{
+    if (name == NULL || name[0] != '/' || name[1] == '\0') {
+        return EINVAL;
+    }
+    size_t n = strnlen(name + 1, NAME_MAX + 1u);
+    if (n > NAME_MAX) {
+        return ENAMETOOLONG;
+    }
+    return memchr(name + 1, '/', n) != NULL ? EINVAL : 0;
 }

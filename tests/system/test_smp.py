@@ -3,7 +3,7 @@ and the multi-CPU check guest (tests/guests/smp/, tests/system/configs/smp-guest
 
 Every run is in icount mode. There QEMU runs the vCPUs in turn from one host thread, so while Linux
 computes on three vCPUs the rtos's timer interrupt waits for their slices and the demo misses periods:
-an emulator artifact (the design brief, Measuring; docs/architecture.md says how it was checked). What
+an emulator artifact (BENCHMARKS.md, "The rtos beside a busy vCPU", says how it was checked). What
 the hypervisor could do to the rtos does not end with the load, so: the rtos's code checksum is checked
 in every report, every second must be reported, its CPU must never enter the hypervisor after its
 start, its worst wake-up stays below WORST_WAKEUP_US, and no period may be missed once Linux is quiet

@@ -433,7 +433,10 @@ def _add_linux(top: Subparsers) -> None:
     p.add_argument("--memory", default=linux.DEFAULT_MEMORY, metavar="SIZE", help="guest RAM (default 1G)")
     _add_icount(p)
     _add_timeout(
-        p, None, f"{linux.CMD_TIMEOUT_S:g} s with --linux-cmd, {linux.INTERACTIVE_TIMEOUT_S:g} s without"
+        p,
+        None,
+        f"{linux.CMD_TIMEOUT_S:g} s with --linux-cmd, {linux.INTERACTIVE_TIMEOUT_S:g} s without",
+        "QEMU is killed after it (a failure with --linux-cmd; without, the session simply ends)",
     )
     p.add_argument("--linux-cmd", metavar="CMD", help="shell command to run once the guest is ready")
     _add_determinism(p)
@@ -552,7 +555,10 @@ def _add_run(top: Subparsers) -> None:
         help="plain TCG emulation: guest time is wall time, every vCPU on its own host thread",
     )
     _add_timeout(
-        p, None, f"{linux.CMD_TIMEOUT_S:g} s with --linux-cmd, {linux.INTERACTIVE_TIMEOUT_S:g} s without"
+        p,
+        None,
+        f"{linux.CMD_TIMEOUT_S:g} s with --linux-cmd, {linux.INTERACTIVE_TIMEOUT_S:g} s without",
+        "QEMU is killed after it (a failure with --linux-cmd; without, the session simply ends)",
     )
     p.add_argument("--linux-cmd", default=None, metavar="CMD", help="shell command to run in Linux")
     _add_determinism(p)

@@ -606,6 +606,55 @@ static const char *test_event_flags(void)
 
 /* ---------------------------------------------------------------- time */
 
+static volatile rt_time_t cpu_busy_own, cpu_sleeper_delta;
+
+static void cpu_busy_entry(void *arg)
+{
+    (void)arg;
+    spin_for(RT_MSEC(20));
+    cpu_busy_own = rt_thread_cpu_time(NULL);
+}
+
+static void cpu_sleeper_entry(void *arg)
+{
+    (void)arg;
+    rt_time_t t0 = rt_thread_cpu_time(NULL);
+    (void)rt_sleep(RT_MSEC(20));
+    cpu_sleeper_delta = rt_thread_cpu_time(NULL) - t0;
+}
+
+/* rt_thread_cpu_time: a thread that spins for 20 ms of wall time runs about 20 ms (a sleeper more
+ * urgent than it takes microseconds of that), a thread asleep for 20 ms runs microseconds, a dead
+ * thread keeps its total, and the idle thread runs while everyone sleeps. */
+static const char *test_cpu_time(void)
+{
+    cpu_busy_own = 0;
+    cpu_sleeper_delta = RT_FOREVER;
+    rt_time_t wall0 = rt_time_now();
+    EXPECT_RC(spawn(0, "cpu-busy", cpu_busy_entry, NULL, 50), RT_OK);
+    EXPECT_RC(spawn(1, "cpu-sleeper", cpu_sleeper_entry, NULL, 60), RT_OK);
+    EXPECT_RC(rt_thread_join(&pool[0], RT_SEC(1)), RT_OK);
+    EXPECT_RC(rt_thread_join(&pool[1], RT_SEC(1)), RT_OK);
+    rt_time_t wall = rt_time_now() - wall0;
+    rt_time_t busy = rt_thread_cpu_time(&pool[0]);
+    FAIL_IF(busy < RT_MSEC(19) || busy > wall, "the busy thread ran %lu ns in %lu ns of wall time",
+            (unsigned long)busy, (unsigned long)wall);
+    FAIL_IF(busy < cpu_busy_own || busy - cpu_busy_own > RT_USEC(100),
+            "the busy thread's total %lu ns after its end, %lu ns at its end", (unsigned long)busy,
+            (unsigned long)cpu_busy_own);
+    FAIL_IF(cpu_sleeper_delta > RT_USEC(200), "a thread asleep for 20 ms ran %lu ns",
+            (unsigned long)cpu_sleeper_delta);
+    rt_time_t own0 = rt_thread_cpu_time(NULL), idle0 = rt_cpu_idle_time();
+    EXPECT_RC(rt_sleep(RT_MSEC(5)), RT_OK);
+    rt_time_t own = rt_thread_cpu_time(NULL) - own0, idle = rt_cpu_idle_time() - idle0;
+    FAIL_IF(own > RT_USEC(200) || idle < RT_MSEC(4), "a 5 ms sleep: the sleeper ran %lu ns, idle %lu ns",
+            (unsigned long)own, (unsigned long)idle);
+    spin_for(RT_MSEC(2));
+    own = rt_thread_cpu_time(NULL) - own0;
+    FAIL_IF(own < RT_MSEC(2), "2 ms of spinning counted %lu ns", (unsigned long)own);
+    return NULL;
+}
+
 static const char *test_timer_accuracy(void)
 {
     static const unsigned ms[] = {1, 3, 7};
@@ -1423,6 +1472,7 @@ static const struct {
     {"msgq_full_empty", test_msgq_full_empty, NULL},
     {"event_flags", test_event_flags, NULL},
     {"timer_accuracy", test_timer_accuracy, NULL},
+    {"cpu_time", test_cpu_time, NULL},
     {"forever_timeouts", test_forever_timeouts, NULL},
     {"long_timeout_cost", test_long_timeout_cost, NULL},
     {"fpu_preserved", test_fpu_preserved, NULL},

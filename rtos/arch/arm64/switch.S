@@ -21,8 +21,7 @@ arch_switch:
     mrs     x9, fpcr
     mrs     x10, fpsr
     stp     x9, x10, [x0, #CTX_FPCR]
-    mrs     x9, tpidr_el0
-    str     x9, [x0, #CTX_TPIDR]
+    /* TPIDR_EL0 is not saved: it never changes after arch_context_init set it (context.h) */
     add     x9, x0, #CTX_Q
     stp     q0, q1, [x9, #0]
     stp     q2, q3, [x9, #32]

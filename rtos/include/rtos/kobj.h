@@ -61,6 +61,7 @@ typedef struct rt_thread {
     uint64_t slice_left; /* of the current slice, while switched out by a preemption (ticks) */
     struct k_waitq joiners;
     uint64_t switches_in; /* times this thread was switched to */
+    uint64_t cpu_ticks;   /* counter ticks it ran, up to its last switch away (sched.c) */
 } rt_thread_t;
 
 typedef struct rt_sem {

@@ -73,4 +73,15 @@ int rt_thread_is_dead(const rt_thread_t *t);
 /* Number of times t has been switched to (for tests and statistics). */
 uint64_t rt_thread_switch_count(const rt_thread_t *t);
 
+/*
+ * CPU time of t (NULL: the caller) in ns: the time it ran, from each switch to it to the next switch
+ * away, plus its current turn if it is running. Interrupts have no thread of their own: their time
+ * counts for the thread they interrupted. Exact to the counter's tick (one read of the counter and
+ * one addition at each switch). A thread created again starts from 0; a dead one keeps its total.
+ */
+rt_time_t rt_thread_cpu_time(const rt_thread_t *t);
+
+/* The idle thread's CPU time (ns): the time since boot that no thread of the application used. */
+rt_time_t rt_cpu_idle_time(void);
+
 #endif /* RTOS_THREAD_H */

@@ -2,7 +2,6 @@
  * @NAME@: an rtos application. main() runs in its own thread at the priority and with the stack
  * RTMUX_MAIN_THREAD gives; returning from it ends the system (the rtos's partition, under rtmux).
  */
-#include <pthread.h>
 #include <stdio.h>
 #include <time.h>
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -9,10 +10,10 @@ from types import SimpleNamespace
 
 import pytest
 
-from rtmux import cli, paths
+from rtmux import cli, paths, qemu
 from rtmux.errors import EXIT_FAILED, EXIT_SETUP, EXIT_TIMEOUT, RtmuxError, SetupError
 from rtmux.formats import latmus
-from rtmux.run import rtos
+from rtmux.run import linux, rtos
 
 
 def run_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
@@ -244,3 +245,17 @@ def test_build_failure_is_a_setup_error(monkeypatch: pytest.MonkeyPatch, tmp_pat
     (tmp_path / "Makefile").write_text("rtos:\n\t@exit 3\n")
     with pytest.raises(SetupError, match="--no-build"):
         rtos.build(True)
+
+
+def test_interactive_session_ends_normally_at_its_limit(fake_qemu: Callable[..., Path], capsys) -> None:
+    """`./rtmux run` and `./rtmux linux run` without a command: the session's limit ends it without an
+    error and without printing the console a second time (the interactive `rtos run` does the same)."""
+    fake_qemu("[linux] / # \n", sleep_s=30)
+    out = io.StringIO()
+    rc = linux.session(
+        [qemu.find_qemu()], "system x.img", icount=False, linux_cmd=None, timeout_s=1, echo=out
+    )
+    _, err = capsys.readouterr()
+    assert rc == 0 and "[linux] / #" in out.getvalue()
+    limit = "stopped after 1 s (wall clock), the limit of this session; --timeout S sets it"
+    assert err == f"rtmux: system x.img: {limit}\n"

@@ -970,8 +970,9 @@ class Bench:
         return RunOutput(rows=[row], linux=result, docs=[doc], summary=_linux_summary(result))
 
     def rtmux_linux_cpu0(self, plan: linux_script.Plan, phase: Callable[[str], None]) -> RunOutput:
-        """The icount round-robin check of the design brief: the loaded Linux case under rtmux with the
-        measured work moved to CPU 0 (the partitions' CPUs exchanged, the rtos sampling on CPU 1)."""
+        """The icount round-robin check (BENCHMARKS.md, "The rtos beside a busy vCPU"): the loaded Linux
+        case under rtmux with the measured work moved to CPU 0 (the partitions' CPUs exchanged, the rtos
+        sampling on CPU 1)."""
         run_id = "rtmux-linux-cpu0"
         rtos_args = f"period_us={PERIOD_US} samples=0"
         argv, config = self.systems["linux-cpu0"]

@@ -584,15 +584,15 @@ HOW_ICOUNT = """
   `rtmux.run=`), not typed from the host. Measurement only: every such boot has the same KASLR offset.
 - **icount round-robin artifact**: with several vCPUs QEMU runs them in turns in one host thread, so an
   interrupt for one vCPU can wait for the other's slice. The bare rows use one vCPU. In the rtmux rows the
-  rtos is on CPU 0, which the design brief measured free of it; the Linux partition is on CPU 1, so its
-  rows are checked as the brief asks, with the measured work moved to CPU 0: the row "on CPU 0 (artifact
+  rtos is on CPU 0, measured free of it ("The rtos beside a busy vCPU", below); the Linux partition is
+  on CPU 1, so its rows are checked with the measured work moved to CPU 0: the row "on CPU 0 (artifact
   check)" runs the loaded Linux case on the same system with the two partitions' CPUs exchanged (the
   rtos sampling on CPU 1; not in quick runs). Where the two placements disagree, the CPU-0 row is the
   hypervisor's cost."""
 
 MODE_ICOUNT_TEXT = """
 Figures are guest time under emulation, not hardware figures. The bare rows use one vCPU (`-smp 1`), free
-of QEMU's icount round-robin artifact (the design brief, "Measuring"); the rtmux rows run on `-smp 2`
+of QEMU's icount round-robin artifact (below, "The rtos beside a busy vCPU"); the rtmux rows run on `-smp 2`
 with the rtos on CPU 0 (the artifact-free CPU) and Linux on CPU 1 (see the notes below)."""
 
 MODE_REALTIME_TEXT = """

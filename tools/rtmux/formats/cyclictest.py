@@ -1,7 +1,7 @@
 """cyclictest (Debian's rt-tests) for the Linux benchmark cases: its command line, its histogram file, and
 that histogram in the latmus gnuplot format the rtos's histograms use.
 
-The command is the design brief's `cyclictest -m -p98 -i1000`, one measuring thread pinned to CPU 0
+The command is the benchmark's `cyclictest -m -p98 -i1000`, one measuring thread pinned to CPU 0
 (`-a 0 -t 1`; in QEMU's icount mode CPU 0 is free of the round-robin artifact), `-l N` samples, quiet,
 and a histogram of HISTOGRAM_US 1-us cells written to a file (`-h`, `--histfile`) instead of stdout.
 

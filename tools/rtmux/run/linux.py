@@ -363,9 +363,16 @@ def session(
         timeout = timeout_s if timeout_s is not None else INTERACTIVE_TIMEOUT_S
         result = qemu.run_console(argv, timeout, echo=echo, interactive=True)
         if result.timed_out:
-            raise GuestFailure(
-                f"{what}: QEMU timed out after {timeout:g} s and was killed", result, EXIT_TIMEOUT
+            # A session a person watches, not a judged run: its limit ends it normally, and the console,
+            # already on the screen, is not printed again.
+            echo.flush()
+            print(
+                f"rtmux: {what}: stopped after {timeout:g} s (wall clock), the limit of this session; "
+                "--timeout S sets it",
+                file=sys.stderr,
+                flush=True,
             )
+            return 0
         if result.returncode != 0:
             raise GuestFailure(f"{what}: QEMU exited with status {result.returncode}", result, EXIT_FAILED)
         return 0

@@ -14,6 +14,7 @@
 #define _POSIX_THREAD_PRIO_INHERIT        200809L
 #define _POSIX_THREAD_PRIO_PROTECT        200809L
 #define _POSIX_THREAD_CPUTIME             200809L
+#define _POSIX_CPUTIME                    200809L
 #define _POSIX_THREAD_SAFE_FUNCTIONS      200809L
 #define _POSIX_PRIORITY_SCHEDULING        200809L
 #define _POSIX_TIMERS                     200809L

@@ -14,7 +14,7 @@
 #undef sigevent
 
 struct sigevent {
-    int sigev_notify;         /* SIGEV_NONE or SIGEV_THREAD (SIGEV_SIGNAL: EINVAL) */
+    int sigev_notify;         /* SIGEV_NONE or SIGEV_THREAD (SIGEV_SIGNAL: ENOTSUP) */
     int sigev_signo;          /* unused: signals are not implemented */
     union sigval sigev_value; /* passed to sigev_notify_function */
     void (*sigev_notify_function)(union sigval);

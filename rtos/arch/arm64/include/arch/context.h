@@ -19,7 +19,9 @@ struct arch_context {
     uint64_t sp;
     uint64_t fpcr;
     uint64_t fpsr;
-    uint64_t tpidr; /* TPIDR_EL0: the thread's TLS block (arch_context_init), 0 if the image has none */
+    /* TPIDR_EL0: the thread's TLS block, set once by arch_context_init (0 if the image has none);
+     * arch_switch loads it and never saves it back, so nothing may change TPIDR_EL0 in a thread. */
+    uint64_t tpidr;
     uint64_t q[64] __attribute__((aligned(16))); /* q0..q31, low half first */
 };
 
