@@ -37,6 +37,13 @@ def test_a_run_is_read_with_its_histogram() -> None:
     assert not s.whole_us
 
 
+def test_render_gives_back_the_lines_parse_read() -> None:
+    r = control_loop.parse(PREEMPT_RT)
+    text = control_loop.render(r)
+    assert text.splitlines() == [x for x in PREEMPT_RT.splitlines() if x.startswith(("CTH", "CTL"))]
+    assert control_loop.parse(text) == r
+
+
 def test_console_tags_and_samples_beyond_the_histogram() -> None:
     text = (
         "[rtos] CTH| 300 8\n[linux] noise\n[rtos] CTH| beyond 2\n"
@@ -46,6 +53,7 @@ def test_console_tags_and_samples_beyond_the_histogram() -> None:
     r = control_loop.parse(text)
     assert r.beyond == 2 and r.overruns == 1 and r.p99_ns == 1_500_000
     assert r.us_counts() == {0: 8, 1500: 2}
+    assert control_loop.parse(control_loop.render(r)) == r
 
 
 def test_percentiles_are_the_upper_edge_of_their_cell_within_min_and_max() -> None:

@@ -584,12 +584,11 @@ class Bench:
         command: str,
         el2_entries: int | None = None,
     ) -> Row:
-        """A row of the control loop's own figures; its data file: the program's histogram and result."""
+        """A row of the control loop's own figures; its data file: the program's histogram and result
+        lines (rtmux.formats.control_loop reads them) after a comment saying what ran."""
         path = self.data / f"{row_id}.txt"
-        lines = [f"# {label}: {command} ({qemu.mode_description(self.icount)})"]
-        lines += [f"CTH| {lower} {n}" for lower, n in sorted(report.cells.items())]
-        lines += [f"CTH| beyond {report.beyond}"] * (report.beyond > 0)
-        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        head = f"# {label}: {command} ({qemu.mode_description(self.icount)})\n"
+        path.write_text(head + control_loop.render(report), encoding="utf-8")
         return Row(
             row_id,
             label,

@@ -97,6 +97,22 @@ class Report:
         )
 
 
+def _us(ns: int) -> str:
+    return f"{'-' if ns < 0 else ''}{abs(ns) // 1000}.{abs(ns) % 1000:03d}"
+
+
+def render(r: Report) -> str:
+    """The histogram and result lines of `r`, as the program prints them (parse reads them back)."""
+    lines = [f"CTH| {lower} {n}" for lower, n in sorted(r.cells.items())]
+    lines += [f"CTH| beyond {r.beyond}"] * (r.beyond > 0)
+    lines.append(
+        f"CTL| periods {r.periods} period_us {r.period_us} samples {r.samples} min_us {_us(r.min_ns)} "
+        f"avg_us {_us(r.avg_ns)} p99_us {_us(r.p99_ns)} p999_us {_us(r.p999_ns)} max_us {_us(r.max_ns)} "
+        f"overruns {r.overruns} dropped {r.dropped} prio {r.prio} cell_ns {r.cell_ns}"
+    )
+    return "\n".join(lines) + "\n"
+
+
 def parse(text: str) -> Report:
     """The run in `text` (a console or the program's stdout; other lines are ignored). Raises
     ControlLoopFormatError when the result line is missing, repeated or malformed, a histogram line is
