@@ -171,7 +171,7 @@ class Bench:
         )
         if proc.returncode != 0:
             raise RtmuxError(f"`{shlex.join(cmd)}` failed:\n{proc.stdout}{proc.stderr}")
-        return self._control_out(periods) / "control_loop.img"
+        return self._control_out(periods) / "rtos" / "control_loop.img"  # the Makefile's $(OUT)/rtos/
 
     # ----------------------------------------------------------------------------- the runs
 
