@@ -40,7 +40,9 @@ CASES = [
     "ctl-rtos-rtmux-load",
     "ctl-linux-rt-load",
 ]  # --quick leaves out the artifact check (linux-rtmux0-load) and the shared-CPU idle case
-TIMEOUT_S = 900  # --quick takes about 2.5 minutes on an otherwise idle 2-core machine
+# --quick took about 2.5 minutes on an otherwise idle 2-core machine before the control loop's cases,
+# which add one system boot (35-55 s alone, 2026-11-26) and a second of PREEMPT_RT's load
+TIMEOUT_S = 900
 
 
 def digest(path: Path) -> str:
