@@ -11,7 +11,8 @@
  *   ever blocking on it (O_NONBLOCK: a full queue drops the summary and counts it);
  * - logger, SCHED_FIFO at the lowest priority: prints each summary it receives, with the totals
  *   it reads from the shared statistics;
- * - main: sets up, waits for the control thread, ends the logger, prints the result.
+ * - main: sets up, waits until the control thread says it is done (a condition variable), ends the
+ *   logger, prints the result.
  * The statistics are shared under one mutex with priority inheritance (PTHREAD_PRIO_INHERIT): while
  * the logger holds it, the control thread waiting for it lends the logger its priority.
  *
@@ -112,11 +113,13 @@ struct stats {
     long overruns;
     long dropped; /* summaries the full queue refused */
     long beyond;  /* samples above the histogram */
+    int finished; /* the control thread is done (signalled on `done`) */
     uint32_t cells[CELLS];
 };
 
 static struct stats stats;
 static pthread_mutex_t lock;
+static pthread_cond_t done = PTHREAD_COND_INITIALIZER;
 static mqd_t queue_tx = (mqd_t)-1; /* the control thread's end: O_NONBLOCK */
 static long periods = CTL_PERIODS;
 static long period_us = CTL_PERIOD_US;
@@ -227,6 +230,10 @@ static void *control(void *arg)
         if (missed > 0) /* skip the release points already past: stay on the grid */
             ts_add(&next, (int64_t)missed * period);
     }
+    pthread_mutex_lock(&lock);
+    stats.finished = 1;
+    pthread_cond_signal(&done);
+    pthread_mutex_unlock(&lock);
     return NULL;
 }
 
@@ -393,6 +400,13 @@ int main(int argc, char **argv)
     if (start(&ctl_thread, control, NULL, top, "control", &fifo_prio) != 0) {
         control_failed = 1;
     } else {
+        /* Wait for the end without a timeout, then join at once. (The rtos's pthread_join wakes every
+           100 ms while it waits; in QEMU's icount mode with a second busy vCPU that one more timer
+           delays the loop by milliseconds, an emulator artifact: examples/control-loop/README.md.) */
+        pthread_mutex_lock(&lock);
+        while (!stats.finished)
+            pthread_cond_wait(&done, &lock);
+        pthread_mutex_unlock(&lock);
         pthread_join(ctl_thread, NULL);
     }
 
