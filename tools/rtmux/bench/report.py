@@ -454,8 +454,9 @@ priority-inheritance mutex shared with a lower-priority logger thread fed throug
 built with the rtos SDK (picolibc) and with Debian's aarch64 gcc and glibc (static, in the initramfs), on
 each system. Lateness of each wake-up as the program itself measures it (`clock_gettime(CLOCK_MONOTONIC)`
 right after it, minus the deadline; microseconds to the nanosecond, percentiles from its 0.1-us
-histogram, the upper edge of their cell). The rtos partition runs it from boot, so its count includes
-the {warmup} periods of Linux's boot before the load starts; PREEMPT_RT runs it after its loaded
+histogram, the upper edge of their cell). The rtos partition runs it from the system's boot, {warmup}
+periods longer than the other cases (as the latency app's partition rows), so its figures include
+Linux's boot, about the first second, before the load starts; PREEMPT_RT runs it after its loaded
 cyclictest, the load still running (`{command}`)."""
 
 
