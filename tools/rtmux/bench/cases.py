@@ -584,15 +584,16 @@ class Bench:
         command: str,
         el2_entries: int | None = None,
     ) -> Row:
-        """A row of the control loop's own figures; its data file: the program's histogram and result
-        lines (rtmux.formats.control_loop reads them) after a comment saying what ran."""
+        """A row of the control loop's own figures (its system `system_name`, POSIX control loop: a
+        colour of its own in the plot); its data file: the program's histogram and result lines
+        (rtmux.formats.control_loop reads them) after a comment saying what ran."""
         path = self.data / f"{row_id}.txt"
         head = f"# {label}: {command} ({qemu.mode_description(self.icount)})\n"
         path.write_text(head + control_loop.render(report), encoding="utf-8")
         return Row(
             row_id,
             label,
-            system_name,
+            f"{system_name}, POSIX control loop",
             load,
             report.stats(),
             report.us_counts(),
