@@ -236,7 +236,20 @@ LP      := $(BUILD)/guest
 LPROGS  := $(notdir $(patsubst %/,%,$(dir $(wildcard guest/*/*.c))))
 LPFLAGS := -std=c11 -O2 $(WARN)
 
-linux-programs: $(foreach p,$(sort $(LPROGS)),$(LP)/$(p) $(LP)/host/$(p))
+# Examples whose Linux build goes into the initramfs too (tools/rtmux/paths.py: LINUX_EXAMPLES): each
+# examples/NAME/Makefile's `linux` target, a static arm64 executable, copied to build/guest/NAME.
+LEXAMPLES := control-loop
+
+linux-programs: $(foreach p,$(sort $(LPROGS)),$(LP)/$(p) $(LP)/host/$(p)) $(addprefix $(LP)/,$(LEXAMPLES))
+
+define linux_example
+$(LP)/$(1): $(wildcard examples/$(1)/*.c examples/$(1)/*.h) examples/$(1)/Makefile
+	@echo "  EXAMPLE $$@"
+	$$(Q)$$(MAKE) -s --no-print-directory -C examples/$(1) linux OUT=$(abspath $(LP)/examples/$(1)) \
+	    CROSS=$(CROSS) CFLAGS="-std=c11 -O2"
+	$$(Q)$$(CROSS)strip -o $$@ $(LP)/examples/$(1)/linux/$(1)
+endef
+$(foreach e,$(LEXAMPLES),$(eval $(call linux_example,$(e))))
 
 define linux_program
 $(LP)/$(1): $(wildcard guest/$(1)/*.c guest/$(1)/*.h)

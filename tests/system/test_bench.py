@@ -1,6 +1,7 @@
 """Smoke test of `./rtmux bench --quick`: every case gives a well-formed row (not checked: the figures,
 except one: the rtos partition's CPU takes no EL2 entry while it measures, with Linux idle, loaded or
-talking to it over the V-Bus; icount makes that count repeat exactly).
+talking to it over the V-Bus, or while it runs the POSIX control loop; icount makes that count repeat
+exactly).
 
 Writes into a temporary folder (--output, --data), never into the repository's BENCHMARKS.md.
 """
@@ -15,7 +16,7 @@ from typing import Any
 import pytest
 
 from rtmux.bench import report as benchreport
-from rtmux.formats import latmus
+from rtmux.formats import control_loop, latmus
 
 pytestmark = pytest.mark.system
 
@@ -35,8 +36,13 @@ CASES = [
     "linux-rtmux-load",
     "rtos-bare-cpu1",
     "rtos-shared-load",
+    "ctl-rtos-bare",
+    "ctl-rtos-rtmux-load",
+    "ctl-linux-rt-load",
 ]  # --quick leaves out the artifact check (linux-rtmux0-load) and the shared-CPU idle case
-TIMEOUT_S = 600  # --quick takes about 2.5 minutes on an otherwise idle 2-core machine
+# --quick took about 2.5 minutes on an otherwise idle 2-core machine before the control loop's cases,
+# which add one system boot (35-55 s alone, 2026-11-26) and a second of PREEMPT_RT's load
+TIMEOUT_S = 900
 
 
 def digest(path: Path) -> str:
@@ -66,9 +72,14 @@ def test_bench_quick(run_rtmux: Callable[..., Any], tmp_path: Path) -> None:
         assert 0 <= lo <= avg <= hi and lo <= p99 <= p999 <= hi, f"{label}: {row}"
         assert int(row["samples"]) >= 1000, f"{label}: {row}"
         assert row["load"] == ("1" if label.endswith("-load") else "0")
-        assert (row["overruns"] != "") == label.startswith("rtos-"), f"{label}: {row}"
+        assert (row["overruns"] != "") == label.startswith(("rtos-", "ctl-")), f"{label}: {row}"
         # the rtos partition's CPU: not one EL2 entry after its initialisation, whatever Linux does
-        assert row["rtos_el2_entries"] == ("0" if label.startswith("rtos-rtmux-") else ""), f"{label}: {row}"
+        in_partition = label.startswith(("rtos-rtmux-", "ctl-rtos-rtmux-"))
+        assert row["rtos_el2_entries"] == ("0" if in_partition else ""), f"{label}: {row}"
+        if label.startswith("ctl-"):  # the POSIX control loop's own histogram and result lines
+            run = control_loop.parse((data / "icount" / f"{label}.txt").read_text())
+            assert run.samples == int(row["samples"]) and run.prio > 0, label
+            continue
         header, counts = latmus.read_histogram_file(data / "icount" / f"{label}.dat")
         assert sum(counts.values()) == int(row["samples"]) == int(header["sample count"]), label
 
@@ -77,7 +88,10 @@ def test_bench_quick(run_rtmux: Callable[..., Any], tmp_path: Path) -> None:
     section = text[text.index(begin) : text.index(end)]
     assert "**Quick run**" in section
     table = [line for line in section.splitlines() if line.startswith("| ") and line.count("|") == 10]
-    assert len(table) == 1 + len(CASES), section  # header + one row per case
+    # the latency table and the control loop's (header + one row per case each)
+    assert len(table) == 2 + len(CASES), section
+    assert "### Same source, two systems: a POSIX control loop" in section
+    assert "What it shows: the same source, unchanged, wakes up at worst" in section
     assert "were run twice: **identical**" in section
     assert "| rtos context switch <= 500 ns |" in section
     assert (

@@ -38,8 +38,16 @@ GUEST_BUILD_DIR = BUILD_DIR / "guest"
 LINUX_PROGRAMS = tuple(sorted(p.name for p in GUEST_DIR.iterdir() if p.is_dir() and any(p.glob("*.c"))))
 
 
+# Examples whose Linux build also goes into the initramfs' /usr/bin under their folder's name (each
+# examples/NAME/Makefile's `linux` target: a static arm64 executable; the Makefile's LEXAMPLES is the same
+# list); `make linux-programs` copies it to build/guest/<name> (no host build: they have no unit tests).
+EXAMPLES_DIR = REPO_ROOT / "examples"
+LINUX_EXAMPLES = ("control-loop",)
+
+
 def linux_program(name: str, host: bool = False) -> Path:
-    """The file `make linux-programs` builds for a program of guest/ (for the host with `host`)."""
+    """The file `make linux-programs` builds for a program of guest/ or an example of LINUX_EXAMPLES (for
+    the host with `host`: guest/'s only)."""
     return (GUEST_BUILD_DIR / "host" if host else GUEST_BUILD_DIR) / name
 
 

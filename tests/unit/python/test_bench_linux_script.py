@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
@@ -346,3 +347,80 @@ def test_rtos_el2_counts_by_cause() -> None:
         "serror": 0, "el2irq": 0, "wfi": 1200,
     }  # fmt: skip
     assert linux_script.rtos_el2_entries(text, what="x") == 1200
+
+
+# The POSIX control loop (examples/control-loop): run by Linux after its cyclictests, or as the rtos
+# partition.
+CTL_LINES = [
+    "CTH| 5000 990",
+    "CTH| 9100 10",
+    "CTL| periods 1000 period_us 1000 samples 1000 min_us 5.040 avg_us 5.100 p99_us 5.100 p999_us 9.184 "
+    "max_us 9.184 overruns 0 dropped 0 prio 98 cell_ns 100",
+]
+
+
+def test_control_plan_script() -> None:
+    plan = linux_script.Plan(1000, idle=True, load=True, loaded=True, control=1000)
+    assert plan.phases == ["idle", "loaded", "control", "dump"]
+    text = linux_script.script(plan)
+    run = f"control-loop 1000 >{linux_script.CONTROL_OUT}"
+    # after the loaded cyclictest, before the load stops; its output dumped with the histograms
+    assert text.index("rtmux-loaded.hist >") < text.index(run) < text.index(linux_script.STOP_LOAD)
+    assert "say control_status $?" in text
+    assert f"say hist control; grep '^CT[HL]|' {linux_script.CONTROL_OUT}; say end control" in text
+    assert "control-loop" not in linux_script.script(linux_script.Plan(1000, idle=True))
+
+
+def control_console(status: str = "0", lines: list[str] = CTL_LINES) -> str:
+    return console(False).replace(
+        "@bench done=1",
+        f"@bench phase=control\n@bench control_status={status}\n@bench hist=control\n"
+        + "\n".join(lines)
+        + "\n@bench end=control\n@bench done=1",
+    )
+
+
+def test_read_results_control() -> None:
+    plan = linux_script.Plan(1000, load=True, loaded=True, control=1000)
+    r = linux_script.read_results(control_console(), plan, what="x", rtos_samples=None)
+    assert r.control is not None and (r.control.samples, r.control.max_ns, r.control.prio) == (1000, 9184, 98)
+    assert r.rtos_control is None
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (control_console(status="1"), "`control-loop 1000` exited with status 1"),
+        (console(False), "exited with status None"),
+        (control_console(lines=CTL_LINES[:2]), "Linux: the control loop's output: no `CTL|`"),
+        (control_console(lines=[x.replace(" prio 98", " prio 0") for x in CTL_LINES]), "without SCHED_FIFO"),
+        (
+            control_console(lines=[x.replace("periods 1000", "periods 2000") for x in CTL_LINES]),
+            "1000 samples of 2000 periods, 1000 were asked",
+        ),
+    ],
+)
+def test_read_results_control_refuses(text: str, message: str) -> None:
+    plan = linux_script.Plan(1000, load=True, loaded=True, control=1000)
+    with pytest.raises(RtmuxError, match=message):
+        linux_script.read_results(text, plan, what="x", rtos_samples=None)
+
+
+def test_read_results_rtos_partition_control_loop() -> None:
+    """The rtos partition ran the control loop (its lines tagged [rtos]): its report and its CPU's EL2
+    entries while it ran."""
+    lines = BOOT + [f"[rtos] {x}" for x in ["rtos: rtmux rtos 0.1.0", *CTL_LINES, "rtos: exit(0)"]] + STOP
+    text = "\n".join(lines) + "\n" + console(False)
+    plan = linux_script.Plan(1000, load=True, loaded=True)
+    r = linux_script.read_results(text, plan, what="x", rtos_samples=None, rtos_control=1000)
+    assert r.rtos_control is not None and r.rtos_control.samples == 1000
+    assert r.rtos_el2 == 0 and r.rtos is None
+    with pytest.raises(RtmuxError, match="rtos partition: the control loop reports 1000 samples"):
+        linux_script.read_results(text, plan, what="x", rtos_samples=None, rtos_control=2500)
+
+
+def test_system_argv_with_an_sdk_image_refuses_boot_arguments(tmp_path: Path) -> None:
+    with pytest.raises(RtmuxError, match="without boot arguments"):
+        linux_script.system_argv(
+            "x", "samples=1", icount=True, folder=tmp_path, rtos_image=tmp_path / "control_loop.img"
+        )

@@ -411,10 +411,12 @@ def test_guest_programs_must_be_static_arm64(tmp_path: Path) -> None:
 
 
 def test_the_programs_make_builds_go_into_the_initramfs(tmp_path: Path) -> None:
-    """Every guest/NAME program, as `make linux-programs` builds it, is accepted for /usr/bin."""
+    """Every guest/NAME program and the examples' Linux builds, as `make linux-programs` builds them, are
+    accepted for /usr/bin."""
     initramfs.make_linux_programs()
     programs = initramfs.built_programs()
-    assert set(programs) == set(paths.LINUX_PROGRAMS) and "rtmux-ping" in programs
+    assert set(programs) == set(paths.LINUX_PROGRAMS + paths.LINUX_EXAMPLES) and "rtmux-ping" in programs
+    assert "control-loop" in programs
     mods, roots = fake_trees(tmp_path)
     e = initramfs.plan_initramfs(mods, "6.1.0-9-arm64", roots).entries
     for name in programs:

@@ -10,7 +10,12 @@ under load:
   Linux std, PREEMPT_RT    Debian's kernels bare (-smp 1), cyclictest pinned to CPU 0; Linux load
   Linux std under rtmux    the same cyclictest in the Linux partition of the rtmux system
 
-  V-Bus                    the rtmux system, the rtos partition's latency app also serving the channel
+  control loop (POSIX)     examples/control-loop, one C file against POSIX: built with the rtos SDK and
+                           booted bare (-smp 1) and as the rtos partition of the default system beside
+                           the Linux load; built with Debian's aarch64 gcc and glibc (static, in the
+                           initramfs) and run on PREEMPT_RT bare (-smp 1) under the same load, after that
+                           boot's cyclictests; its own lateness figures (clock_gettime after each wake-up)
+  V-Bus                    the rtos partition's latency app also serving the channel
                            `echo` (echo=1): Linux measures round trips and throughput through it and
                            through a pipe pair (rtmux-ping), then keeps V-Bus traffic going while the
                            rtos partition measures
@@ -29,6 +34,7 @@ BENCHMARKS.md, a CSV beside it, a histogram plot and gnuplot files (rtmux.bench.
 from __future__ import annotations
 
 import shlex
+import subprocess
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
@@ -37,6 +43,7 @@ from typing import TextIO
 from rtmux import paths, qemu
 from rtmux.bench import linux_script
 from rtmux.bench.model import (
+    CONTROL_EXAMPLE,
     CPU1_REFERENCE,
     HACKBENCH_LOOPS_FULL,
     HACKBENCH_LOOPS_QUICK,
@@ -67,8 +74,8 @@ from rtmux.bench.model import (
     vbus_extra_samples,
 )
 from rtmux.bench.progress import plan_cost, predicted_s
-from rtmux.errors import RtmuxError
-from rtmux.formats import cyclictest, latmus, latstats
+from rtmux.errors import GuestFailure, RtmuxError
+from rtmux.formats import control_loop, cyclictest, latmus, latstats
 from rtmux.image import initramfs
 from rtmux.run import linux, rtos, system
 
@@ -98,18 +105,31 @@ class Bench:
         self.guests: dict[str, initramfs.Guest] = {}
         self.systems: dict[str, tuple[list[str], Path]] = {}
         self.hyp_lines = 0
+        self.control_images: dict[int, Path] = {}  # periods -> the control loop's rtos image
 
     # ------------------------------------------------------------------ preparation (sequential)
 
     def prepare(self) -> None:
         if self.opts.build:
-            system.make(["rtos", "hyp"])
+            system.make(["rtos", "hyp", "sdk"])
         self.hyp_lines = linux_script.hypervisor_lines()  # the sources of the hypervisor just built
         for flavour in ("std", "rt"):
             self.guests[flavour] = initramfs.build(flavour)
         n, w = self.samples, PARTITION_WARMUP
         plans = self.plans()
         self.data.mkdir(parents=True, exist_ok=True)
+        for periods in (n, n + w):
+            self.control_images[periods] = self._build_control(periods)
+        self.systems["ctl-loaded"] = linux_script.system_argv(
+            f"{self.mode}-ctl-loaded",
+            "",
+            icount=self.icount,
+            folder=self.data / "configs",
+            script_text=self._write_script("rtmux-ctl-loaded", plans["rtmux-ctl-loaded"]).read_text(
+                encoding="utf-8"
+            ),
+            rtos_image=self.control_images[n + w],
+        )
         for name, args, run_id in (
             ("rtos-idle", f"period_us={PERIOD_US} samples={n + w}", "rtmux-rtos-idle"),
             ("rtos-loaded", f"period_us={PERIOD_US} samples={n + w}", "rtmux-loaded"),
@@ -133,6 +153,25 @@ class Bench:
                 script_text=self._write_script(run_id, plans[run_id]).read_text(encoding="utf-8"),
                 base=base or system.DEFAULT_CONFIG,
             )
+
+    def _control_out(self, periods: int) -> Path:
+        return self.data / "control-loop" / f"rtos-{periods}"
+
+    def _control_make(self, periods: int, shown: bool = False) -> list[str]:
+        """The make command building the control loop's rtos image of `periods` periods (compiled in, so
+        one folder per count); `shown`: with paths relative to the repository, as documentation shows it."""
+        folder, out = CONTROL_EXAMPLE, self._control_out(periods)
+        where = [paths.display(folder), paths.display(out)] if shown else [str(folder), str(out)]
+        return ["make", "-s", "-C", where[0], "rtos", f"PERIODS={periods}", f"OUT={where[1]}"]
+
+    def _build_control(self, periods: int) -> Path:
+        cmd = self._control_make(periods)
+        proc = subprocess.run(
+            cmd, cwd=paths.REPO_ROOT, capture_output=True, text=True, stdin=subprocess.DEVNULL
+        )
+        if proc.returncode != 0:
+            raise RtmuxError(f"`{shlex.join(cmd)}` failed:\n{proc.stdout}{proc.stderr}")
+        return self._control_out(periods) / "rtos" / "control_loop.img"  # the Makefile's $(OUT)/rtos/
 
     # ----------------------------------------------------------------------------- the runs
 
@@ -165,9 +204,11 @@ class Bench:
             "linux-std": linux_script.Plan(
                 n, hackbench=True, idle=True, load=True, loaded=True, hackbench_loops=loops
             ),
-            "linux-rt": linux_script.Plan(n, idle=True, load=True, loaded=True),
+            # The POSIX control loop after the loaded cyclictest, under the same load.
+            "linux-rt": linux_script.Plan(n, idle=True, load=True, loaded=True, control=n),
             "rtmux-rtos-idle": linux_script.Plan(n, hold_until_s=hold),
             "rtmux-loaded": linux_script.Plan(n, load=True, loaded=True, hold_until_s=hold),
+            "rtmux-ctl-loaded": linux_script.Plan(n, load=True, hold_until_s=hold),
             "rtmux-linux": linux_script.Plan(n, hackbench=True, idle=True, hackbench_loops=loops),
             "rtmux-linux-cpu0": linux_script.Plan(n, load=True, loaded=True),
             "rtmux-vbus": linux_script.Plan(
@@ -225,7 +266,7 @@ class Bench:
             ),
             Run(
                 "linux-rt",
-                "Linux PREEMPT_RT bare (-smp 1): boot, cyclictest idle and loaded",
+                "Linux PREEMPT_RT bare (-smp 1): boot, cyclictest idle and loaded, POSIX control loop loaded",
                 plan_cost(icount, plans["linux-rt"], "linux"),
                 lambda phase: self.linux_bare("rt", plans["linux-rt"], phase),
             ),
@@ -252,6 +293,18 @@ class Bench:
                 "rtmux: V-Bus round trips and throughput, rtos partition latency with V-Bus traffic",
                 plan_cost(icount, plans["rtmux-vbus"], "rtmux"),
                 lambda phase: self.rtmux_vbus(plans["rtmux-vbus"], phase),
+            ),
+            Run(
+                "ctl-rtos-bare",
+                "POSIX control loop, rtos bare metal",
+                predicted_s(icount, boot="rtos", idle_s=guest_s),
+                lambda phase: self.control_rtos_bare(),
+            ),
+            Run(
+                "rtmux-ctl-loaded",
+                "rtmux: POSIX control loop in the rtos partition, Linux loaded",
+                plan_cost(icount, plans["rtmux-ctl-loaded"], "rtmux"),
+                lambda phase: self.rtmux_control_loaded(plans["rtmux-ctl-loaded"], phase),
             ),
         ]
         # --quick (make test's smoke run) keeps the loaded case only: each shared case is a Linux boot.
@@ -504,7 +557,117 @@ class Bench:
                 cmd_loaded,
             ),
         ]
+        if result.control is not None:
+            rows.append(
+                self._control_row(
+                    f"ctl-{run_id}-load",
+                    f"control loop (POSIX), {name} bare -smp 1, Linux load",
+                    name,
+                    True,
+                    result.control,
+                    run_id,
+                    linux_script.control_command(plan.control),
+                )
+            )
         return RunOutput(rows=rows, linux=result, docs=[doc], summary=_linux_summary(result))
+
+    # ------------------------------------------------------------------- the POSIX control loop
+
+    def _control_row(
+        self,
+        row_id: str,
+        label: str,
+        system_name: str,
+        load: bool,
+        report: control_loop.Report,
+        run_id: str,
+        command: str,
+        el2_entries: int | None = None,
+    ) -> Row:
+        """A row of the control loop's own figures (its system `system_name`, POSIX control loop: a
+        colour of its own in the plot); its data file: the program's histogram and result lines
+        (rtmux.formats.control_loop reads them) after a comment saying what ran."""
+        path = self.data / f"{row_id}.txt"
+        head = f"# {label}: {command} ({qemu.mode_description(self.icount)})\n"
+        path.write_text(head + control_loop.render(report), encoding="utf-8")
+        return Row(
+            row_id,
+            label,
+            f"{system_name}, POSIX control loop",
+            load,
+            report.stats(),
+            report.us_counts(),
+            path,
+            run_id,
+            el2_entries=el2_entries,
+        )
+
+    def control_rtos_bare(self) -> RunOutput:
+        run_id = "ctl-rtos-bare"
+        n = self.samples
+        image = self.control_images[n]
+        result = rtos.boot(
+            image, "", icount=self.icount, timeout_s=rtos.default_latency_timeout(n, PERIOD_US) * 2
+        )
+        rtos.check_exit(result, "control loop (rtos bare)")
+        status = rtos.app_exit_status(result.console)
+        if status != 0:
+            raise GuestFailure(f"control loop (rtos bare): main() ended with status {status}", result)
+        try:
+            report = linux_script.control_report(result.console, n, "control loop (rtos bare)")
+        except RtmuxError as exc:
+            raise GuestFailure(str(exc), result) from exc
+        args = ["rtos", "run", "--image", paths.display(image)] + ["--icount"] * self.icount
+        label = "control loop (POSIX), rtos bare metal"
+        row = self._control_row(run_id, label, "rtos bare", False, report, run_id, _rtmux_cmd(args))
+        shown = _shown_argv(qemu.qemu_command(image, "", icount=self.icount))
+        make = shlex.join(self._control_make(n, shown=True))
+        doc = RunDoc(run_id, "POSIX control loop, rtos bare metal", f"{make}\n{_rtmux_cmd(args)}", shown)
+        return RunOutput(rows=[row], docs=[doc], summary=_summary(row.stats))
+
+    def rtmux_control_loaded(self, plan: linux_script.Plan, phase: Callable[[str], None]) -> RunOutput:
+        """The control loop as the rtos partition (its periods start at boot, PARTITION_WARMUP more than
+        the other cases', as the latency app's) while Linux runs the load."""
+        run_id = "rtmux-ctl-loaded"
+        periods = self.samples + PARTITION_WARMUP
+        argv, config = self.systems["ctl-loaded"]
+        script_path = self._write_script(run_id, plan)
+        args = ["run", paths.display(config), "--icount" if self.icount else "--plain"]
+        args += ["--seed", str(linux_script.SEED), "--linux-script", paths.display(script_path)]
+        title = "rtmux: POSIX control loop as the rtos partition, Linux loaded"
+        doc = RunDoc(
+            run_id,
+            title,
+            f"{shlex.join(self._control_make(periods, shown=True))}\n{_rtmux_cmd(args)}",
+            _shown_argv(argv),
+            linux_script.script(plan),
+        )
+        result = linux_script.run(
+            argv,
+            plan,
+            what=title,
+            timeout_s=self._linux_timeout(plan),
+            rtos_control=periods,
+            on_phase=phase,
+        )
+        _check_kernel(result, self.guests["std"].kernel.release, run_id)
+        assert result.rtos_control is not None
+        row = self._control_row(
+            "ctl-rtos-rtmux-load",
+            "control loop (POSIX), rtos partition, Linux load",
+            "rtos in rtmux",
+            True,
+            result.rtos_control,
+            run_id,
+            f"./rtmux run {paths.display(config)}",
+            el2_entries=result.rtos_el2,
+        )
+        return RunOutput(
+            rows=[row],
+            linux=result,
+            docs=[doc],
+            summary=f"{_summary(row.stats)}; rtos CPU EL2 entries {result.rtos_el2}",
+        )
 
     def _system_doc(
         self, run_id: str, title: str, name: str, rtos_args: str, plan: linux_script.Plan

@@ -11,7 +11,8 @@ partition's latency records (its lines are tagged `[rtos] `, Linux's `[linux] `;
 and the hypervisor's entry counts of the rtos partition's CPU (`rtos_el2_entries`).
 
 A script runs, in order and each only when its Plan asks: the Linux boot-to-shell time (/proc/uptime)
-and a hackbench run; an idle cyclictest; the load (LOAD_SCRIPT); a cyclictest under the load; the V-Bus
+and a hackbench run; an idle cyclictest; the load (LOAD_SCRIPT); a cyclictest under the load; the
+POSIX control loop (examples/control-loop, /usr/bin/control-loop; under the load when there is one); the V-Bus
 measurements (VbusPlan: rtmux-ping through the channel `echo`, served by the rtos partition's latency
 app with echo=1, and the same through a pipe pair, then V-Bus traffic kept going); then it waits, the
 load or traffic still running, until Linux's uptime reaches `hold_until_s` (the end of the rtos
@@ -26,9 +27,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rtmux import paths
+from rtmux import paths, sdk
 from rtmux.errors import GuestFailure, RtmuxError
-from rtmux.formats import cyclictest, hyp_console, latmus, rtmux_ping
+from rtmux.formats import control_loop, cyclictest, hyp_console, latmus, rtmux_ping
 from rtmux.run import linux, system
 
 # The fixed seed of every Linux boot of the benchmark (./rtmux run --seed, ./rtmux linux run --seed).
@@ -61,6 +62,15 @@ _PRINTK_RE = re.compile(r"^\[\s*\d+\.\d+\]")
 # (a run that fails, the rtos having stopped at the end, is retried until the script stops the loop).
 VBUS_TRAFFIC = "(while :; do rtmux-ping echo --bulk -t 1 -T 30 >/dev/null 2>&1 || sleep 0.1; done) &"
 VBUS_MESSAGE_SIZE = 64
+
+# The POSIX control loop (examples/control-loop) as the initramfs holds it, and where its output goes.
+CONTROL_PROGRAM = "control-loop"
+CONTROL_OUT = "/tmp/rtmux-control.out"
+
+
+def control_command(periods: int) -> str:
+    """The control loop's command line in Linux: `periods` periods of PERIOD_US (its default period)."""
+    return f"{CONTROL_PROGRAM} {periods}"
 
 
 @dataclass(frozen=True)
@@ -95,6 +105,7 @@ class Plan:
     hold_until_s: float = 0.0  # with an rtos partition measuring: Linux uptime (s) to wait for
     hackbench_loops: int = 500
     vbus: VbusPlan | None = None
+    control: int = 0  # periods of the POSIX control loop (examples/control-loop), after the cyclictests
 
     def __post_init__(self) -> None:
         if self.loaded and not self.load:
@@ -106,6 +117,7 @@ class Plan:
     def phases(self) -> list[str]:
         """The phases the script announces with `@bench phase=NAME`, in order."""
         names = ["hackbench"] * self.hackbench + ["idle"] * self.idle + ["loaded"] * self.load
+        names += ["control"] * (self.control > 0)
         names += ["vbus"] * (self.vbus is not None)
         return names + (["hold"] if self.hold_until_s else []) + ["dump"]
 
@@ -140,6 +152,12 @@ def script(plan: Plan) -> str:
         if plan.loaded:
             lines += [f"{cyclictest.command(plan.samples, histfile('loaded'))} >/dev/null"]
             lines += ["say loaded_status $?"]
+    if plan.control:
+        lines += [
+            "say phase control",
+            f"{control_command(plan.control)} >{CONTROL_OUT}",
+            "say control_status $?",
+        ]
     if plan.vbus is not None:
         lines += ["say phase vbus"]
         for name, command in plan.vbus.commands().items():
@@ -163,6 +181,8 @@ def script(plan: Plan) -> str:
     for name in ("idle", "loaded"):
         if getattr(plan, name):
             lines += [f"say hist {name}; grep -v ' 000000$' {histfile(name)}; say end {name}"]
+    if plan.control:
+        lines += [f"say hist control; grep '^CT[HL]|' {CONTROL_OUT}; say end control"]
     lines += ["say done 1"]
     return "\n".join(lines)
 
@@ -226,6 +246,8 @@ class LinuxResult:
     # every idle WFI (the CPU passes to Linux), never for the rtos's interrupts
     rtos_el2_by_cause: dict[str, int] = field(default_factory=dict)
     share: hyp_console.ShareReport | None = None  # shared-core mode: the books at the last report
+    control: control_loop.Report | None = None  # Linux's run of the POSIX control loop (Plan.control)
+    rtos_control: control_loop.Report | None = None  # the rtos partition's, when it ran the control loop
 
 
 @dataclass(frozen=True)
@@ -267,10 +289,34 @@ def _float(values: dict[str, str], key: str, what: str) -> float:
         raise RtmuxError(f"{what}: no valid `@bench {key}=` line (got {values.get(key)!r})") from None
 
 
+def control_report(text: str, periods: int, what: str) -> control_loop.Report:
+    """A run of the POSIX control loop of `periods` periods, which must have had SCHED_FIFO."""
+    try:
+        report = control_loop.parse(text)
+    except control_loop.ControlLoopFormatError as exc:
+        raise RtmuxError(f"{what}: the control loop's output: {exc}") from exc
+    if report.periods != periods or report.samples != periods:
+        raise RtmuxError(
+            f"{what}: the control loop reports {report.samples} samples of {report.periods} periods, "
+            f"{periods} were asked"
+        )
+    if not report.realtime:
+        raise RtmuxError(f"{what}: the control loop ran without SCHED_FIFO (prio 0): not a measurement")
+    return report
+
+
 def read_results(
-    console: str, plan: Plan, *, what: str, rtos_samples: int | None, wall_s: float = 0.0
+    console: str,
+    plan: Plan,
+    *,
+    what: str,
+    rtos_samples: int | None,
+    wall_s: float = 0.0,
+    rtos_control: int | None = None,
 ) -> LinuxResult:
-    """Check and read the console of a boot that ran script(plan); RtmuxError naming what is wrong."""
+    """Check and read the console of a boot that ran script(plan); RtmuxError naming what is wrong.
+    `rtos_samples`: the rtos partition ran the latency app for that many samples; `rtos_control`: it ran
+    the POSIX control loop for that many periods (one of the two, or neither)."""
     found = parse_console(console)
     values = found.values
     if "done" not in values:
@@ -289,9 +335,23 @@ def read_results(
         except cyclictest.CyclictestFormatError as exc:
             raise RtmuxError(f"{what}: {name} cyclictest: {exc}") from exc
     hackbench = _float(values, "hackbench", what) if plan.hackbench else None
+    control = None
+    if plan.control:
+        if values.get("control_status") != "0":
+            raise RtmuxError(
+                f"{what}: `{control_command(plan.control)}` exited with status {values.get('control_status')}"
+            )
+        if "control" not in found.histograms:
+            raise RtmuxError(f"{what}: no dump of the control loop's output")
+        control = control_report(found.histograms["control"], plan.control, f"{what}: Linux")
     report = None
     rtos_el2 = None
     by_cause: dict[str, int] = {}
+    rtos_ctl = None
+    if rtos_control is not None:
+        rtos_ctl = control_report(found.rtos, rtos_control, f"{what}: rtos partition")
+        by_cause = rtos_el2_counts(console, what=what)
+        rtos_el2 = by_cause["total"]
     if rtos_samples is not None:
         try:
             report = latmus.parse_latency(found.rtos)
@@ -321,6 +381,8 @@ def read_results(
         vbus=None if plan.vbus is None else _vbus_result(values, plan.vbus, what),
         rtos_el2_by_cause=by_cause,
         share=shares[-1] if shares else None,
+        control=control,
+        rtos_control=rtos_ctl,
     )
 
 
@@ -391,6 +453,7 @@ def run(
     timeout_s: float,
     rtos_samples: int | None = None,
     on_phase: Callable[[str], None] | None = None,
+    rtos_control: int | None = None,
 ) -> LinuxResult:
     """Boot `argv`, whose Linux runs script(plan) at boot (linux.boot_argv's or system_argv's `script`),
     and read the figures (GuestFailure or RtmuxError, with the console, when something failed)."""
@@ -406,6 +469,7 @@ def run(
             what=what,
             rtos_samples=rtos_samples,
             wall_s=cmd_run.result.elapsed_s,
+            rtos_control=rtos_control,
         )
     except RtmuxError as exc:
         raise GuestFailure(str(exc), cmd_run.result) from exc
@@ -472,20 +536,28 @@ def system_argv(
     swapped: bool = False,
     script_text: str | None = None,
     base: Path = system.DEFAULT_CONFIG,
+    rtos_image: Path | None = None,
 ) -> tuple[list[str], Path]:
     """Pack the system `base` (the default one unless said) with the rtos partition running the latency
     app with `rtos_bootargs`, as build/system/bench-NAME.img (a copy of `base` named after the case, so
     that cases, and other users of ./rtmux run, never overwrite each other's image; without its network
     device; `swapped`: with the partitions' CPUs exchanged), in the measurement mode (SEED), Linux running
-    `script_text` at boot. Returns QEMU's command line and the configuration copy."""
+    `script_text` at boot. With `rtos_image` (an application built with the SDK), the default system
+    with that image in the rtos partition, without boot arguments, instead (`rtos_bootargs` must be "").
+    Returns QEMU's command line and the configuration copy."""
     folder.mkdir(parents=True, exist_ok=True)
     config = folder / f"bench-{name}.toml"
-    text = without_devices(base.read_text(encoding="utf-8"))
+    if rtos_image is not None:
+        if rtos_bootargs or base != system.DEFAULT_CONFIG:
+            raise RtmuxError("an SDK application's image boots in the default system without boot arguments")
+        text = without_devices(sdk.system_config(Path(paths.display(rtos_image)), rtos_image.stem))
+    else:
+        text = without_devices(base.read_text(encoding="utf-8"))
     config.write_text(swap_cpus(text) if swapped else text, encoding="utf-8")
     with _build_lock:
         built = system.build(
             config,
-            rtos_image=paths.rtos_image("latency"),
+            rtos_image=rtos_image if rtos_image is not None else paths.rtos_image("latency"),
             bootargs={"rtos": rtos_bootargs},
             icount=icount,
             no_build=True,

@@ -67,6 +67,12 @@ def smp_extra_samples(hackbench_loops: int) -> int:
     return round((hackbench_loops / 500 * 0.6 + 1.0) * 1e6 / PERIOD_US)
 
 
+# The POSIX control loop (issue 24): one C file built for the rtos (its SDK) and for Linux (the initramfs'
+# /usr/bin/control-loop); its rows: the rtos bare, the rtos partition beside the Linux load, PREEMPT_RT
+# bare -smp 1 under the same load.
+CONTROL_EXAMPLE = paths.EXAMPLES_DIR / "control-loop"
+CONTROL_ROWS = ("ctl-rtos-bare", "ctl-rtos-rtmux-load", "ctl-linux-rt-load")
+
 MODE_ICOUNT = "icount"
 MODE_REALTIME = "realtime"
 

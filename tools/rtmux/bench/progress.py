@@ -131,6 +131,11 @@ def plan_cost(
     guest = plan.samples * PERIOD_US / 1e6
     idle = guest if plan.idle else 0.0
     loaded = guest if plan.loaded else 0.0
+    control = plan.control * PERIOD_US / 1e6
+    if plan.load:
+        loaded += control
+    else:
+        idle += control
     vbus = 0.0
     if plan.hold_until_s:
         if plan.load:

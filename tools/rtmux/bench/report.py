@@ -17,7 +17,15 @@ from pathlib import Path
 
 from rtmux import paths, qemu
 from rtmux.bench import linux_script, plot
-from rtmux.bench.model import MODE_ICOUNT, PARTITION_WARMUP, PERIOD_US, BenchResults, Row, fmt_duration
+from rtmux.bench.model import (
+    CONTROL_ROWS,
+    MODE_ICOUNT,
+    PARTITION_WARMUP,
+    PERIOD_US,
+    BenchResults,
+    Row,
+    fmt_duration,
+)
 from rtmux.errors import RtmuxError
 from rtmux.formats import cyclictest, latstats
 
@@ -419,13 +427,16 @@ def read_csv(text: str) -> list[dict[str, str]]:
 # ------------------------------------------------------------------------------------------- Markdown
 
 
-def table_rows(r: BenchResults) -> list[str]:
+def table_rows(r: BenchResults, control: bool = False) -> list[str]:
+    """The latency table: every row but the POSIX control loop's, or (`control`) those only."""
     lines = [
         "| case | min | avg | p99 | p99.9 | max | overruns | EL2 entries | samples |",
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     f, p = latstats.fmt_value, latstats.fmt_percentile
     for row in r.rows:
+        if (row.id in CONTROL_ROWS) != control:
+            continue
         s = row.stats
         overruns = "–" if s.overruns is None else str(s.overruns)
         el2 = "–" if row.el2_entries is None else str(row.el2_entries)
@@ -433,6 +444,58 @@ def table_rows(r: BenchResults) -> list[str]:
             f"| {row.label} | {f(s, s.min_us)} | {f(s, s.avg_us, average=True)} | {p(s, s.p99_us)} "
             f"| {p(s, s.p999_us)} | {f(s, s.max_us)} | {overruns} | {el2} | {s.samples} |"
         )
+    return lines
+
+
+CONTROL_TEXT = """
+The same C file, `examples/control-loop/control_loop.c` (C11 and POSIX.1-2008 only: a SCHED_FIFO thread
+waking at absolute deadlines of `clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME)` every {period} us, a
+priority-inheritance mutex shared with a lower-priority logger thread fed through a message queue),
+built with the rtos SDK (picolibc) and with Debian's aarch64 gcc and glibc (static, in the initramfs), on
+each system. Lateness of each wake-up as the program itself measures it (`clock_gettime(CLOCK_MONOTONIC)`
+right after it, minus the deadline; microseconds to the nanosecond, percentiles from its 0.1-us
+histogram, the upper edge of their cell). The rtos partition runs it from the system's boot, {warmup}
+periods longer than the other cases (as the latency app's partition rows), so its figures include
+Linux's boot, about the first second, before the load starts; PREEMPT_RT runs it after its loaded
+cyclictest, the load still running (`{command}`)."""
+
+
+def _control_table(r: BenchResults) -> list[str]:
+    rows = {row.id: row for row in r.rows if row.id in CONTROL_ROWS}
+    if not rows:
+        return []
+    lines = [
+        "### Same source, two systems: a POSIX control loop",
+        "",
+        _para(
+            CONTROL_TEXT.format(
+                period=PERIOD_US,
+                warmup=PARTITION_WARMUP,
+                command=linux_script.control_command(r.samples),
+            )
+        ),
+        "",
+        *table_rows(r, control=True),
+    ]
+    bare, part, rt = (rows.get(k) for k in CONTROL_ROWS)
+    if part is not None and rt is not None:
+        f = latstats.fmt_value
+        ps, rs = part.stats, rt.stats
+        lines += [
+            "",
+            _para(f"""
+                What it shows: the same source, unchanged, wakes up at worst {f(ps, ps.max_us)} us late
+                in the rtos partition while Linux runs the load beside it (EL2 entries of its CPU:
+                {part.el2_entries if part.el2_entries is not None else "–"}), and
+                {f(rs, rs.max_us)} us late on PREEMPT_RT under that same load
+                ({_ratio(rs.max_us, ps.max_us):.0f} x; p99.9 {latstats.fmt_percentile(ps, ps.p999_us)}
+                against {latstats.fmt_percentile(rs, rs.p999_us)} us)""")
+            + (
+                f"; on the bare rtos its worst is {f(bare.stats, bare.stats.max_us)} us."
+                if bare is not None
+                else "."
+            ),
+        ]
     return lines
 
 
@@ -608,6 +671,9 @@ def render_section(r: BenchResults, csv_file: Path, png_file: Path | None, outpu
                 + ("" if det.identical else " " + "; ".join(det.differences)),
                 "",
             ]
+    control_table = _control_table(r)
+    if control_table:
+        lines += [*control_table, ""]
     linux_table = _linux_table(r)
     if linux_table:
         lines += ["Linux, bare and as the rtmux partition (guest time):", "", *linux_table, ""]

@@ -19,6 +19,7 @@ from rtmux import paths, qemu
 from rtmux.bench import report
 from rtmux.bench.cases import Bench
 from rtmux.bench.model import (
+    CONTROL_ROWS,
     HACKBENCH_LOOPS_FULL,
     HACKBENCH_LOOPS_QUICK,
     PARTITION_WARMUP,
@@ -202,7 +203,13 @@ def run_bench(opts: Options, out: TextIO | None = None) -> BenchResults:
         "linux-rtmux-load",
         "linux-rtmux0-load",
     ]
-    results.rows.sort(key=lambda r: order.index(r.id) if r.id in order else len(order))
+
+    def rank(row_id: str) -> int:  # the others in the runs' order, then the POSIX control loop's
+        if row_id in CONTROL_ROWS:
+            return len(order) + 1 + CONTROL_ROWS.index(row_id)
+        return order.index(row_id) if row_id in order else len(order)
+
+    results.rows.sort(key=lambda r: rank(r.id))
     for flavour, guest in bench.guests.items():
         k = guest.kernel
         results.kernels[flavour] = KernelInfo(flavour, k.release, k.package.name, k.package.version)

@@ -12,7 +12,7 @@ Contents (`plan`):
   script from guest/initramfs/, /etc/rtmux/modules (what /init loads), a minimal /etc (passwd, group,
   hostname) and /dev/console;
 - rtmux's own Linux programs (guest/NAME/, built static for arm64 into build/guest/ by `make
-  linux-programs`) in /usr/bin.
+  linux-programs`) in /usr/bin, and the Linux builds of the examples paths.LINUX_EXAMPLES names.
 
 The archive is the kernel's "newc" cpio format, written here (no cpio tool needed) with every owner
 root and every time 0, and gzip-compressed with a zero timestamp: the same inputs give the same bytes.
@@ -395,8 +395,9 @@ def add_guest_programs(plan: Plan, programs: Mapping[str, Path]) -> None:
 
 
 def built_programs() -> dict[str, Path]:
-    """The programs of guest/ as `make linux-programs` builds them for the initramfs."""
-    return {name: paths.linux_program(name) for name in paths.LINUX_PROGRAMS}
+    """The programs of guest/ and the examples' Linux builds, as `make linux-programs` builds them for the
+    initramfs."""
+    return {name: paths.linux_program(name) for name in paths.LINUX_PROGRAMS + paths.LINUX_EXAMPLES}
 
 
 ETC_PASSWD = "root:x:0:0:root:/root:/bin/sh\n"
