@@ -5,18 +5,9 @@
 #include "kernel.h"
 #include "rtos/sync.h"
 
-#define EV_WANT 0
-#define EV_OPTS 1
-#define EV_SEEN 2
-
 static bool event_ok(const rt_event_t *e)
 {
     return e != NULL && e->magic == K_MAGIC_EVENT;
-}
-
-static bool satisfied(uint32_t flags, uint32_t want, unsigned opts)
-{
-    return (opts & RT_EVENT_ALL) ? (flags & want) == want : (flags & want) != 0;
 }
 
 int rt_event_init(rt_event_t *e, uint32_t initial)
@@ -28,28 +19,6 @@ int rt_event_init(rt_event_t *e, uint32_t initial)
     k_waitq_init(&e->waitq);
     e->magic = K_MAGIC_EVENT;
     return RT_OK;
-}
-
-void k_event_post(rt_event_t *e, uint32_t bits)
-{
-    K_ASSERT(arch_irqs_masked()); /* the kernel lock */
-    e->flags |= bits;
-    /* Every waiter is judged against the flags as set here; bits consumed by RT_EVENT_CLEAR waiters
-     * are removed after the scan, so one set can release several waiters. */
-    uint32_t consumed = 0;
-    rt_list_t *n = e->waitq.waiters.next;
-    while (n != &e->waitq.waiters) {
-        rt_thread_t *t = RT_CONTAINER_OF(n, rt_thread_t, qnode);
-        n = n->next;
-        if (satisfied(e->flags, t->wait.ev[EV_WANT], t->wait.ev[EV_OPTS])) {
-            t->wait.ev[EV_SEEN] = e->flags;
-            if (t->wait.ev[EV_OPTS] & RT_EVENT_CLEAR) {
-                consumed |= t->wait.ev[EV_WANT];
-            }
-            k_wake(t, RT_OK);
-        }
-    }
-    e->flags &= ~consumed;
 }
 
 int rt_event_set(rt_event_t *e, uint32_t bits)
@@ -95,7 +64,7 @@ int rt_event_wait(rt_event_t *e, uint32_t bits, unsigned options, uint32_t *obse
     uint64_t f = k_lock();
     int ret = RT_OK;
     uint32_t seen = e->flags;
-    if (satisfied(e->flags, bits, options)) {
+    if (k_event_satisfied(e->flags, bits, options)) {
         if (options & RT_EVENT_CLEAR) {
             e->flags &= ~bits;
         }
@@ -103,10 +72,10 @@ int rt_event_wait(rt_event_t *e, uint32_t bits, unsigned options, uint32_t *obse
         ret = RT_EWOULDBLOCK;
     } else {
         rt_thread_t *cur = k_current();
-        cur->wait.ev[EV_WANT] = bits;
-        cur->wait.ev[EV_OPTS] = options;
+        cur->wait.ev[K_EV_WANT] = bits;
+        cur->wait.ev[K_EV_OPTS] = options;
         ret = k_block(&e->waitq, k_deadline(timeout));
-        seen = cur->wait.ev[EV_SEEN];
+        seen = cur->wait.ev[K_EV_SEEN];
     }
     k_unlock(f);
     if (ret == RT_OK && observed != NULL) {

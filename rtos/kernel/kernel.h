@@ -15,6 +15,7 @@
 #include "rtos/irq.h"
 #include "rtos/kobj.h"
 #include "rtos/list.h"
+#include "rtos/sync.h"
 #include "rtos/system.h"
 
 #define K_MAGIC_THREAD 0x54687264u /* "Thrd" */
@@ -139,7 +140,18 @@ int k_block(struct k_waitq *wq, uint64_t deadline);
 void k_wake(rt_thread_t *t, int result);
 /* Removes a thread from every queue and marks it dead; wakes its joiners. Lock held. */
 void k_thread_kill(rt_thread_t *t);
-/* rt_event_set's work, with the kernel lock held; the caller reschedules. */
+/* An event-flags waiter's wait.ev[]: the bits it wants, its options, the flags that released it. */
+#define K_EV_WANT 0
+#define K_EV_OPTS 1
+#define K_EV_SEEN 2
+
+static inline bool k_event_satisfied(uint32_t flags, uint32_t want, unsigned opts)
+{
+    return (opts & RT_EVENT_ALL) ? (flags & want) == want : (flags & want) != 0;
+}
+
+/* rt_event_set's work, with the kernel lock held; the caller reschedules. In sched.c: a thread's end
+ * posts its rt_thread_on_exit notice there too. */
 void k_event_post(rt_event_t *e, uint32_t bits);
 bool k_can_block(rt_time_t timeout);
 void k_timer_arm(struct k_timeout *to, uint64_t deadline);

@@ -181,6 +181,28 @@ void k_wake(rt_thread_t *t, int result)
     }
 }
 
+void k_event_post(rt_event_t *e, uint32_t bits)
+{
+    K_ASSERT(arch_irqs_masked()); /* the kernel lock */
+    e->flags |= bits;
+    /* Every waiter is judged against the flags as set here; bits consumed by RT_EVENT_CLEAR waiters
+     * are removed after the scan, so one set can release several waiters. */
+    uint32_t consumed = 0;
+    rt_list_t *n = e->waitq.waiters.next;
+    while (n != &e->waitq.waiters) {
+        rt_thread_t *t = RT_CONTAINER_OF(n, rt_thread_t, qnode);
+        n = n->next;
+        if (k_event_satisfied(e->flags, t->wait.ev[K_EV_WANT], t->wait.ev[K_EV_OPTS])) {
+            t->wait.ev[K_EV_SEEN] = e->flags;
+            if (t->wait.ev[K_EV_OPTS] & RT_EVENT_CLEAR) {
+                consumed |= t->wait.ev[K_EV_WANT];
+            }
+            k_wake(t, RT_OK);
+        }
+    }
+    e->flags &= ~consumed;
+}
+
 void k_thread_kill(rt_thread_t *t)
 {
     K_ASSERT(arch_irqs_masked()); /* the kernel lock */
