@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from rtmux.bench import linux_script, model, plot, report
-from rtmux.formats import cyclictest, hyp_console, latmus, latstats, rtmux_ping
+from rtmux.formats import cyclictest, hyp_console, latmus, latstats, posix_cost, rtmux_ping
 
 
 def rtos_stats(lat_max: float, samples: int = 10000, overruns: int = 0) -> latstats.LatencyStats:
@@ -421,3 +421,26 @@ def test_control_loop_table_and_what_it_shows() -> None:
 def test_no_control_loop_table_without_its_rows() -> None:
     text = report.render_section(results(), Path("/r/B.csv"), None, Path("/r/B.md"))
     assert "Same source" not in text
+
+
+def test_posix_cost_targets_and_table() -> None:
+    """Each POSIX measurement is a target (<= 1.1 x native) and a row of its own table; none without a run."""
+    r = results()
+    assert not [t for t in report.targets(r) if t.name.startswith("POSIX")]
+    assert "The POSIX layer's cost" not in report.render_section(r, Path("/r/B.csv"), None, Path("/r/B.md"))
+    r.posix_cost = posix_cost.parse(
+        "PXC| mutex native_ns 181.001 posix_ns 203.000 ratio 1.121\n"
+        "PXC| wake native_ns 332.000 posix_ns 361.001 ratio 1.087\n"
+        "PXC| wake-max native_ns 336 posix_ns 368\n"
+        "PXC| periodic native_ns 400.000 posix_ns 416.000 ratio 1.040\n"
+        "PXC| periodic-max native_ns 400 posix_ns 416\n"
+        "PXC| done\n"
+    )
+    got = {t.name: t for t in report.targets(r)}
+    assert not got["POSIX mutex <= 1.1 x native"].met
+    assert got["POSIX wake <= 1.1 x native"].met and got["POSIX periodic <= 1.1 x native"].met
+    assert got["POSIX mutex <= 1.1 x native"].measured == "x1.121 (203.000 / 181.001 ns)"
+    text = report.render_section(r, Path("/r/B.csv"), None, Path("/r/B.md"))
+    assert "The POSIX layer's cost" in text
+    assert "| uncontended lock + unlock (default mutex / rt_mutex) | 181.001 | 203.000 | 1.121 | - |" in text
+    assert "| 332.000 | 361.001 | 1.087 | 336 / 368 |" in text

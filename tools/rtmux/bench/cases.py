@@ -24,11 +24,13 @@ under load:
                            references: Debian's standard kernel bare with -smp 3, boot and hackbench;
                            the rtos bare metal with -smp 4 and CPUs 1-3 copying memory (load_cpus=3)
 
-plus the rtos context-switch time, Linux's boot-to-shell time and a hackbench run (bare and under rtmux),
-the hypervisor's size, and a determinism check (the quick bare rtos cases run twice must agree exactly).
-Each case is one QEMU boot (a Linux boot measures idle, then loaded); in icount mode the boots run
-`--jobs` at a time, which does not change guest time. The figures go into a marker-delimited section of
-BENCHMARKS.md, a CSV beside it, a histogram plot and gnuplot files (rtmux.bench.report).
+plus the rtos context-switch time, the POSIX layer's cost over the native rtos calls (rtos/posix/bench/
+cost.c: a mutex pair, a semaphore wake-up, a periodic wake-up), Linux's boot-to-shell time and a hackbench
+run (bare and under rtmux), the hypervisor's size, and a determinism check (the quick bare rtos cases run
+twice must agree exactly). Each case is one QEMU boot (a Linux boot measures idle, then loaded); in icount
+mode the boots run `--jobs` at a time, which does not change guest time. The figures go into a marker-
+delimited section of BENCHMARKS.md, a CSV beside it, a histogram plot and gnuplot files
+(rtmux.bench.report).
 """
 
 from __future__ import annotations
@@ -52,6 +54,7 @@ from rtmux.bench.model import (
     PARTITION_HOLD_MARGIN_S,
     PARTITION_WARMUP,
     PERIOD_US,
+    POSIX_COST_IMAGE,
     SAMPLES_FULL,
     SAMPLES_QUICK,
     SHARED_CONFIG,
@@ -75,7 +78,7 @@ from rtmux.bench.model import (
 )
 from rtmux.bench.progress import plan_cost, predicted_s
 from rtmux.errors import GuestFailure, RtmuxError
-from rtmux.formats import control_loop, cyclictest, latmus, latstats
+from rtmux.formats import control_loop, cyclictest, latmus, latstats, posix_cost
 from rtmux.image import initramfs
 from rtmux.run import linux, rtos, system
 
@@ -111,7 +114,7 @@ class Bench:
 
     def prepare(self) -> None:
         if self.opts.build:
-            system.make(["rtos", "hyp", "sdk"])
+            system.make(["rtos", "hyp", "sdk", "posix-bench"])
         self.hyp_lines = linux_script.hypervisor_lines()  # the sources of the hypervisor just built
         for flavour in ("std", "rt"):
             self.guests[flavour] = initramfs.build(flavour)
@@ -257,6 +260,12 @@ class Bench:
                 "rtos context switch",
                 predicted_s(icount, boot="rtos", rtos_load_s=0.2),
                 lambda phase: self.ctxsw(),
+            ),
+            Run(
+                "posix-cost",
+                "POSIX layer's cost over the native rtos calls",
+                predicted_s(icount, boot="rtos", rtos_load_s=2.5),
+                lambda phase: self.posix_cost(),
             ),
             Run(
                 "linux-std",
@@ -445,6 +454,21 @@ class Bench:
             load, SAMPLES_QUICK, self.data / "determinism" / f"rtos-bare-{kind}-{k}.dat"
         )
         return RunOutput(records=records(report), summary=_summary(latstats.rtos_stats(report)))
+
+    def posix_cost(self) -> RunOutput:
+        """rtos/posix/bench/cost.c bare: the same work through POSIX and through rt_ calls, one boot."""
+        image = POSIX_COST_IMAGE
+        result = rtos.boot(image, "", icount=self.icount, timeout_s=rtos.CTXSW_TIMEOUT_S * 4)
+        rtos.check_exit(result, "POSIX cost")
+        try:
+            costs = posix_cost.parse(result.console)
+        except posix_cost.PosixCostFormatError as exc:
+            raise GuestFailure(f"POSIX cost: {exc}", result) from exc
+        args = ["rtos", "run", "--image", paths.display(image)] + ["--icount"] * self.icount
+        shown = _shown_argv(qemu.qemu_command(image, "", icount=self.icount))
+        doc = RunDoc("posix-cost", "POSIX layer's cost", f"make posix-bench\n{_rtmux_cmd(args)}", shown)
+        summary = ", ".join(f"{c.name} x{c.ratio:.3f}" for c in costs)
+        return RunOutput(posix_cost=costs, docs=[doc], summary=summary)
 
     def ctxsw(self) -> RunOutput:
         ctx = rtos.ctxsw(switches=SWITCHES, icount=self.icount, timeout_s=rtos.CTXSW_TIMEOUT_S, echo=None)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from rtmux import paths
 from rtmux.bench import linux_script
-from rtmux.formats import latmus, latstats
+from rtmux.formats import latmus, latstats, posix_cost
 from rtmux.run import rtos
 
 PERIOD_US = 1000
@@ -72,6 +72,8 @@ def smp_extra_samples(hackbench_loops: int) -> int:
 # bare -smp 1 under the same load.
 CONTROL_EXAMPLE = paths.EXAMPLES_DIR / "control-loop"
 CONTROL_ROWS = ("ctl-rtos-bare", "ctl-rtos-rtmux-load", "ctl-linux-rt-load")
+# The POSIX layer's cost over the native rtos calls (rtos/posix/bench/cost.c, `make posix-bench`).
+POSIX_COST_IMAGE = paths.BUILD_DIR / "posix" / "cost.img"
 
 MODE_ICOUNT = "icount"
 MODE_REALTIME = "realtime"
@@ -145,6 +147,7 @@ class BenchResults:
     wall_s: float = 0.0
     rows: list[Row] = field(default_factory=list)
     ctxsw: latmus.CtxLine | None = None
+    posix_cost: list[posix_cost.Cost] = field(default_factory=list)  # the POSIX layer over native calls
     linux: dict[str, linux_script.LinuxResult] = field(default_factory=dict)  # run id -> result
     kernels: dict[str, KernelInfo] = field(default_factory=dict)
     determinism: Determinism | None = None
@@ -169,6 +172,7 @@ class RunOutput:
     rows: list[Row] = field(default_factory=list)
     linux: linux_script.LinuxResult | None = None
     ctxsw: latmus.CtxLine | None = None
+    posix_cost: list[posix_cost.Cost] = field(default_factory=list)
     records: tuple[str, tuple[str, ...], tuple[tuple[int, int], ...]] | None = None  # determinism runs
     docs: list[RunDoc] = field(default_factory=list)
     summary: str = ""

@@ -32,6 +32,8 @@ from rtmux.formats import cyclictest, latstats
 # Targets of the benchmark issue (icount guest time).
 TARGET_RTOS_MAX_US = 2.0
 TARGET_NS_PER_SWITCH = 500.0
+# The POSIX layer over the native rtos calls, each measurement (issue 24).
+TARGET_POSIX_RATIO = 1.1
 TARGET_PARTITION_VS_BARE = 1.05
 TARGET_PARTITION_VS_RT = 0.1
 TARGET_LINUX_UNDER_RTMUX = 1.10
@@ -127,6 +129,14 @@ def targets(r: BenchResults) -> list[Target]:
                     s.max_us <= TARGET_RTOS_MAX_US,
                 )
             )
+    for c in r.posix_cost:
+        out.append(
+            Target(
+                f"POSIX {c.name} <= {TARGET_POSIX_RATIO:g} x native",
+                f"x{c.ratio:.3f} ({c.posix_ns:.3f} / {c.native_ns:.3f} ns)",
+                c.ratio <= TARGET_POSIX_RATIO,
+            )
+        )
     if r.ctxsw is not None:
         per = r.ctxsw.ns_per_switch
         out.append(
@@ -606,6 +616,22 @@ rtos context switch (semaphore ping-pong between two threads of equal priority; 
 rt_sem_give, one blocking rt_sem_take and the full register switch with FP/SIMD state):"""
 
 
+POSIX_COST_TEXT = """
+The POSIX layer's cost (rtos/posix/bench/cost.c, bare, one boot): the same work through POSIX and
+through the native rtos calls, timed with the same clock; averages in ns, the worst cases where the
+program measures them one by one."""
+
+
+def _posix_cost_table(r: BenchResults) -> list[str]:
+    lines = [_para(POSIX_COST_TEXT), ""]
+    lines += ["| work | native (ns) | POSIX (ns) | ratio | worst native / POSIX (ns) |"]
+    lines += ["|---|---:|---:|---:|---:|"]
+    for c in r.posix_cost:
+        worst = f"{c.native_max_ns} / {c.posix_max_ns}" if c.native_max_ns is not None else "-"
+        lines.append(f"| {c.what} | {c.native_ns:.3f} | {c.posix_ns:.3f} | {c.ratio:.3f} | {worst} |")
+    return lines
+
+
 def render_section(r: BenchResults, csv_file: Path, png_file: Path | None, output: Path) -> str:
     """The Markdown between the mode's markers (markers not included)."""
     rel = output.parent
@@ -690,6 +716,8 @@ def render_section(r: BenchResults, csv_file: Path, png_file: Path | None, outpu
         c = r.ctxsw
         lines += [_para(CTXSW_TEXT), "", "| switches | total (ns) | ns per switch |", "|---:|---:|---:|"]
         lines += [f"| {c.switches} | {c.total_ns} | {c.ns_per_switch:.3f} |", ""]
+    if r.posix_cost:
+        lines += [*_posix_cost_table(r), ""]
     lines += [f"Hypervisor size: {r.hyp_lines} non-blank lines of C and assembly (hyp/ and lib/).", ""]
     lines += ["### How each case runs", ""]
     lines += [HOW_RTOS.strip("\n") + " " + _partition_note(r)]

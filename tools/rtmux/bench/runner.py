@@ -189,6 +189,7 @@ def run_bench(opts: Options, out: TextIO | None = None) -> BenchResults:
             results.linux[run.id] = o.linux
         if o.ctxsw is not None:
             results.ctxsw = o.ctxsw
+        results.posix_cost += o.posix_cost
     order = [
         "rtos-bare-idle",
         "rtos-bare-load",
