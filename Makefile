@@ -125,6 +125,10 @@ $(P)/%.o: %.c
 	@echo "  CC      $<"
 	$(Q)$(CC) $(POSIX_FLAGS) $(POSIX_INC) -MMD -MP -c -o $@ $<
 
+# The layer's public headers are -isystem, which -MMD leaves out of the .d files: every object depends on
+# them all (they are few, and a change of CLOCKS_PER_SEC or a limit must reach every user).
+$(patsubst %.c,$(P)/%.o,$(PSRC)): $(shell find rtos/posix/include -name '*.h')
+
 $(P)/librtos-posix.a: $(patsubst %.c,$(P)/%.o,$(PSRC))
 	@rm -f $@
 	@echo "  AR      $@"
