@@ -1,11 +1,15 @@
 /*
  * Start-up of an application linked with the C library: the rtos's rt_main (run by the kernel in its
- * "main" thread) sets up the C library, runs the constructors, starts main() in a thread of its own
- * (rtmux/main.h) and, when main() returns, exits with its value.
+ * "main" thread) sets up the C library, runs the constructors, starts main() in a POSIX thread of its
+ * own (rtmux/main.h; so pthread_self, pthread_exit and pthread_join work with it) and, when main()
+ * returns, exits with its value.
  */
+#include <errno.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "../posix/pthread_impl.h"
 #include "libc.h"
 #include "rtmux/main.h"
 #include "rtos/console.h"
@@ -25,7 +29,7 @@ static char program_name[] = "rtos";
 static char *main_argv[] = {program_name, NULL};
 static int main_status;
 
-static void main_entry(void *arg)
+static void *main_entry(void *arg)
 {
     (void)arg;
     main_status = main(1, main_argv);
@@ -43,18 +47,32 @@ void rt_main(void)
     }
     const struct rtmux_main_thread *cfg = &rtmux_main_thread;
     size_t size = (cfg->stack_size + 15u) & ~(size_t)15u;
-    static rt_thread_t thread;
-    void *stack = aligned_alloc(16, size);
-    if (stack == NULL) {
-        rt_printf("rtos: main's stack of %lu bytes does not fit in the heap (HEAP_SIZE)\n",
-                  (unsigned long)size);
-        rt_panic("no stack for main");
+    /* A joinable SCHED_FIFO thread at the configured priority; its stack comes from the heap. */
+    pthread_attr_t attr;
+    struct sched_param param = {.sched_priority = cfg->priority};
+    int err = pthread_attr_init(&attr);
+    if (err == 0) {
+        err = pthread_attr_setinheritsched(&attr, PTHREAD_EXPLICIT_SCHED);
     }
-    int rc = rt_thread_create(&thread, "main", main_entry, NULL, stack, size, (unsigned)cfg->priority);
-    if (rc != RT_OK) {
+    if (err == 0) {
+        err = pthread_attr_setschedpolicy(&attr, SCHED_FIFO);
+    }
+    if (err == 0) {
+        err = pthread_attr_setschedparam(&attr, &param);
+    }
+    if (err == 0) {
+        err = pthread_attr_setstacksize(&attr, size);
+    }
+    pthread_t thread;
+    if (err == 0) {
+        err = posix_thread_create_named(&thread, &attr, main_entry, NULL, "main");
+    }
+    if (err != 0) {
         rt_printf("rtos: RTMUX_MAIN_THREAD(%d, %lu): %s\n", cfg->priority, (unsigned long)size,
-                  rt_strerror(rc));
+                  err == EAGAIN ? "the stack does not fit in the heap (HEAP_SIZE)"
+                                : "priority 1-255 and a stack of PTHREAD_STACK_MIN bytes or more");
         rt_panic("cannot start main");
     }
-    /* This thread has nothing more to do; main's thread ends the system through exit(). */
+    /* This thread has nothing more to do; main's thread ends the system through exit(), or the last
+     * POSIX thread through pthread_exit(). */
 }

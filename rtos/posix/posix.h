@@ -14,6 +14,13 @@
 /* The errno value for an rtos status code (RT_ETIMEDOUT -> ETIMEDOUT, RT_EWOULDBLOCK -> EAGAIN, ...). */
 int posix_errno(int rt_status);
 
+/*
+ * A cancellation point (pthread.c): a pending pthread_cancel of the calling thread, if its cancel state
+ * allows, ends the thread here (its cleanup handlers and destructors run). Blocking calls that are
+ * cancellation points call it on entry (sem_wait, nanosleep, mq_receive, ...).
+ */
+void posix_testcancel(void);
+
 /* Whether ts is a valid time: tv_sec >= 0 and 0 <= tv_nsec < 1e9 (EINVAL otherwise). */
 bool posix_timespec_valid(const struct timespec *ts);
 
