@@ -138,14 +138,16 @@ int clock_nanosleep(clockid_t clk, int flags, const struct timespec *rqtp, struc
     if (clk == CLOCK_PROCESS_CPUTIME_ID) {
         return ENOTSUP; /* a CPU-time clock: the spec's ENOTSUP */
     }
-    if (!posix_clock_waitable(clk) || !posix_timespec_valid(rqtp)) {
+    /* A relative interval must not be negative; an absolute time may be (before the Epoch: passed). */
+    bool abs = (flags & TIMER_ABSTIME) != 0;
+    if (!posix_clock_waitable(clk) || !(abs ? posix_abstime_valid(rqtp) : posix_timespec_valid(rqtp))) {
         return EINVAL; /* among them the calling thread's CPU-time clock, as the spec says */
     }
     if (rt_in_irq()) {
         return EPERM;
     }
-    rt_time_t t = posix_timespec_ns(rqtp);
-    if ((flags & TIMER_ABSTIME) == 0) {
+    rt_time_t t = abs ? posix_abstime_ns(rqtp) : posix_timespec_ns(rqtp);
+    if (!abs) {
         /* Relative: the same length on either clock, a step of CLOCK_REALTIME changes nothing. */
         rt_time_t now = rt_time_now();
         return sleep_until_mono(t < RT_FOREVER - 1u - now ? now + t : RT_FOREVER - 1u);

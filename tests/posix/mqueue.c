@@ -313,6 +313,10 @@ static void test_timed(void)
     errno = 0;
     CHECK_EQ(mq_timedreceive(q, buf, 8, NULL, &bad), -1);
     CHECK_EQ(errno, EINVAL);
+    struct timespec before_epoch = {.tv_sec = -5, .tv_nsec = 0}; /* passed, not EINVAL */
+    errno = 0;
+    CHECK_EQ(mq_timedreceive(q, buf, 8, NULL, &before_epoch), -1);
+    CHECK_EQ(errno, ETIMEDOUT);
     errno = 0;
     CHECK_EQ(mq_timedreceive(q, buf, 8, NULL, NULL), -1);
     CHECK_EQ(errno, EINVAL);
