@@ -125,11 +125,16 @@ int gettimeofday(struct timeval *restrict tv, void *restrict tz)
     return 0;
 }
 
-/* A wait of the calling thread until `deadline` (CLOCK_MONOTONIC, ns); 0 or an error number. */
+/*
+ * A wait of the calling thread until `deadline` (CLOCK_MONOTONIC, ns); 0 or an error number. The sleeps
+ * are cancellation points: a pending request is acted on at entry (clock_nanosleep) and after each
+ * sleep, which a request does not shorten (rt_sleep_until keeps the release point exact; posix.md).
+ */
 static int sleep_until_mono(rt_time_t deadline)
 {
     int rc = rt_sleep_until(deadline);
-    return rc == RT_OK ? 0 : posix_errno(rc); /* RT_EPERM: called from an interrupt handler */
+    posix_testcancel();
+    return rc == RT_OK ? 0 : posix_errno(rc);
 }
 
 int clock_nanosleep(clockid_t clk, int flags, const struct timespec *rqtp, struct timespec *rmtp)
@@ -146,6 +151,7 @@ int clock_nanosleep(clockid_t clk, int flags, const struct timespec *rqtp, struc
     if (rt_in_irq()) {
         return EPERM;
     }
+    posix_testcancel();
     rt_time_t t = abs ? posix_abstime_ns(rqtp) : posix_timespec_ns(rqtp);
     if (!abs) {
         /* Relative: the same length on either clock, a step of CLOCK_REALTIME changes nothing. */

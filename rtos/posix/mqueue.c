@@ -333,9 +333,20 @@ static int wait_unit(rt_sem_t *s, int flags, const struct timespec *abstime, boo
     return rc == RT_OK ? 0 : posix_errno(rc);
 }
 
+/* The sends and receives are cancellation points: a pending request is acted on at entry, before the
+ * call takes a reference (not from an interrupt handler, which begin() refuses); a thread blocked in
+ * one is not woken by a request (docs/posix.md). */
+static void cancel_point(void)
+{
+    if (!rt_in_irq()) {
+        posix_testcancel();
+    }
+}
+
 static int send(mqd_t mqd, const char *msg, size_t len, unsigned prio, const struct timespec *abstime,
                 bool timed)
 {
+    cancel_point();
     int flags = 0;
     struct pmq *q = begin(mqd, O_WRONLY, &flags);
     if (q == NULL) {
@@ -381,6 +392,7 @@ static int send(mqd_t mqd, const char *msg, size_t len, unsigned prio, const str
 static ssize_t receive(mqd_t mqd, char *msg, size_t len, unsigned *prio, const struct timespec *abstime,
                        bool timed)
 {
+    cancel_point();
     int flags = 0;
     struct pmq *q = begin(mqd, O_RDONLY, &flags);
     if (q == NULL) {

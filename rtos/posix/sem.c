@@ -75,8 +75,19 @@ static int take(sem_t *p, rt_time_t timeout)
     return rc == RT_OK ? 0 : posix_errno(rc);
 }
 
+/* sem_wait, sem_timedwait and sem_clockwait are cancellation points: a pending request is acted on at
+ * entry (not from an interrupt handler, which the call refuses); a thread blocked in one is not woken
+ * by a request (docs/posix.md). */
+static void cancel_point(void)
+{
+    if (!rt_in_irq()) {
+        posix_testcancel();
+    }
+}
+
 int sem_wait(sem_t *sem)
 {
+    cancel_point();
     sem_t *p = live(sem);
     if (p == NULL) {
         return fail(EINVAL);
@@ -97,6 +108,7 @@ int sem_trywait(sem_t *sem)
 
 int sem_clockwait(sem_t *restrict sem, clockid_t clock, const struct timespec *restrict abstime)
 {
+    cancel_point();
     sem_t *p = live(sem);
     if (p == NULL || !posix_clock_waitable(clock)) {
         return fail(EINVAL);
