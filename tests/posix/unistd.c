@@ -1,6 +1,6 @@
 /*
  * <unistd.h>'s questions about the system: sysconf (the options the rtos has, its limits, unknown
- * names) and the ids of the one user.
+ * names), <limits.h>'s minimum values, and the ids of the one user.
  */
 #include <errno.h>
 #include <limits.h>
@@ -40,6 +40,17 @@ int main(void)
     errno = 0;
     CHECK_EQ(sysconf(100000), -1);
     CHECK_EQ(errno, EINVAL);
+    /* <limits.h>: the standard's minimum values, which the rtos's own limits meet. */
+    CHECK_EQ(_POSIX_OPEN_MAX, 20);
+    CHECK_EQ(_POSIX_MQ_OPEN_MAX, 8);
+    CHECK_EQ(_POSIX_TIMER_MAX, 32);
+    CHECK(sysconf(_SC_MQ_OPEN_MAX) >= _POSIX_MQ_OPEN_MAX);
+    CHECK(sysconf(_SC_MQ_PRIO_MAX) >= _POSIX_MQ_PRIO_MAX);
+    CHECK(sysconf(_SC_SEM_VALUE_MAX) >= _POSIX_SEM_VALUE_MAX);
+    CHECK(sysconf(_SC_TIMER_MAX) >= _POSIX_TIMER_MAX);
+    CHECK(sysconf(_SC_DELAYTIMER_MAX) >= _POSIX_DELAYTIMER_MAX);
+    CHECK(sysconf(_SC_THREAD_KEYS_MAX) >= _POSIX_THREAD_KEYS_MAX);
+    CHECK(sysconf(_SC_THREAD_DESTRUCTOR_ITERATIONS) >= _POSIX_THREAD_DESTRUCTOR_ITERATIONS);
     /* One user, with every privilege. */
     CHECK_EQ(getuid(), 0);
     CHECK_EQ(geteuid(), 0);
