@@ -24,6 +24,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=Path("build/posix-conformance"))
     ap.add_argument("--timeout", type=float, default=20.0, help="wall-clock seconds per test")
     ap.add_argument("--jobs", type=int, default=2, help="builds side by side (no QEMU runs meanwhile)")
+    ap.add_argument("--heap-size", type=int, default=suite.DEFAULT_HEAP_SIZE, help="HEAP_SIZE in bytes")
     ap.add_argument("--qemu", default=boot.QEMU)
     ap.add_argument("patterns", nargs="*", help="interfaces (sem_*) or tests (sem_open/1-*)")
     args = ap.parse_args(argv)
@@ -46,7 +47,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     print(f"posixsuite: building {len(tests)} tests ({args.jobs} at a time)", flush=True)
     with ThreadPoolExecutor(max_workers=max(args.jobs, 1)) as pool:
-        built = list(pool.map(lambda t: suite.build(t, root, args.sdk, builds), tests))
+        built = list(pool.map(lambda t: suite.build(t, root, args.sdk, builds, args.heap_size), tests))
 
     rows: list[report.Row] = []
     logs = out / "logs"

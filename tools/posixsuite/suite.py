@@ -22,6 +22,8 @@ DEFAULT_PATTERNS = ("clock", "clock_*", "nanosleep", "sem_*", "mq_*", "timer_*",
 
 # The suite's own compiler settings (include/mk/config.mk.in), and its include folder and the test's.
 SUITE_CFLAGS = "-std=c99 -D_POSIX_C_SOURCE=200809L -D_XOPEN_SOURCE=700 -Wall -Wextra"
+# The C library's heap (rtos.mk's HEAP_SIZE): some tests start 100 threads of the default 16 KiB stack.
+DEFAULT_HEAP_SIZE = 4 * 1024 * 1024
 
 
 class SuiteError(Exception):
@@ -107,7 +109,9 @@ def first_missing(log: str) -> str:
     return lines[-1].strip() if lines else "build failed"
 
 
-def build(test: Test, root: Path, sdk: Path, out: Path, make: str = "make") -> BuildResult:
+def build(
+    test: Test, root: Path, sdk: Path, out: Path, heap_size: int = DEFAULT_HEAP_SIZE, make: str = "make"
+) -> BuildResult:
     """Build `test` into out/<interface>/<name>/test.img with the SDK's rtos.mk."""
     folder = out / test.interface / test.name.replace("/", "-")
     folder.mkdir(parents=True, exist_ok=True)
@@ -121,6 +125,7 @@ def build(test: Test, root: Path, sdk: Path, out: Path, make: str = "make") -> B
         "APP=test",
         f"SRCS={test.source.resolve()} {(root / 'lib' / 'common.c').resolve()}",
         f"OUT={folder.resolve()}",
+        f"HEAP_SIZE={heap_size}",
         f"EXTRA_CFLAGS={SUITE_CFLAGS} -I{(root / 'include').resolve()} -I{test.source.parent.resolve()}",
     ]
     env = {**os.environ, "LC_ALL": "C"}  # the compiler's messages in ASCII, as first_missing reads them
