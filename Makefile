@@ -24,7 +24,8 @@ KFLAGS  := -mgeneral-regs-only
 BOARD   := qemu-virt
 LIBGCC   = $$($(CC) -print-libgcc-file-name)
 
-.PHONY: all rtos hyp guests linux-programs sdk posix-tests posix-conformance deps run test unit lint cycles format format-check pytest-unit \
+.PHONY: all rtos hyp guests linux-programs sdk posix-tests posix-bench posix-conformance deps run test unit lint cycles \
+        format format-check pytest-unit \
         pytest-system bench clean
 all: rtos hyp linux-programs
 
@@ -118,16 +119,13 @@ PSRC       := $(wildcard rtos/libc/*.c rtos/posix/*.c)
 POSIX_INC   = -nostdinc -isystem rtos/posix/include -isystem $(PICOLIBC)/include -isystem $(GCC_INC) \
               -Irtos/include -Irtos/arch/arm64/include
 POSIX_FLAGS = -std=c11 -D_POSIX_C_SOURCE=200809L -fno-common -fno-stack-protector -fno-pic -mcpu=cortex-a72 \
-              -O2 -g -ftls-model=local-exec -ffunction-sections -fdata-sections $(KFLAGS) $(WARN)
+              -O2 -g -ftls-model=local-exec -ffunction-sections -fdata-sections \
+              $(KFLAGS) $(WARN)
 
 $(P)/%.o: %.c
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
-	$(Q)$(CC) $(POSIX_FLAGS) $(POSIX_INC) -MMD -MP -c -o $@ $<
-
-# The layer's public headers are -isystem, which -MMD leaves out of the .d files: every object depends on
-# them all (they are few, and a change of CLOCKS_PER_SEC or a limit must reach every user).
-$(patsubst %.c,$(P)/%.o,$(PSRC)): $(shell find rtos/posix/include -name '*.h')
+	$(Q)$(CC) $(POSIX_FLAGS) $(POSIX_INC) -MD -MP -c -o $@ $<
 
 $(P)/librtos-posix.a: $(patsubst %.c,$(P)/%.o,$(PSRC))
 	@rm -f $@
@@ -157,8 +155,17 @@ posix-tests: $(foreach t,$(PTESTS),$(PT)/$(t).img)
 $(PT)/%.img: tests/posix/%.c $(wildcard tests/posix/*.h) $(SDK)/VERSION
 	@mkdir -p $(PT)/$*
 	@echo "  APP     $@"
-	$(Q)$(MAKE) -s --no-print-directory -f $(SDK)/rtos.mk RTOS_SDK=$(SDK) APP=$* SRCS=$(abspath $<) \
+	$(Q)$(MAKE) -s --no-print-directory -f $(SDK)/rtos.mk RTOS_SDK=$(SDK) APP=$* SRCS=$< \
 	    OUT=$(PT)/$* EXTRA_CFLAGS="$(WARN) -Wno-sign-conversion" && cp $(PT)/$*/$*.img $@ && cp $(PT)/$*/$*.elf $(PT)/$*.elf
+
+# The POSIX layer's cost over the native API (rtos/posix/bench/cost.c; `./rtmux bench` runs it).
+posix-bench: $(PT)/cost.img
+
+$(PT)/cost.img: rtos/posix/bench/cost.c $(SDK)/VERSION
+	@mkdir -p $(PT)/cost
+	@echo "  APP     $@"
+	$(Q)$(MAKE) -s --no-print-directory -f $(SDK)/rtos.mk RTOS_SDK=$(SDK) APP=cost SRCS=$< \
+	    OUT=$(PT)/cost EXTRA_CFLAGS="$(WARN)" && cp $(PT)/cost/cost.img $@ && cp $(PT)/cost/cost.elf $(PT)/cost.elf
 
 -include $(shell find $(P) -name '*.d' 2>/dev/null)
 
@@ -282,8 +289,10 @@ format-check:
 # No two source files of one image may depend on each other in a cycle (symbol references between
 # their objects; tools/devcheck/cycles.py). Each rtos application is checked with the library it links.
 RTOS_LIB_DIRS = rtos/kernel rtos/lib rtos/drivers rtos/arch lib
-cycles: deps rtos hyp
+cycles: deps rtos hyp $(P)/librtos-posix.a
 	@PYTHONPATH=tools $(PYTHON) -m devcheck.cycles --name hypervisor --root $(H) $(H)
+	@PYTHONPATH=tools $(PYTHON) -m devcheck.cycles --name "rtos C library and POSIX" --root $(P) \
+	    $(P)/rtos/libc $(P)/rtos/posix
 	@set -e; for a in $(APPS); do \
 	    case " $(ASSERT_APPS) " in *" $$a "*) lib=$(BA);; *) lib=$(B);; esac; \
 	    PYTHONPATH=tools $(PYTHON) -m devcheck.cycles --name "rtos $$a" --root $$lib --root $(B) \

@@ -190,7 +190,8 @@ int rt_thread_join(rt_thread_t *t, rt_time_t timeout)
 
 int rt_thread_is_dead(const rt_thread_t *t)
 {
-    return t == NULL || t->state == K_THREAD_DEAD || t->state == K_THREAD_UNUSED;
+    return t == NULL || t->magic != K_MAGIC_THREAD || t->state == K_THREAD_DEAD ||
+           t->state == K_THREAD_UNUSED;
 }
 
 uint64_t rt_thread_switch_count(const rt_thread_t *t)

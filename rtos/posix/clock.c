@@ -53,9 +53,29 @@ int posix_clock_ns(clockid_t clk, rt_time_t *ns)
         *ns = now > idle ? now - idle : 0;
         return 0;
     }
-    default:
-        return EINVAL;
+    default: {
+        const rt_thread_t *t = posix_thread_clock(clk);
+        if (t == NULL || rt_thread_is_dead(t)) {
+            return EINVAL; /* not a clock, or the thread it measured has ended */
+        }
+        *ns = rt_thread_cpu_time(t);
+        return 0;
     }
+    }
+}
+
+/* The image's bounds (lib/arm64/image.ld.S): every rtos thread object lies inside, statically
+ * allocated or on the heap. */
+extern const char _start[], _end[];
+
+const rt_thread_t *posix_thread_clock(clockid_t clk)
+{
+    uintptr_t a = (uintptr_t)clk & ~(uintptr_t)POSIX_THREAD_CLOCK_TAG;
+    if ((clk & POSIX_THREAD_CLOCK_TAG) == 0 || a < (uintptr_t)_start || a % 8u != 0 ||
+        a > (uintptr_t)_end - sizeof(rt_thread_t)) {
+        return NULL;
+    }
+    return (const rt_thread_t *)a;
 }
 
 int clock_gettime(clockid_t clk, struct timespec *tp)

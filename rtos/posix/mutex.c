@@ -18,6 +18,22 @@
 _Static_assert(sizeof(((pthread_mutex_t *)0)->__kobj) >= sizeof(rt_mutex_t),
                "pthread_mutex_t holds an rt_mutex_t");
 
+/* Whether lock and unlock can be the rtos's own calls and nothing else: the rtos's answers are
+ * ERRORCHECK's (EDEADLK for a relock, EPERM for an unlock by another thread), and no ceiling or
+ * recursion count is kept. */
+static bool fast_path(const pthread_mutex_t *m)
+{
+    return (m->__type == PTHREAD_MUTEX_ERRORCHECK || m->__type == PTHREAD_MUTEX_DEFAULT) &&
+           m->__protocol != PTHREAD_PRIO_PROTECT;
+}
+
+/* Enables the fast path once the object is live: __fast holds the object's own address, so a copy of
+ * the object (whose __fast names the original) and a destroyed one (NULL) take the whole way. */
+static void fast_enable(pthread_mutex_t *m)
+{
+    __atomic_store_n(&m->__fast, fast_path(m) ? (void *)m : NULL, __ATOMIC_RELEASE);
+}
+
 /* The mutex ready for use: a PTHREAD_MUTEX_INITIALIZER one is set up at its first use, under the
  * layer's lock so that two first users set it up once. EINVAL for anything not initialised. */
 static int mutex_get(pthread_mutex_t *m)
@@ -40,6 +56,7 @@ static int mutex_get(pthread_mutex_t *m)
         m->__next_protect = NULL;
         (void)rt_mutex_init(POSIX_KMUTEX(m));
         POSIX_SET_LIVE(m, POSIX_MAGIC_MUTEX);
+        fast_enable(m);
     }
     int ret = POSIX_LIVE(m, POSIX_MAGIC_MUTEX) ? 0 : EINVAL;
     posix_unlock();
@@ -162,9 +179,25 @@ static int lock(pthread_mutex_t *m, enum lock_mode mode, const struct timespec *
     return 0;
 }
 
-int pthread_mutex_lock(pthread_mutex_t *mutex)
+/*
+ * A DEFAULT or ERRORCHECK mutex without PTHREAD_PRIO_PROTECT (__fast) is locked and unlocked by the
+ * rtos's own calls and nothing else (the POSIX layer's cost over the native pair, BENCHMARKS.md): the
+ * rtos checks its own object, waits with priority inheritance, answers a relock with RT_EDEADLK and an
+ * unlock by another thread with RT_EPERM, which are ERRORCHECK's errors. __depth, which only a
+ * recursive mutex's owner reads, is not kept for them. Everything else goes the whole way (lock()).
+ */
+__attribute__((noinline)) static int lock_wait(pthread_mutex_t *mutex)
 {
     return lock(mutex, LOCK_WAIT, NULL, true);
+}
+
+int pthread_mutex_lock(pthread_mutex_t *mutex)
+{
+    if (__builtin_expect(mutex != NULL && mutex->__fast == mutex, 1)) {
+        int rc = rt_mutex_lock(POSIX_KMUTEX(mutex), RT_FOREVER);
+        return __builtin_expect(rc == RT_OK, 1) ? 0 : posix_errno(rc);
+    }
+    return lock_wait(mutex);
 }
 
 int pthread_mutex_trylock(pthread_mutex_t *mutex)
@@ -177,7 +210,18 @@ int pthread_mutex_timedlock(pthread_mutex_t *restrict mutex, const struct timesp
     return lock(mutex, LOCK_TIMED, abstime, true);
 }
 
+static int unlock_slow(pthread_mutex_t *mutex);
+
 int pthread_mutex_unlock(pthread_mutex_t *mutex)
+{
+    if (__builtin_expect(mutex != NULL && mutex->__fast == mutex, 1)) {
+        int rc = rt_mutex_unlock(POSIX_KMUTEX(mutex));
+        return __builtin_expect(rc == RT_OK, 1) ? 0 : posix_errno(rc);
+    }
+    return unlock_slow(mutex);
+}
+
+__attribute__((noinline)) static int unlock_slow(pthread_mutex_t *mutex)
 {
     int ret = mutex_get(mutex);
     if (ret != 0) {
@@ -243,8 +287,10 @@ int pthread_mutex_init(pthread_mutex_t *restrict mutex, const pthread_mutexattr_
     mutex->__prioceiling = attr != NULL ? attr->__prioceiling : RT_PRIO_MAX;
     mutex->__depth = 0;
     mutex->__next_protect = NULL;
+    mutex->__fast = NULL;
     (void)rt_mutex_init(POSIX_KMUTEX(mutex));
     POSIX_SET_LIVE(mutex, POSIX_MAGIC_MUTEX);
+    fast_enable(mutex);
     return 0;
 }
 
@@ -258,6 +304,7 @@ int pthread_mutex_destroy(pthread_mutex_t *mutex)
     if (rt_mutex_owner(POSIX_KMUTEX(mutex)) != NULL) {
         return EBUSY;
     }
+    mutex->__fast = NULL;
     mutex->__magic = 0;
     return 0;
 }

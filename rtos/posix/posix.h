@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "rtos/kobj.h"
 #include "rtos/types.h"
 
 /* The errno value for an rtos status code (RT_ETIMEDOUT -> ETIMEDOUT, RT_EWOULDBLOCK -> EAGAIN, ...). */
@@ -65,5 +66,14 @@ bool posix_clock_waitable(clockid_t clk);
  * leading '/', empty, or another '/'), or ENAMETOOLONG.
  */
 int posix_name_check(const char *name);
+
+/*
+ * pthread_getcpuclockid's clocks: the address of the thread's rtos object with bit 0 set (rtos objects
+ * are 8-byte aligned; the standard clock IDs are small even and odd numbers below 16, so none is one).
+ * posix_thread_clock returns the thread of such an ID, NULL for any other value, without reading
+ * anything outside the image (an ID made up by a caller cannot fault).
+ */
+#define POSIX_THREAD_CLOCK_TAG 1u
+const rt_thread_t *posix_thread_clock(clockid_t clk);
 
 #endif /* RTOS_POSIX_H */

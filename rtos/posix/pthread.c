@@ -730,6 +730,18 @@ void posix_apply_prio(struct rtmux_pthread *t, int floor)
     (void)rt_thread_set_priority(t->rt, (unsigned)prio);
 }
 
+int pthread_getcpuclockid(pthread_t thread, clockid_t *clock_id)
+{
+    if (!posix_thread_valid(thread) || thread->exited) {
+        return ESRCH;
+    }
+    if (clock_id == NULL) {
+        return EINVAL;
+    }
+    *clock_id = (clockid_t)((uintptr_t)thread->rt | POSIX_THREAD_CLOCK_TAG);
+    return 0;
+}
+
 int pthread_getschedparam(pthread_t thread, int *restrict policy, struct sched_param *restrict param)
 {
     if (!posix_thread_valid(thread)) {

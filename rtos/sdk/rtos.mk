@@ -41,7 +41,7 @@ all: $(OUT)/$(APP).img
 define rtos_object
 $(OUT)/$(notdir $(1:.c=.o)): $(1) $(RTOS_SDK)/VERSION
 	@mkdir -p $(OUT)
-	$(RTOS_CC) $(RTOS_CPPFLAGS) $(CPPFLAGS) $(RTOS_ARCHFLAGS) $(CFLAGS) $(EXTRA_CFLAGS) -MMD -MP -c -o $$@ $(1)
+	$(RTOS_CC) $(RTOS_CPPFLAGS) $(CPPFLAGS) $(RTOS_ARCHFLAGS) $(CFLAGS) $(EXTRA_CFLAGS) -MD -MP -c -o $$@ $(1)
 endef
 $(foreach s,$(SRCS),$(eval $(call rtos_object,$(s))))
 

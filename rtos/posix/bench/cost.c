@@ -28,11 +28,11 @@ RTMUX_MAIN_THREAD(100, 16 * 1024);
 #define PERIOD_NS 1000000u
 #define HIGH_PRIO 250
 
-struct stat {
+struct acc {
     uint64_t sum, max, n;
 };
 
-static void add(struct stat *s, uint64_t v)
+static void add(struct acc *s, uint64_t v)
 {
     s->sum += v;
     s->max = v > s->max ? v : s->max;
@@ -105,7 +105,7 @@ static void native_waiter(void *arg)
 
 static void wake_cost(void)
 {
-    struct stat native = {0}, posix = {0};
+    struct acc native = {0}, posix = {0};
     static rt_thread_t rt_waiter;
     RT_STACK_DEFINE(rt_waiter_stack, 8192);
     (void)rt_sem_init(&rsem, 0, 1);
@@ -150,7 +150,7 @@ static void wake_cost(void)
 }
 
 /* ---- periodic wake-up ---- */
-static struct stat periodic_native, periodic_posix;
+static struct acc periodic_native, periodic_posix;
 
 static void native_periodic(void *arg)
 {

@@ -85,6 +85,7 @@ typedef struct {
  */
 typedef struct {
     unsigned __magic;
+    void *__fast; /* the object's address if lock and unlock are one rtos call each, else NULL */
     void *__self;
     int __type, __protocol, __prioceiling;
     unsigned __depth;        /* locks held by the owner (recursive mutexes) */
@@ -93,7 +94,7 @@ typedef struct {
 } pthread_mutex_t;
 /* clang-format off */
 #define RTMUX_MUTEX_STATIC 0x4d555453u /* PTHREAD_MUTEX_INITIALIZER: set up by its first use */
-#define PTHREAD_MUTEX_INITIALIZER {RTMUX_MUTEX_STATIC, 0, 0, 0, 0, 0, 0, {0}}
+#define PTHREAD_MUTEX_INITIALIZER {RTMUX_MUTEX_STATIC, 0, 0, 0, 0, 0, 0, 0, {0}}
 /* clang-format on */
 
 typedef struct {
@@ -197,6 +198,9 @@ int pthread_attr_getstacksize(const pthread_attr_t *restrict attr, size_t *restr
 int pthread_attr_setstacksize(pthread_attr_t *attr, size_t stacksize);
 
 int pthread_getschedparam(pthread_t thread, int *restrict policy, struct sched_param *restrict param);
+/* The CPU-time clock of `thread`, for clock_gettime and clock_getres (not settable, no sleeps or
+ * timers on it); it stops being valid when the thread ends. */
+int pthread_getcpuclockid(pthread_t thread, clockid_t *clock_id);
 int pthread_setschedparam(pthread_t thread, int policy, const struct sched_param *param);
 int pthread_setschedprio(pthread_t thread, int prio);
 
