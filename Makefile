@@ -24,7 +24,8 @@ KFLAGS  := -mgeneral-regs-only
 BOARD   := qemu-virt
 LIBGCC   = $$($(CC) -print-libgcc-file-name)
 
-.PHONY: all rtos hyp guests linux-programs sdk posix-tests posix-bench deps run test unit lint cycles format format-check pytest-unit \
+.PHONY: all rtos hyp guests linux-programs sdk posix-tests posix-bench posix-conformance deps run test unit lint cycles \
+        format format-check pytest-unit \
         pytest-system bench clean
 all: rtos hyp linux-programs
 
@@ -167,6 +168,16 @@ $(PT)/cost.img: rtos/posix/bench/cost.c $(SDK)/VERSION
 	    OUT=$(PT)/cost EXTRA_CFLAGS="$(WARN)" && cp $(PT)/cost/cost.img $@ && cp $(PT)/cost/cost.elf $(PT)/cost.elf
 
 -include $(shell find $(P) -name '*.d' 2>/dev/null)
+
+# The POSIX layer against the Open POSIX Test Suite (docs/posix.md, "Conformance"): SUITE is the suite's
+# root, extracted by the user (it is not part of rtmux, nor of `make test`). Builds each test of the
+# interfaces the rtos implements with the SDK, boots each bare in icount, one at a time, and writes
+# build/posix-conformance/report.{csv,md}. POSIX_TESTS narrows it: sem_* or sem_open/1-1 (patterns).
+POSIX_TESTS ?=
+posix-conformance: deps sdk
+	@if [ -z "$(SUITE)" ]; then echo "posix-conformance: set SUITE=DIR, the Open POSIX Test Suite's root (docs/posix.md, \"Conformance\")" >&2; exit 2; fi
+	@if [ ! -d "$(SUITE)" ]; then echo "posix-conformance: SUITE=$(SUITE): no such folder (docs/posix.md, \"Conformance\")" >&2; exit 2; fi
+	PYTHONPATH=tools $(PYTHON) -m posixsuite --suite "$(SUITE)" --sdk $(SDK) --out $(BUILD)/posix-conformance $(POSIX_TESTS)
 
 # ---------------------------------------------------------------- hypervisor
 # build/hyp/rtmux.img is the hypervisor alone; ./rtmux appends the configuration blob and the partitions'

@@ -145,11 +145,16 @@ int gettimeofday(struct timeval *restrict tv, void *restrict tz)
     return 0;
 }
 
-/* A wait of the calling thread until `deadline` (CLOCK_MONOTONIC, ns); 0 or an error number. */
+/*
+ * A wait of the calling thread until `deadline` (CLOCK_MONOTONIC, ns); 0 or an error number. The sleeps
+ * are cancellation points: a pending request is acted on at entry (clock_nanosleep) and after each
+ * sleep, which a request does not shorten (rt_sleep_until keeps the release point exact; posix.md).
+ */
 static int sleep_until_mono(rt_time_t deadline)
 {
     int rc = rt_sleep_until(deadline);
-    return rc == RT_OK ? 0 : posix_errno(rc); /* RT_EPERM: called from an interrupt handler */
+    posix_testcancel();
+    return rc == RT_OK ? 0 : posix_errno(rc);
 }
 
 int clock_nanosleep(clockid_t clk, int flags, const struct timespec *rqtp, struct timespec *rmtp)
@@ -158,14 +163,17 @@ int clock_nanosleep(clockid_t clk, int flags, const struct timespec *rqtp, struc
     if (clk == CLOCK_PROCESS_CPUTIME_ID) {
         return ENOTSUP; /* a CPU-time clock: the spec's ENOTSUP */
     }
-    if (!posix_clock_waitable(clk) || !posix_timespec_valid(rqtp)) {
+    /* A relative interval must not be negative; an absolute time may be (before the Epoch: passed). */
+    bool abs = (flags & TIMER_ABSTIME) != 0;
+    if (!posix_clock_waitable(clk) || !(abs ? posix_abstime_valid(rqtp) : posix_timespec_valid(rqtp))) {
         return EINVAL; /* among them the calling thread's CPU-time clock, as the spec says */
     }
     if (rt_in_irq()) {
         return EPERM;
     }
-    rt_time_t t = posix_timespec_ns(rqtp);
-    if ((flags & TIMER_ABSTIME) == 0) {
+    posix_testcancel();
+    rt_time_t t = abs ? posix_abstime_ns(rqtp) : posix_timespec_ns(rqtp);
+    if (!abs) {
         /* Relative: the same length on either clock, a step of CLOCK_REALTIME changes nothing. */
         rt_time_t now = rt_time_now();
         return sleep_until_mono(t < RT_FOREVER - 1u - now ? now + t : RT_FOREVER - 1u);

@@ -12,7 +12,7 @@
  * and waiting senders and receivers are served most urgent first (the kernel's wait queues), FIFO
  * within a priority.
  *
- * Every call but mq_notify takes mutexes, so none is for interrupt handlers (EPERM there).
+ * Every call takes mutexes, so none is for interrupt handlers (EPERM there).
  * Descriptors (mqd_t) are a slot of a fixed table (low 8 bits, plus one) and that slot's generation,
  * so a closed descriptor or any other number is EBADF and never followed as a pointer. One mutex
  * (`table`) guards the descriptors, the list of names and every queue's reference count: a queue is
@@ -270,7 +270,11 @@ int mq_close(mqd_t mqd)
 
 int mq_unlink(const char *name)
 {
+    /* A name no queue can have names none: ENOENT (the standard lists no EINVAL here). */
     int err = posix_name_check(name);
+    if (err == EINVAL) {
+        err = ENOENT;
+    }
     if (err == 0 && rt_in_irq()) {
         err = EPERM;
     }
@@ -329,9 +333,20 @@ static int wait_unit(rt_sem_t *s, int flags, const struct timespec *abstime, boo
     return rc == RT_OK ? 0 : posix_errno(rc);
 }
 
+/* The sends and receives are cancellation points: a pending request is acted on at entry, before the
+ * call takes a reference (not from an interrupt handler, which begin() refuses); a thread blocked in
+ * one is not woken by a request (docs/posix.md). */
+static void cancel_point(void)
+{
+    if (!rt_in_irq()) {
+        posix_testcancel();
+    }
+}
+
 static int send(mqd_t mqd, const char *msg, size_t len, unsigned prio, const struct timespec *abstime,
                 bool timed)
 {
+    cancel_point();
     int flags = 0;
     struct pmq *q = begin(mqd, O_WRONLY, &flags);
     if (q == NULL) {
@@ -377,6 +392,7 @@ static int send(mqd_t mqd, const char *msg, size_t len, unsigned prio, const str
 static ssize_t receive(mqd_t mqd, char *msg, size_t len, unsigned *prio, const struct timespec *abstime,
                        bool timed)
 {
+    cancel_point();
     int flags = 0;
     struct pmq *q = begin(mqd, O_RDONLY, &flags);
     if (q == NULL) {
@@ -474,9 +490,15 @@ int mq_setattr(mqd_t mqd, const struct mq_attr *restrict attr, struct mq_attr *r
     return slot < 0 ? fail(EBADF) : 0;
 }
 
+/* Notifications are not implemented: a valid descriptor gets ENOSYS, unless the call removes a
+ * registration (NULL), which it never has; any other descriptor is EBADF, as the standard says. */
 int mq_notify(mqd_t mqd, const struct sigevent *notification)
 {
-    (void)mqd;
-    (void)notification;
-    return fail(ENOSYS);
+    int flags = 0;
+    struct pmq *q = begin(mqd, -1, &flags);
+    if (q == NULL) {
+        return -1; /* EBADF (or EPERM in an interrupt handler) */
+    }
+    end(q);
+    return notification == NULL ? 0 : fail(ENOSYS);
 }

@@ -25,6 +25,14 @@ void posix_testcancel(void);
 /* Whether ts is a valid time: tv_sec >= 0 and 0 <= tv_nsec < 1e9 (EINVAL otherwise). */
 bool posix_timespec_valid(const struct timespec *ts);
 
+/*
+ * An absolute time is valid when 0 <= tv_nsec < 1e9: the standard's EINVAL for absolute waits names
+ * the nanoseconds only, and a negative tv_sec is a time before the Epoch, passed already on either
+ * clock (neither is ever negative here), so posix_abstime_ns gives 0 for it.
+ */
+bool posix_abstime_valid(const struct timespec *ts);
+rt_time_t posix_abstime_ns(const struct timespec *ts);
+
 /* ts as ns, saturated at RT_FOREVER - 1 (a time that far never comes, but is not "forever"). */
 rt_time_t posix_timespec_ns(const struct timespec *ts);
 struct timespec posix_ns_timespec(rt_time_t ns);
@@ -37,7 +45,8 @@ extern int64_t posix_realtime_offset;
 
 /*
  * The rtos timeout (a duration, RT_NO_WAIT if already passed) for an absolute time `abs` on clock
- * `clk` (CLOCK_REALTIME or CLOCK_MONOTONIC), as of now. Returns 0, or EINVAL for a bad clock or time.
+ * `clk` (CLOCK_REALTIME or CLOCK_MONOTONIC), as of now. Returns 0, or EINVAL for a bad clock or time
+ * (posix_abstime_valid: a time before the Epoch has passed).
  * A later step of CLOCK_REALTIME does not change a wait already computed (docs/posix.md).
  */
 int posix_abs_timeout(clockid_t clk, const struct timespec *abs, rt_time_t *timeout);

@@ -22,6 +22,11 @@
 
 #define PSEM_MAGIC 0x50536d34u /* "PSm4" */
 
+/* The rtos semaphore in a sem_t's opaque storage (<semaphore.h> includes no rtos header). */
+#define KSEM(p) ((rt_sem_t *)(void *)(p)->__kobj)
+_Static_assert(sizeof(((sem_t *)0)->__kobj) >= sizeof(rt_sem_t), "sem_t holds an rt_sem_t");
+_Static_assert(_Alignof(unsigned long) >= _Alignof(rt_sem_t), "sem_t's storage is aligned for an rt_sem_t");
+
 /* The semaphore behind sem, or NULL if it holds none that is live. */
 static sem_t *live(sem_t *sem)
 {
@@ -38,7 +43,7 @@ static void setup(sem_t *p, unsigned value, bool named)
 {
     p->__waiters = 0;
     p->__named = named;
-    (void)rt_sem_init(&p->__sem, value, SEM_VALUE_MAX); /* cannot fail: valid object, value <= max */
+    (void)rt_sem_init(KSEM(p), value, SEM_VALUE_MAX); /* cannot fail: valid object, value <= max */
     p->__magic = PSEM_MAGIC;
 }
 
@@ -70,13 +75,24 @@ int sem_destroy(sem_t *sem)
 static int take(sem_t *p, rt_time_t timeout)
 {
     __atomic_fetch_add(&p->__waiters, 1u, __ATOMIC_ACQ_REL);
-    int rc = rt_sem_take(&p->__sem, timeout);
+    int rc = rt_sem_take(KSEM(p), timeout);
     __atomic_fetch_sub(&p->__waiters, 1u, __ATOMIC_ACQ_REL);
     return rc == RT_OK ? 0 : posix_errno(rc);
 }
 
+/* sem_wait, sem_timedwait and sem_clockwait are cancellation points: a pending request is acted on at
+ * entry (not from an interrupt handler, which the call refuses); a thread blocked in one is not woken
+ * by a request (docs/posix.md). */
+static void cancel_point(void)
+{
+    if (!rt_in_irq()) {
+        posix_testcancel();
+    }
+}
+
 int sem_wait(sem_t *sem)
 {
+    cancel_point();
     sem_t *p = live(sem);
     if (p == NULL) {
         return fail(EINVAL);
@@ -91,18 +107,19 @@ int sem_trywait(sem_t *sem)
     if (p == NULL) {
         return fail(EINVAL);
     }
-    int rc = rt_sem_take(&p->__sem, RT_NO_WAIT);
+    int rc = rt_sem_take(KSEM(p), RT_NO_WAIT);
     return rc == RT_OK ? 0 : fail(posix_errno(rc)); /* RT_EWOULDBLOCK: EAGAIN */
 }
 
 int sem_clockwait(sem_t *restrict sem, clockid_t clock, const struct timespec *restrict abstime)
 {
+    cancel_point();
     sem_t *p = live(sem);
     if (p == NULL || !posix_clock_waitable(clock)) {
         return fail(EINVAL);
     }
     /* The spec: abstime need not be valid when the semaphore can be taken at once. */
-    if (rt_sem_take(&p->__sem, RT_NO_WAIT) == RT_OK) {
+    if (rt_sem_take(KSEM(p), RT_NO_WAIT) == RT_OK) {
         return 0;
     }
     rt_time_t timeout;
@@ -127,7 +144,7 @@ int sem_post(sem_t *sem)
     if (p == NULL) {
         return fail(EINVAL);
     }
-    int rc = rt_sem_give(&p->__sem); /* safe from interrupt handlers, as POSIX wants of sem_post */
+    int rc = rt_sem_give(KSEM(p)); /* safe from interrupt handlers, as POSIX wants of sem_post */
     return rc == RT_OK ? 0 : fail(posix_errno(rc)); /* RT_EOVERFLOW at SEM_VALUE_MAX */
 }
 
@@ -135,7 +152,7 @@ int sem_getvalue(sem_t *restrict sem, int *restrict value)
 {
     sem_t *p = live(sem);
     uint32_t count;
-    if (p == NULL || value == NULL || rt_sem_count(&p->__sem, &count) != RT_OK) {
+    if (p == NULL || value == NULL || rt_sem_count(KSEM(p), &count) != RT_OK) {
         return fail(EINVAL);
     }
     *value = (int)count; /* 0 while threads wait: the spec allows 0 or minus the waiters */
@@ -257,7 +274,11 @@ int sem_close(sem_t *sem)
 
 int sem_unlink(const char *name)
 {
+    /* A name no semaphore can have names none: ENOENT (the standard lists no EINVAL here). */
     int err = posix_name_check(name);
+    if (err == EINVAL) {
+        err = ENOENT;
+    }
     if (err == 0 && rt_in_irq()) {
         err = EPERM;
     }

@@ -342,8 +342,11 @@ int timer_settime(timer_t id, int flags, const struct itimerspec *restrict value
     if (value == NULL) {
         return fail(EINVAL);
     }
+    /* An absolute it_value before the Epoch has passed: it expires at once. */
     bool disarm = value->it_value.tv_sec == 0 && value->it_value.tv_nsec == 0;
-    if (!disarm && (!posix_timespec_valid(&value->it_value) || !posix_timespec_valid(&value->it_interval))) {
+    bool abs = (flags & TIMER_ABSTIME) != 0;
+    bool value_ok = abs ? posix_abstime_valid(&value->it_value) : posix_timespec_valid(&value->it_value);
+    if (!disarm && (!value_ok || !posix_timespec_valid(&value->it_interval))) {
         return fail(EINVAL);
     }
     lock_timers();
@@ -357,8 +360,9 @@ int timer_settime(timer_t id, int flags, const struct itimerspec *restrict value
     }
     t->armed = false;
     if (!disarm) {
-        rt_time_t now = rt_time_now(), v = posix_timespec_ns(&value->it_value);
-        if ((flags & TIMER_ABSTIME) == 0) {
+        rt_time_t now = rt_time_now();
+        rt_time_t v = abs ? posix_abstime_ns(&value->it_value) : posix_timespec_ns(&value->it_value);
+        if (!abs) {
             t->expiry = v < RT_FOREVER - 1u - now ? now + v : RT_FOREVER - 1u;
         } else if (t->clock == CLOCK_MONOTONIC) {
             t->expiry = v;

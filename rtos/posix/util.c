@@ -41,6 +41,16 @@ bool posix_timespec_valid(const struct timespec *ts)
     return ts != NULL && ts->tv_sec >= 0 && ts->tv_nsec >= 0 && ts->tv_nsec < 1000000000L;
 }
 
+bool posix_abstime_valid(const struct timespec *ts)
+{
+    return ts != NULL && ts->tv_nsec >= 0 && ts->tv_nsec < 1000000000L;
+}
+
+rt_time_t posix_abstime_ns(const struct timespec *ts)
+{
+    return ts->tv_sec < 0 ? 0 : posix_timespec_ns(ts);
+}
+
 rt_time_t posix_timespec_ns(const struct timespec *ts)
 {
     const rt_time_t limit = RT_FOREVER - 1u;
@@ -58,10 +68,10 @@ struct timespec posix_ns_timespec(rt_time_t ns)
 
 int posix_abs_timeout(clockid_t clk, const struct timespec *abs, rt_time_t *timeout)
 {
-    if (!posix_timespec_valid(abs) || (clk != CLOCK_REALTIME && clk != CLOCK_MONOTONIC)) {
+    if (!posix_abstime_valid(abs) || (clk != CLOCK_REALTIME && clk != CLOCK_MONOTONIC)) {
         return EINVAL;
     }
-    rt_time_t deadline = posix_timespec_ns(abs);
+    rt_time_t deadline = posix_abstime_ns(abs);
     if (clk == CLOCK_REALTIME) {
         /* monotonic = realtime - offset, clamped to the range of the rtos's clock */
         int64_t off = posix_realtime_offset;

@@ -164,6 +164,11 @@ static void test_errors(void)
         CHECK_EQ(timer_delete(bogus[i]), -1);
         CHECK_EQ(errno, EINVAL);
     }
+    /* An absolute time before the Epoch has passed: the timer expires at once (not EINVAL). */
+    struct itimerspec past = {.it_value = {-5, 0}};
+    CHECK_EQ(timer_settime(t, TIMER_ABSTIME, &past, NULL), 0);
+    CHECK_EQ(timer_gettime(t, &o), 0);
+    CHECK(o.it_value.tv_sec == 0 && o.it_value.tv_nsec == 0);
     /* Bad values. */
     errno = 0;
     CHECK_EQ(timer_settime(t, 0, NULL, NULL), -1);

@@ -12,8 +12,6 @@
 #include <limits.h>
 #include <time.h>
 
-#include "rtos/kobj.h"
-
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -24,12 +22,14 @@ extern "C" {
 #endif
 /* No limit of its own on the semaphores a process may have: the heap's for named ones. */
 
-/* A semaphore: an rtos semaphore and its state (rtos/posix/sem.c). The members are private. */
+/* A semaphore: an rtos semaphore and its state (rtos/posix/sem.c). The members are private; the rtos
+ * semaphore is opaque storage, so that this header declares no name outside the standard's (no rtos
+ * header, no <stdbool.h>: an application may call a variable `bool`). */
 typedef struct {
-    unsigned int __magic;   /* set while initialised or open: anything else is EINVAL */
-    unsigned int __waiters; /* threads inside a wait (sem_destroy's EBUSY) */
-    int __named;            /* from sem_open: sem_close, not sem_destroy */
-    rt_sem_t __sem;
+    unsigned int __magic;    /* set while initialised or open: anything else is EINVAL */
+    unsigned int __waiters;  /* threads inside a wait (sem_destroy's EBUSY) */
+    int __named;             /* from sem_open: sem_close, not sem_destroy */
+    unsigned long __kobj[4]; /* the rtos semaphore (rt_sem_t) */
 } sem_t;
 
 #define SEM_FAILED ((sem_t *)0)

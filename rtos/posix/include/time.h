@@ -9,4 +9,11 @@
 
 #include_next <time.h>
 
+/* XSI: CLOCKS_PER_SEC is one million (picolibc's is 100 on arm64). times() counts in it and clock()
+ * sums what times() says (rtos/libc/syscalls.c), so clock() is in microseconds. */
+#undef CLOCKS_PER_SEC
+#define CLOCKS_PER_SEC ((clock_t)1000000)
+#undef CLK_TCK
+#define CLK_TCK CLOCKS_PER_SEC
+
 #endif /* RTMUX_TIME_H */
