@@ -108,8 +108,9 @@ int pthread_barrierattr_getpshared(const pthread_barrierattr_t *restrict attr, i
 
 int pthread_barrierattr_setpshared(pthread_barrierattr_t *attr, int pshared)
 {
-    if (!BATTR_OK(attr) || pshared != PTHREAD_PROCESS_PRIVATE) {
-        return EINVAL; /* one process: docs/posix.md */
+    /* One process (docs/posix.md): every object is shared by all its threads either way. */
+    if (!BATTR_OK(attr) || (pshared != PTHREAD_PROCESS_PRIVATE && pshared != PTHREAD_PROCESS_SHARED)) {
+        return EINVAL;
     }
     attr->__pshared = pshared;
     return 0;

@@ -224,8 +224,9 @@ int pthread_condattr_getpshared(const pthread_condattr_t *restrict attr, int *re
 
 int pthread_condattr_setpshared(pthread_condattr_t *attr, int pshared)
 {
-    if (!CATTR_OK(attr) || pshared != PTHREAD_PROCESS_PRIVATE) {
-        return EINVAL; /* one process: docs/posix.md */
+    /* One process (docs/posix.md): every object is shared by all its threads either way. */
+    if (!CATTR_OK(attr) || (pshared != PTHREAD_PROCESS_PRIVATE && pshared != PTHREAD_PROCESS_SHARED)) {
+        return EINVAL;
     }
     attr->__pshared = pshared;
     return 0;

@@ -315,8 +315,8 @@ int pthread_mutex_getprioceiling(const pthread_mutex_t *restrict mutex, int *res
     if (ret != 0) {
         return ret;
     }
-    if (prioceiling == NULL) {
-        return EINVAL;
+    if (prioceiling == NULL || mutex->__protocol != PTHREAD_PRIO_PROTECT) {
+        return EINVAL; /* a ceiling only a PTHREAD_PRIO_PROTECT mutex has */
     }
     *prioceiling = mutex->__prioceiling;
     return 0;
@@ -450,9 +450,8 @@ int pthread_mutexattr_getpshared(const pthread_mutexattr_t *restrict attr, int *
 
 int pthread_mutexattr_setpshared(pthread_mutexattr_t *attr, int pshared)
 {
-    /* Process-shared objects are not an option the layer has (one process, docs/posix.md): only
-     * PTHREAD_PROCESS_PRIVATE is in the attribute's range. */
-    if (!MATTR_OK(attr) || pshared != PTHREAD_PROCESS_PRIVATE) {
+    /* One process (docs/posix.md): every object is shared by all its threads either way. */
+    if (!MATTR_OK(attr) || (pshared != PTHREAD_PROCESS_PRIVATE && pshared != PTHREAD_PROCESS_SHARED)) {
         return EINVAL;
     }
     attr->__pshared = pshared;

@@ -532,10 +532,11 @@ int posix_thread_create_named(pthread_t *thread, const pthread_attr_t *attr, voi
     void *alloc = NULL;
     struct posix_block *blk;
     if (attr != NULL && attr->__stackaddr != NULL) {
-        /* A caller's stack: the block takes its top. */
-        base = attr->__stackaddr;
-        uintptr_t top = ((uintptr_t)base + attr->__stacksize - BLOCK_SIZE) & ~(uintptr_t)15u;
-        if (attr->__stacksize < BLOCK_SIZE || top <= (uintptr_t)base) {
+        /* A caller's stack, its 16-byte aligned part: the block takes its top. */
+        uintptr_t lo = ((uintptr_t)attr->__stackaddr + 15u) & ~(uintptr_t)15u;
+        base = (uint8_t *)lo;
+        uintptr_t top = ((uintptr_t)attr->__stackaddr + attr->__stacksize - BLOCK_SIZE) & ~(uintptr_t)15u;
+        if (attr->__stacksize < BLOCK_SIZE + 16u || top <= lo) {
             return EINVAL;
         }
         blk = (struct posix_block *)top;
@@ -966,8 +967,9 @@ int pthread_attr_getstack(const pthread_attr_t *restrict attr, void **restrict s
 
 int pthread_attr_setstack(pthread_attr_t *attr, void *stackaddr, size_t stacksize)
 {
+    /* Any alignment: pthread_create uses the 16-byte aligned part of the area (AAPCS64's stack). */
     if (!ATTR_OK(attr) || stackaddr == NULL || stacksize < PTHREAD_STACK_MIN ||
-        ((uintptr_t)stackaddr & 15u) != 0 || (((uintptr_t)stackaddr + stacksize) & 15u) != 0) {
+        (uintptr_t)stackaddr > UINTPTR_MAX - stacksize) {
         return EINVAL;
     }
     attr->__stackaddr = stackaddr;

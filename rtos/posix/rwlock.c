@@ -334,8 +334,9 @@ int pthread_rwlockattr_getpshared(const pthread_rwlockattr_t *restrict attr, int
 
 int pthread_rwlockattr_setpshared(pthread_rwlockattr_t *attr, int pshared)
 {
-    if (!RWATTR_OK(attr) || pshared != PTHREAD_PROCESS_PRIVATE) {
-        return EINVAL; /* one process: docs/posix.md */
+    /* One process (docs/posix.md): every object is shared by all its threads either way. */
+    if (!RWATTR_OK(attr) || (pshared != PTHREAD_PROCESS_PRIVATE && pshared != PTHREAD_PROCESS_SHARED)) {
+        return EINVAL;
     }
     attr->__pshared = pshared;
     return 0;

@@ -16,8 +16,9 @@ _Static_assert(sizeof(((pthread_spinlock_t *)0)->__kobj) >= sizeof(rt_mutex_t),
 
 int pthread_spin_init(pthread_spinlock_t *lock, int pshared)
 {
-    if (lock == NULL || pshared != PTHREAD_PROCESS_PRIVATE) {
-        return EINVAL; /* one process: docs/posix.md */
+    /* One process (docs/posix.md): a lock is shared by all its threads either way. */
+    if (lock == NULL || (pshared != PTHREAD_PROCESS_PRIVATE && pshared != PTHREAD_PROCESS_SHARED)) {
+        return EINVAL;
     }
     if (SPIN_OK(lock) && rt_mutex_owner(POSIX_KMUTEX(lock)) != NULL) {
         return EBUSY;

@@ -358,7 +358,11 @@ int main(void)
     CHECK_EQ(pthread_mutexattr_setprioceiling(&a, 256), EINVAL);
     CHECK_EQ(pthread_mutexattr_getpshared(&a, &v), 0);
     CHECK_EQ(v, PTHREAD_PROCESS_PRIVATE);
-    CHECK_EQ(pthread_mutexattr_setpshared(&a, PTHREAD_PROCESS_SHARED), EINVAL);
+    /* one process: shared is accepted, and is what every object is anyway */
+    CHECK_EQ(pthread_mutexattr_setpshared(&a, PTHREAD_PROCESS_SHARED), 0);
+    CHECK_EQ(pthread_mutexattr_getpshared(&a, &v), 0);
+    CHECK_EQ(v, PTHREAD_PROCESS_SHARED);
+    CHECK_EQ(pthread_mutexattr_setpshared(&a, 7), EINVAL);
     CHECK_EQ(pthread_mutexattr_setpshared(&a, PTHREAD_PROCESS_PRIVATE), 0);
     CHECK_EQ(pthread_mutexattr_destroy(&a), 0);
     CHECK_EQ(pthread_mutexattr_destroy(&a), EINVAL);
@@ -430,6 +434,8 @@ int main(void)
     CHECK_EQ(old, 50);
     CHECK_EQ(pthread_mutex_getprioceiling(&pm, &v), 0);
     CHECK_EQ(v, 200);
+    pthread_mutex_t no_ceiling = PTHREAD_MUTEX_INITIALIZER; /* PTHREAD_PRIO_NONE: no ceiling to get */
+    CHECK_EQ(pthread_mutex_getprioceiling(&no_ceiling, &v), EINVAL);
     CHECK_EQ(pthread_mutex_lock(&pm), 0); /* main runs at 200 while it holds it */
     CHECK_EQ(pthread_mutex_setprioceiling(&pm, 0, NULL), EINVAL);
     CHECK_EQ(pthread_mutex_unlock(&pm), 0);
@@ -465,7 +471,9 @@ int main(void)
     CHECK_EQ(pthread_mutex_destroy(&m3), 0);
 
     /* spin locks */
-    CHECK_EQ(pthread_spin_init(&spin, PTHREAD_PROCESS_SHARED), EINVAL);
+    CHECK_EQ(pthread_spin_init(&spin, 7), EINVAL);
+    CHECK_EQ(pthread_spin_init(&spin, PTHREAD_PROCESS_SHARED), 0);
+    CHECK_EQ(pthread_spin_destroy(&spin), 0);
     CHECK_EQ(pthread_spin_init(&spin, PTHREAD_PROCESS_PRIVATE), 0);
     CHECK_EQ(pthread_spin_lock(&spin), 0);
     CHECK_EQ(pthread_spin_lock(&spin), EDEADLK);

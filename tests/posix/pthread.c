@@ -273,7 +273,8 @@ int main(void)
     CHECK_EQ(sz, 8192);
     static uint8_t stack[16384] __attribute__((aligned(16)));
     CHECK_EQ(pthread_attr_setstack(&attr, stack, 100), EINVAL);
-    CHECK_EQ(pthread_attr_setstack(&attr, stack + 8, sizeof(stack) - 16), EINVAL);
+    /* any alignment is accepted (the thread uses the 16-byte aligned part) */
+    CHECK_EQ(pthread_attr_setstack(&attr, stack + 8, sizeof(stack) - 16), 0);
     CHECK_EQ(pthread_attr_setstack(&attr, NULL, sizeof(stack)), EINVAL);
     CHECK_EQ(pthread_attr_setstack(&attr, stack, sizeof(stack)), 0);
     CHECK_EQ(pthread_attr_getstack(&attr, &addr, &sz), 0);
@@ -287,6 +288,12 @@ int main(void)
     CHECK_EQ(pthread_create(&t, &attr, param_reader, params), 0);
     CHECK_EQ(pthread_join(t, NULL), 0);
     CHECK_EQ(params[0], SCHED_RR);
+    CHECK_EQ(params[1], 77);
+    /* the same on a stack 8 bytes off 16 at both ends: the thread runs on its aligned part */
+    CHECK_EQ(pthread_attr_setstack(&attr, stack + 8, sizeof(stack) - 16), 0);
+    params[0] = params[1] = -1;
+    CHECK_EQ(pthread_create(&t, &attr, param_reader, params), 0);
+    CHECK_EQ(pthread_join(t, NULL), 0);
     CHECK_EQ(params[1], 77);
     /* inherited: main's SCHED_FIFO 128 */
     CHECK_EQ(pthread_create(&t, NULL, param_reader, params), 0);
