@@ -258,8 +258,8 @@ static bool ring_pull(struct partition *p, uint32_t max)
  * stopped for the rtos. Caller holds the drain lock. */
 static bool uart_flush(struct partition *p, enum vuart_drain_mode mode)
 {
-    bool done;
-    while (!(done = vuart_drain(&p->uart, mode, part_line, p, drain_step())) && drain_goes_on()) {
+    bool done = false;
+    while (drain_goes_on() && !(done = vuart_drain(&p->uart, mode, part_line, p, drain_step()))) {
     }
     uint32_t dropped = vuart_dropped_news(&p->uart);
     if (dropped != 0) {
@@ -276,15 +276,15 @@ static bool uart_flush(struct partition *p, enum vuart_drain_mode mode)
 static bool ring_flush(struct partition *p)
 {
     for (;;) {
+        if (!drain_goes_on()) {
+            return false;
+        }
         bool left = ring_pull(p, drain_step());
         if (!uart_flush(p, VUART_DRAIN_LINES)) {
             return false;
         }
         if (!left) {
             return true;
-        }
-        if (!drain_goes_on()) {
-            return false;
         }
     }
 }
