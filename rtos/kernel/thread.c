@@ -196,7 +196,6 @@ int rt_thread_on_exit(rt_thread_t *t, rt_event_t *e, uint32_t bits)
         return RT_EINVAL;
     }
     uint64_t f = k_lock();
-    int ret = RT_OK;
     if (t->magic != K_MAGIC_THREAD || t->state == K_THREAD_DEAD || t->state == K_THREAD_UNUSED) {
         /* Already over: told at once, as if it had ended now. */
         if (e != NULL) {
@@ -208,7 +207,7 @@ int rt_thread_on_exit(rt_thread_t *t, rt_event_t *e, uint32_t bits)
         t->exit_bits = e != NULL ? bits : 0;
     }
     k_unlock(f);
-    return ret;
+    return RT_OK;
 }
 
 int rt_thread_is_dead(const rt_thread_t *t)
