@@ -598,3 +598,22 @@ def test_redraw_from_the_csv_and_section(tmp_path: Path) -> None:
         report.redraw(tmp_path / "none.md")
     with pytest.raises(Exception, match="no `<!-- bench-icount:begin -->` section"):
         report.results_from_csv((tmp_path / "BENCHMARKS.csv").read_text(), "# nothing\n")
+
+
+def test_vbus_distribution(tmp_path: Path) -> None:
+    xs, ys = plot.hist_steps(0.1, {185: 6, 186: 3, 190: 1})
+    assert xs == pytest.approx([18.5, 18.6, 18.7, 19.0, 19.1]) and ys[:2] == [6, 3] and math.isnan(ys[2])
+    assert ys[3:] == [1, 1] and plot.hist_steps(0.1, {}) == ([], [])
+    r = results()
+    add_vbus(r)
+    v = r.linux["rtmux-vbus"].vbus
+    assert v is not None
+    r.linux["rtmux-vbus"].vbus = linux_script.VbusResult(
+        v.rtt, v.pipe_rtt, v.bulk, v.pipe_bulk, v.end_s,
+        rtmux_ping.RttHistogram(100, {185: 9000, 190: 999, 933: 1}),
+        rtmux_ping.RttHistogram(100, {175: 10000}),
+    )  # fmt: skip
+    fig = report.vbus_figure(r)
+    assert fig is not None and fig.hist == (0.1, {185: 9000, 190: 999, 933: 1})
+    plot.vbus(fig, tmp_path / "v.png", "t")
+    assert_png(tmp_path / "v.png")

@@ -298,31 +298,68 @@ class Vbus:
     pipe_mbps: tuple[float, float]
     rtt_avg_target_us: float
     mbps_target: float
+    # the round trips' distributions (rtmux-ping --hist): cell width in us and cell -> round trips
+    hist: tuple[float, dict[int, int]] | None = None
+    pipe_hist: tuple[float, dict[int, int]] | None = None
+
+
+def hist_steps(width_us: float, counts: dict[int, int]) -> tuple[list[float], list[float]]:
+    """Step coordinates (steps-post) of a histogram of `width_us` cells: each non-empty cell's left edge
+    at its count, a gap (NaN) before a cell that does not follow the previous one, the last cell closed."""
+    xs: list[float] = []
+    ys: list[float] = []
+    prev: int | None = None
+    for cell in sorted(c for c, n in counts.items() if n > 0):
+        if prev is not None and cell != prev + 1:
+            xs.append((prev + 1) * width_us)
+            ys.append(math.nan)
+        xs.append(cell * width_us)
+        ys.append(float(counts[cell]))
+        prev = cell
+    if prev is not None:
+        xs.append((prev + 1) * width_us)
+        ys.append(ys[-1])
+    return xs, ys
 
 
 def vbus(v: Vbus, path: Path, title: str) -> None:
     plt = _pyplot()
-    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2), dpi=110, gridspec_kw={"width_ratios": [3, 2]})
-    names = ("min", "avg", "p99", "max")
+    fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.6), dpi=110, gridspec_kw={"width_ratios": [3, 2]})
     width = 0.38
-    for k, (who, values, colour) in enumerate(
-        (
-            ("V-Bus (Linux program to rtos thread)", v.rtt, "#2166ac"),
-            ("pipe pair (Linux to Linux)", v.pipe_rtt, "#999999"),
-        )
-    ):
-        xs = [i + (k - 0.5) * width for i in range(len(names))]
-        left.bar(xs, values, width=width * 0.95, color=colour, label=who)
-        for x, value in zip(xs, values, strict=True):
-            left.text(x, value, f"{value:.1f}", ha="center", va="bottom", fontsize=7.5)
-    left.axhline(v.rtt_avg_target_us, color="black", linewidth=1.2, linestyle="--",
-                 label=f"target: V-Bus avg <= {v.rtt_avg_target_us:g} us")  # fmt: skip
-    left.set_xticks(range(len(names)), names)
-    left.set_ylabel("round trip, 64 B (us, guest time)")
-    left.set_yscale("log")
-    left.set_ylim(min(v.rtt[0], v.pipe_rtt[0]) * 0.7, max(v.rtt[3], v.pipe_rtt[3]) * 2)
-    left.legend(fontsize=7.5, loc="upper left")
-    left.grid(True, axis="y", which="both", alpha=0.3)
+    who_rtt = (
+        ("V-Bus: Linux program to rtos thread", v.rtt, v.hist, "#2166ac"),
+        ("pipe pair: Linux to Linux, same boot", v.pipe_rtt, v.pipe_hist, "#999999"),
+    )
+    if v.hist is not None and v.pipe_hist is not None:
+        for (who, rtt, hist, colour), style in zip(who_rtt, ("-", "--"), strict=True):
+            assert hist is not None
+            xs, ys = hist_steps(*hist)
+            left.plot(xs, ys, drawstyle="steps-post", color=colour, linestyle=style, linewidth=1.4,
+                      label=f"{who}: avg {rtt[1]:.1f}, p99 {rtt[2]:.1f}, max {rtt[3]:.1f} us")  # fmt: skip
+            left.axvline(rtt[1], color=colour, linestyle=":", linewidth=1)
+        target = f"target: V-Bus avg <= {v.rtt_avg_target_us:g} us (dotted: each average)"
+        left.axvline(v.rtt_avg_target_us, color="black", linewidth=1.2, linestyle="--", label=target)
+        left.set_xscale("log")
+        left.set_yscale("log")
+        left.set_xlabel(f"round trip, 64 B (us, log scale; {v.hist[0]:g}-us cells, guest time)")
+        left.set_ylabel("round trips per cell")
+        left.legend(fontsize=7, loc="upper right")
+        left.grid(True, which="both", alpha=0.3)
+    else:  # summary figures only (a run before rtmux-ping --hist)
+        names = ("min", "avg", "p99", "max")
+        for k, (who, values, _, colour) in enumerate(who_rtt):
+            xs = [i + (k - 0.5) * width for i in range(len(names))]
+            left.bar(xs, values, width=width * 0.95, color=colour, label=who)
+            for x, value in zip(xs, values, strict=True):
+                left.text(x, value, f"{value:.1f}", ha="center", va="bottom", fontsize=7.5)
+        left.axhline(v.rtt_avg_target_us, color="black", linewidth=1.2, linestyle="--",
+                     label=f"target: V-Bus avg <= {v.rtt_avg_target_us:g} us")  # fmt: skip
+        left.set_xticks(range(len(names)), names)
+        left.set_ylabel("round trip, 64 B (us, guest time)")
+        left.set_yscale("log")
+        left.set_ylim(min(v.rtt[0], v.pipe_rtt[0]) * 0.7, max(v.rtt[3], v.pipe_rtt[3]) * 2)
+        left.legend(fontsize=7.5, loc="upper left")
+        left.grid(True, axis="y", which="both", alpha=0.3)
     for k, (who, rates, colour) in enumerate(
         (("V-Bus", v.mbps, "#2166ac"), ("pipe pair", v.pipe_mbps, "#999999"))
     ):

@@ -925,9 +925,13 @@ def vbus_figure(r: BenchResults) -> plot.Vbus | None:
     def rtt(x: rtmux_ping.RoundTrips) -> tuple[float, float, float, float]:
         return (x.min_us, x.avg_us, x.p99_us, x.max_us)
 
+    def hist(h: rtmux_ping.RttHistogram | None) -> tuple[float, dict[int, int]] | None:
+        return None if h is None else (h.cell_ns / 1000, dict(h.counts))
+
     return plot.Vbus(
         rtt(v.rtt), rtt(v.pipe_rtt), (v.bulk.tx_mbps, v.bulk.rx_mbps),
         (v.pipe_bulk.tx_mbps, v.pipe_bulk.rx_mbps), TARGET_VBUS_RTT_US, TARGET_VBUS_MBPS,
+        hist(getattr(v, "rtt_hist", None)), hist(getattr(v, "pipe_rtt_hist", None)),
     )  # fmt: skip
 
 
