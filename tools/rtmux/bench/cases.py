@@ -78,7 +78,7 @@ from rtmux.bench.model import (
 )
 from rtmux.bench.progress import plan_cost, predicted_s
 from rtmux.errors import GuestFailure, RtmuxError
-from rtmux.formats import control_loop, cyclictest, latmus, latstats, posix_cost
+from rtmux.formats import control_loop, cyclictest, latmus, latstats, posix_cost, rtmux_ping
 from rtmux.image import initramfs
 from rtmux.run import linux, rtos, system
 
@@ -864,6 +864,10 @@ class Bench:
             result.rtos_el2,
         )
         v = result.vbus
+        if v.rtt_hist is not None and v.pipe_rtt_hist is not None:  # the distributions the figure draws
+            (self.data / "vbus-rtt.dat").write_text(
+                rtmux_ping.render_hists({"vbus": v.rtt_hist, "pipe": v.pipe_rtt_hist}), encoding="utf-8"
+            )
         return RunOutput(
             rows=[row],
             linux=result,

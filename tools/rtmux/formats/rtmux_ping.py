@@ -75,3 +75,22 @@ def parse_hist(text: str) -> RttHistogram:
     if int(m["width"]) < 1 or order != sorted(set(order)) or any(n < 1 for _, n in cells):
         raise RtmuxPingFormatError(f"inconsistent round-trip histogram: {text[:80]!r}")
     return RttHistogram(int(m["width"]), {c: n for c, n in cells})
+
+
+def render_hists(hists: dict[str, RttHistogram]) -> str:
+    """Histograms of one cell width side by side, for gnuplot: `#` header lines, then one line per cell
+    that any of them fills: the cell's lower edge in microseconds and each histogram's round trips."""
+    widths = {h.cell_ns for h in hists.values()}
+    if len(widths) != 1:
+        raise ValueError(f"histograms of different cell widths: {sorted(widths)}")
+    width = widths.pop()
+    cells = sorted({c for h in hists.values() for c in h.counts})
+    lines = [
+        f"# round trips (rtmux-ping --hist), {width} ns cells: [edge, edge + {width / 1000:g}) us",
+        "# " + " ".join(["cell_us", *(f"{name}({h.n})" for name, h in hists.items())]),
+    ]
+    lines += [
+        " ".join([f"{c * width / 1000:.1f}", *(str(h.counts.get(c, 0)) for h in hists.values())])
+        for c in cells
+    ]
+    return "\n".join(lines) + "\n"
