@@ -29,8 +29,8 @@ cost.c: a mutex pair, a semaphore wake-up, a periodic wake-up), Linux's boot-to-
 run (bare and under rtmux), the hypervisor's size, and a determinism check (the quick bare rtos cases run
 twice must agree exactly). Each case is one QEMU boot (a Linux boot measures idle, then loaded); in icount
 mode the boots run `--jobs` at a time, which does not change guest time. The figures go into a marker-
-delimited section of BENCHMARKS.md, a CSV beside it, a histogram plot and gnuplot files
-(rtmux.bench.report).
+delimited section of BENCHMARKS.md, a CSV beside it, figures and gnuplot files
+(rtmux.bench.report, .plot).
 """
 
 from __future__ import annotations
@@ -609,7 +609,7 @@ class Bench:
         el2_entries: int | None = None,
     ) -> Row:
         """A row of the control loop's own figures (its system `system_name`, POSIX control loop: a
-        colour of its own in the plot); its data file: the program's histogram and result lines
+        colour of its own in the histogram figure); its data file: the program's histogram and result lines
         (rtmux.formats.control_loop reads them) after a comment saying what ran."""
         path = self.data / f"{row_id}.txt"
         head = f"# {label}: {command} ({qemu.mode_description(self.icount)})\n"

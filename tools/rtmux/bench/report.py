@@ -867,7 +867,6 @@ def curves(r: BenchResults) -> list[plot.Curve]:
             row.stats.p999_us,
         )
         for row in r.rows
-        if row.id not in CONTROL_ROWS
     ]
 
 

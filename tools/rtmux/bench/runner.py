@@ -115,7 +115,7 @@ def execute(
     return outputs
 
 
-# What the measured images and scripts are built from (BENCHMARKS.md and the plot are outputs).
+# What the measured images and scripts are built from (BENCHMARKS.md and the figures are outputs).
 SOURCE_PATHS = ("hyp", "rtos", "lib", "guest", "configs", "tools", "Makefile")
 
 
