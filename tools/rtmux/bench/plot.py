@@ -81,8 +81,21 @@ def fine(curve: Curve) -> bool:
 
 
 def styles(n: int) -> list[tuple[int, str]]:
-    """(colour index in tab10, line style) for n curves: no two alike while n <= 40."""
-    return [(i % 10, LINE_STYLES[(i // 10) % len(LINE_STYLES)]) for i in range(n)]
+    """(colour index in tab10, line style) for n curves: neighbours differ in both, no two alike while
+    n <= 20 (10 colours, 4 styles: the pair repeats after lcm(10, 4) = 20)."""
+    return [(i % 10, LINE_STYLES[i % len(LINE_STYLES)]) for i in range(n)]
+
+
+def _plain_log_ticks(axis: Any, minor: bool = False) -> None:
+    """Tick labels of a log axis as plain numbers (0.1, 1, 10, 100), not powers of ten; `minor`: the
+    2s and 5s between them too (for an axis spanning about a decade)."""
+    from matplotlib.ticker import FuncFormatter, NullFormatter
+
+    def two_five(v: float, _: object) -> str:
+        return f"{v:g}" if v > 0 and round(v / 10 ** math.floor(math.log10(v) + 1e-9)) in (2, 5) else ""
+
+    axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    axis.set_minor_formatter(FuncFormatter(two_five) if minor else NullFormatter())
 
 
 # ------------------------------------------------------------------------------------------ headline
@@ -255,7 +268,7 @@ def histograms(curves: Sequence[Curve], path: Path, title: str) -> None:
         ax.set_xlim(0, max(r[2] for r in rows) * 1.35 + 0.1)
         ax.set_xlabel("rtos timer latency (us, linear): measured to the nanosecond, counted in 1-us cells")
         ax.grid(True, axis="x", alpha=0.35)
-        ax.legend(fontsize=7.5, loc="lower right")
+        ax.legend(fontsize=7.5, loc="upper right")
         ax.set_title(title, fontsize=9.5)
     if coarse:
         ax = axes[-1]
@@ -269,6 +282,7 @@ def histograms(curves: Sequence[Curve], path: Path, title: str) -> None:
             ax.plot(mx, my, linestyle="none", marker="o" if not curve.load else "s", markersize=3.5, color=c)
         ax.set_xscale("log")
         ax.set_yscale("log")
+        _plain_log_ticks(ax.xaxis, minor=True)
         ax.set_xlabel("timer latency (us, log scale), 1-us cells")
         ax.set_ylabel("samples per cell")
         ax.grid(True, which="both", alpha=0.3)
@@ -341,6 +355,7 @@ def vbus(v: Vbus, path: Path, title: str) -> None:
         left.axvline(v.rtt_avg_target_us, color="black", linewidth=1.2, linestyle="--", label=target)
         left.set_xscale("log")
         left.set_yscale("log")
+        _plain_log_ticks(left.xaxis, minor=True)
         left.set_xlabel(f"round trip, 64 B (us, log scale; {v.hist[0]:g}-us cells, guest time)")
         left.set_ylabel("round trips per cell")
         left.legend(fontsize=7, loc="upper right")
@@ -356,8 +371,7 @@ def vbus(v: Vbus, path: Path, title: str) -> None:
                      label=f"target: V-Bus avg <= {v.rtt_avg_target_us:g} us")  # fmt: skip
         left.set_xticks(range(len(names)), names)
         left.set_ylabel("round trip, 64 B (us, guest time)")
-        left.set_yscale("log")
-        left.set_ylim(min(v.rtt[0], v.pipe_rtt[0]) * 0.7, max(v.rtt[3], v.pipe_rtt[3]) * 2)
+        left.set_ylim(0, max(v.rtt[3], v.pipe_rtt[3]) * 1.3)
         left.legend(fontsize=7.5, loc="upper left")
         left.grid(True, axis="y", which="both", alpha=0.3)
     for k, (who, rates, colour) in enumerate(
@@ -408,6 +422,7 @@ def shared(s: Shared, path: Path, title: str) -> None:
             for x, value in zip(xs, values, strict=True):
                 ax.text(x, value, f"{value:.0f} ns", ha="center", va="bottom", fontsize=7.5)
         ax.set_xticks(range(len(s.switches)), [f"Linux {row[0]}" for row in s.switches])
+        ax.set_xlim(-0.8, len(s.switches) - 0.2)
         ax.set_ylabel("world switch, average (ns, guest time)")
         ax.set_ylim(0, max(max(r[1], r[2]) for r in s.switches) * 1.3)
         ax.legend(fontsize=7.5, loc="upper right")
@@ -428,7 +443,7 @@ def shared(s: Shared, path: Path, title: str) -> None:
         ax.set_ylim(len(ys) - 0.5, -0.5)
         ax.set_xlim(0, max(s.max_target_us, *(r[2] for r in s.latency)) * 1.2)
         ax.set_xlabel("rtos timer latency (us)")
-        ax.legend(fontsize=7.5, loc="lower right")
+        ax.legend(fontsize=7.5, loc="upper right")
         ax.grid(True, axis="x", alpha=0.3)
     fig.suptitle(title, fontsize=9.5)
     fig.tight_layout()
