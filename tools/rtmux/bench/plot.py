@@ -222,6 +222,7 @@ def headline(bars: Sequence[Bar], path: Path, title: str) -> None:
     ax.set_ylim(lay.ys[-1] + 0.6, -0.6)
     ax.set_xscale("log")
     ax.set_xlim(SMALLEST_US / 2, right)
+    _plain_log_ticks(ax.xaxis)
     ax.set_xlabel(
         "timer latency (us, log scale); ≤: an upper bound (the rtos's percentiles come from 1-us cells)"
     )
