@@ -819,7 +819,7 @@ FIGURES = {
     ),
     "histograms": (
         "bench-latency",
-        "Latency histograms: the rtos cases on a sub-microsecond scale, the others",
+        "Latency histograms: the rtos cases on a sub-microsecond scale, the others in 1-us cells",
     ),
     "vbus": ("bench-vbus", "V-Bus round trips and throughput against a pipe pair, same boot"),
     "shared": ("bench-shared", "Shared-core mode: world switch cost and the rtos's latency on a shared CPU"),
