@@ -603,9 +603,9 @@ def test_redraw_from_the_csv_and_section(tmp_path: Path) -> None:
 
 
 def test_vbus_distribution(tmp_path: Path) -> None:
-    xs, ys = plot.hist_steps(0.1, {185: 6, 186: 3, 190: 1})
-    assert xs == pytest.approx([18.5, 18.6, 18.7, 19.0, 19.1]) and ys[:2] == [6, 3] and math.isnan(ys[2])
-    assert ys[3:] == [1, 1] and plot.hist_steps(0.1, {}) == ([], [])
+    xs, ys = plot.exceedance(0.1, {185: 6, 186: 3, 190: 1})
+    assert xs == pytest.approx([18.5, 18.6, 19.0, 19.1]) and ys == pytest.approx([1.0, 0.4, 0.1, 0.1])
+    assert plot.exceedance(0.1, {}) == ([], [])
     r = results()
     add_vbus(r)
     v = r.linux["rtmux-vbus"].vbus

@@ -313,26 +313,27 @@ class Vbus:
     pipe_mbps: tuple[float, float]
     rtt_avg_target_us: float
     mbps_target: float
-    # the round trips' distributions (rtmux-ping --hist): cell width in us and cell -> round trips
+    # the round trips' distributions (rtmux-ping --hist): cell width in us and cell -> round trips; drawn
+    # as the share of round trips at least x long (log scale: the tail shows)
     hist: tuple[float, dict[int, int]] | None = None
     pipe_hist: tuple[float, dict[int, int]] | None = None
 
 
-def hist_steps(width_us: float, counts: dict[int, int]) -> tuple[list[float], list[float]]:
-    """Step coordinates (steps-post) of a histogram of `width_us` cells: each non-empty cell's left edge
-    at its count, a gap (NaN) before a cell that does not follow the previous one, the last cell closed."""
+def exceedance(width_us: float, counts: dict[int, int]) -> tuple[list[float], list[float]]:
+    """Step coordinates (steps-post) of the share of round trips at least x long, from a histogram of
+    `width_us` cells: at each non-empty cell's lower edge the share in it and above, held to the last
+    cell's upper edge (so the slowest round trip shows as a step of 1/n, never 0 on a log axis)."""
+    cells = sorted(c for c, n in counts.items() if n > 0)
+    total = sum(counts[c] for c in cells)
     xs: list[float] = []
     ys: list[float] = []
-    prev: int | None = None
-    for cell in sorted(c for c, n in counts.items() if n > 0):
-        if prev is not None and cell != prev + 1:
-            xs.append((prev + 1) * width_us)
-            ys.append(math.nan)
+    left = total
+    for cell in cells:
         xs.append(cell * width_us)
-        ys.append(float(counts[cell]))
-        prev = cell
-    if prev is not None:
-        xs.append((prev + 1) * width_us)
+        ys.append(left / total)
+        left -= counts[cell]
+    if cells:
+        xs.append((cells[-1] + 1) * width_us)
         ys.append(ys[-1])
     return xs, ys
 
@@ -346,10 +347,12 @@ def vbus(v: Vbus, path: Path, title: str) -> None:
         ("pipe pair: Linux to Linux, same boot", v.pipe_rtt, v.pipe_hist, "#999999"),
     )
     if v.hist is not None and v.pipe_hist is not None:
+        from matplotlib.ticker import FuncFormatter
+
         for (who, rtt, hist, colour), style in zip(who_rtt, ("-", "--"), strict=True):
             assert hist is not None
-            xs, ys = hist_steps(*hist)
-            left.plot(xs, ys, drawstyle="steps-post", color=colour, linestyle=style, linewidth=1.4,
+            xs, ys = exceedance(*hist)
+            left.plot(xs, ys, drawstyle="steps-post", color=colour, linestyle=style, linewidth=1.6,
                       label=f"{who}: avg {rtt[1]:.1f}, p99 {rtt[2]:.1f}, max {rtt[3]:.1f} us")  # fmt: skip
             left.axvline(rtt[1], color=colour, linestyle=":", linewidth=1)
         target = f"target: V-Bus avg <= {v.rtt_avg_target_us:g} us (dotted: each average)"
@@ -357,8 +360,9 @@ def vbus(v: Vbus, path: Path, title: str) -> None:
         left.set_xscale("log")
         left.set_yscale("log")
         _plain_log_ticks(left.xaxis, minor=True)
-        left.set_xlabel(f"round trip, 64 B (us, log scale; {v.hist[0]:g}-us cells, guest time)")
-        left.set_ylabel("round trips per cell")
+        left.set_xlabel(f"round trip, 64 B (us, log scale; measured in {v.hist[0]:g}-us cells, guest time)")
+        left.set_ylabel("share of round trips at least this long")
+        left.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:.4g}"))
         left.legend(fontsize=7, loc="upper right")
         left.grid(True, which="both", alpha=0.3)
     else:  # summary figures only (a run before rtmux-ping --hist)
