@@ -4,6 +4,7 @@
  *
  *   rtmux-ping PORT [-n COUNT] [-s SIZE] [-T SECONDS]    COUNT round trips of SIZE bytes
  *   rtmux-ping PORT --bulk [-t SECONDS] [-T SECONDS]     4 KiB writes and reads at the same time
+ *   rtmux-ping PORT --hist [-n COUNT] ...                round trips, their distribution too (below)
  *   rtmux-ping --pipe [the options above]                the same through a pipe pair, to and from a
  *                                                        child process echoing every byte: the
  *                                                        reference (make bench) that any Linux program
@@ -15,6 +16,9 @@
  * back. Final line, for the tools to parse:
  *   rtt_us min=A avg=B p99=C max=D n=N          (microseconds, CLOCK_MONOTONIC; p99 nearest-rank)
  *   throughput_MBps tx=A rx=B                   (10^6 bytes per second)
+ * With --hist the round trips' line comes after their histogram, on one line:
+ *   rtt_hist_ns W C:N C:N ...                   cells of W ns; cell C holds the N round trips in
+ *                                               [C*W, (C+1)*W) ns; non-empty cells only, in order
  * Exit status: 0; 1 when a byte came back wrong, the other side closed or was not connected, or
  * nothing moved for the -T timeout (default 5 s); 2 for a usage error. Each failure prints one line
  * saying what and where.
@@ -47,7 +51,8 @@
 #define BULK_CHUNK   4096u
 #define MAX_SIZE     (1u << 20)
 #define MAX_COUNT    10000000u
-#define CONNECT_POLL 10 /* ms between checks while the other side is not connected */
+#define CONNECT_POLL 10   /* ms between checks while the other side is not connected */
+#define HIST_CELL_NS 100u /* --hist: the width of a cell */
 
 static const char *port_name = "";
 
@@ -74,7 +79,8 @@ static void __attribute__((noreturn)) usage(const char *why)
     }
     fprintf(stderr, "usage: rtmux-ping PORT [-n COUNT] [-s SIZE] [-T SECONDS]\n"
                     "       rtmux-ping PORT --bulk [-t SECONDS] [-T SECONDS]\n"
-                    "       rtmux-ping --pipe [-n COUNT] [-s SIZE | --bulk -t SECONDS] [-T SECONDS]\n");
+                    "       rtmux-ping --pipe [-n COUNT] [-s SIZE | --bulk -t SECONDS] [-T SECONDS]\n"
+                    "       (--hist: the round trips' histogram too)\n");
     exit(2);
 }
 
@@ -232,7 +238,7 @@ static int cmp_u64(const void *a, const void *b)
 }
 
 /* COUNT round trips of SIZE bytes; each one's time from its first write to its last byte read. */
-static void ping(struct link l, unsigned long count, size_t size, uint64_t timeout_ns)
+static void ping(struct link l, unsigned long count, size_t size, uint64_t timeout_ns, bool hist)
 {
     uint8_t *tx = malloc(size), *rx = malloc(size);
     uint64_t *rtt = malloc(count * sizeof(*rtt));
@@ -282,6 +288,18 @@ static void ping(struct link l, unsigned long count, size_t size, uint64_t timeo
         sum += rtt[r];
     }
     qsort(rtt, count, sizeof(*rtt), cmp_u64);
+    if (hist) { /* sorted: each cell's round trips are one run */
+        printf("rtt_hist_ns %u", HIST_CELL_NS);
+        for (unsigned long r = 0; r < count;) {
+            uint64_t cell = rtt[r] / HIST_CELL_NS;
+            unsigned long n = 0;
+            for (; r < count && rtt[r] / HIST_CELL_NS == cell; r++) {
+                n++;
+            }
+            printf(" %" PRIu64 ":%lu", cell, n);
+        }
+        printf("\n");
+    }
     unsigned long p99 = (count * 99u + 99u) / 100u; /* nearest rank: ceil(0.99 n), 1-based */
     printf("rtt_us min=%.1f avg=%.1f p99=%.1f max=%.1f n=%lu\n", (double)rtt[0] / 1e3,
            (double)sum / (double)count / 1e3, (double)rtt[p99 - 1] / 1e3, (double)rtt[count - 1] / 1e3,
@@ -417,11 +435,13 @@ int main(int argc, char **argv)
     static const struct option longopts[] = {
         {"bulk", no_argument, NULL, 'b'},
         {"pipe", no_argument, NULL, 'p'},
+        {"hist", no_argument, NULL, 'H'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     unsigned long count = 1000, size = 64, seconds = 5, timeout_s = 5;
     bool is_bulk = false, is_pipe = false, size_given = false, count_given = false, time_given = false;
+    bool hist = false;
     int opt;
     while ((opt = getopt_long(argc, argv, "n:s:t:T:h", longopts, NULL)) != -1) {
         switch (opt) {
@@ -446,6 +466,9 @@ int main(int argc, char **argv)
         case 'p':
             is_pipe = true;
             break;
+        case 'H':
+            hist = true;
+            break;
         case 'h':
             usage(NULL);
         default:
@@ -460,6 +483,9 @@ int main(int argc, char **argv)
     }
     if (is_bulk && (size_given || count_given)) {
         usage("-n and -s are for round trips; --bulk writes 4 KiB chunks for -t seconds");
+    }
+    if (is_bulk && hist) {
+        usage("--hist is for round trips");
     }
     if (!is_bulk && time_given) {
         usage("-t is for --bulk");
@@ -480,7 +506,7 @@ int main(int argc, char **argv)
     if (is_bulk) {
         bulk(l, seconds, timeout_ns);
     } else {
-        ping(l, count, size, timeout_ns);
+        ping(l, count, size, timeout_ns, hist);
     }
     close(l.wfd); /* the echo child reads end of file and exits */
     if (l.rfd != l.wfd) {

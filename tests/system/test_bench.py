@@ -3,7 +3,8 @@ except one: the rtos partition's CPU takes no EL2 entry while it measures, with 
 talking to it over the V-Bus, or while it runs the POSIX control loop; icount makes that count repeat
 exactly).
 
-Writes into a temporary folder (--output, --data), never into the repository's BENCHMARKS.md.
+Writes into a temporary folder (--output, --data), never into the repository's BENCHMARKS.md or its
+pictures; checks that every figure is there, a valid image, and linked from the section.
 """
 
 from __future__ import annotations
@@ -50,7 +51,8 @@ def digest(path: Path) -> str:
 
 
 def test_bench_quick(run_rtmux: Callable[..., Any], tmp_path: Path) -> None:
-    committed = {p: digest(p) for p in (ROOT / "BENCHMARKS.md", ROOT / "BENCHMARKS.csv")}
+    pictures = sorted((ROOT / "docs" / "img").glob("*.png"))
+    committed = {p: digest(p) for p in (ROOT / "BENCHMARKS.md", ROOT / "BENCHMARKS.csv", *pictures)}
     out = tmp_path / "BENCHMARKS.md"
     data = tmp_path / "data"
     r = run_rtmux(
@@ -103,4 +105,13 @@ def test_bench_quick(run_rtmux: Callable[..., Any], tmp_path: Path) -> None:
     assert len(vbus) == 2 and all(line.count("|") == 8 for line in vbus), section
     assert "| V-Bus round trip avg <= 1.5 x the pipe reference, same run |" in section
     assert "| rtos in partition, V-Bus traffic: max <= 1.05 x its max without (Linux idle) |" in section
-    assert (tmp_path / "docs" / "img" / "bench-latency.png").read_bytes()[:4] == b"\x89PNG"
+    # Every figure, drawn into the temporary folder and linked beside its table.
+    import matplotlib.image
+
+    for key in benchreport.FIGURES:
+        png = benchreport.figure_path(tmp_path / "docs" / "img", key, "icount")
+        image = png.read_bytes()
+        assert image[:8] == b"\x89PNG\r\n\x1a\n" and len(image) > 10_000, f"{png.name}: {len(image)} bytes"
+        height, width = matplotlib.image.imread(png).shape[:2]
+        assert height > 200 and width > 200, png.name
+        assert f"](docs/img/{png.name})" in section, png.name

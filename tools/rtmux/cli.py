@@ -277,8 +277,9 @@ def build_parser() -> argparse.ArgumentParser:
         description="Measure timer latency (1 ms period, idle and under load) of the rtos bare metal and in "
         "its rtmux partition, of Debian's standard and PREEMPT_RT kernels bare (cyclictest) and of the "
         "standard kernel as the rtmux Linux partition; the rtos context switch; Linux's boot time and "
-        "hackbench, bare and under rtmux. Writes a section of BENCHMARKS.md, a CSV beside it, a histogram "
-        "plot (docs/img/) and gnuplot histograms (build/bench/).",
+        "hackbench, bare and under rtmux. Writes a section of BENCHMARKS.md, a CSV beside it, its figures "
+        "(docs/img/ beside it; a --quick run into the repository's BENCHMARKS.md puts them into the data "
+        "folder's img/) and gnuplot histograms (build/bench/).",
     )
     p.add_argument(
         "--quick",
@@ -289,6 +290,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--realtime",
         action="store_true",
         help="the same cases without icount (plain TCG: host-noise-dominated), into their own section",
+    )
+    p.add_argument(
+        "--redraw",
+        action="store_true",
+        help="run nothing: draw the headline figure again from the CSV and section of --output (into "
+        "docs/img/ beside it)",
     )
     p.add_argument(
         "--jobs",
@@ -305,7 +312,7 @@ def build_parser() -> argparse.ArgumentParser:
         type=Path,
         default=paths.BENCHMARKS_MD,
         metavar="FILE",
-        help="Markdown file to update (default BENCHMARKS.md); the CSV goes beside it, the plot into "
+        help="Markdown file to update (default BENCHMARKS.md); the CSV goes beside it, the figures into "
         "docs/img/ beside it",
     )
     p.add_argument(
@@ -390,6 +397,9 @@ def cmd_ctxsw(args: argparse.Namespace) -> int:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
+    if args.redraw:
+        runner.redraw(args.output)
+        return EXIT_OK
     opts = bench.Options(
         quick=args.quick,
         realtime=args.realtime,

@@ -271,8 +271,10 @@ VBUS_LINES = [
     "@bench phase=vbus",
     "@bench vbus_rtt_status=0",
     "@bench vbus_rtt=rtt_us min=18.5 avg=18.9 p99=21.4 max=91.6 n=1000",
+    "@bench vbus_rtt_hist=100 185:600 190:399 916:1",
     "@bench pipe_rtt_status=0",
     "@bench pipe_rtt=rtt_us min=17.5 avg=18.1 p99=21.1 max=64.3 n=1000",
+    "@bench pipe_rtt_hist=100 175:1000",
     "@bench vbus_bulk_status=0",
     "@bench vbus_bulk=throughput_MBps tx=29.04 rx=29.03",
     "@bench pipe_bulk_status=0",
@@ -292,7 +294,10 @@ def test_vbus_plan_script() -> None:
     text = linux_script.script(plan)
     for command in VBUS.commands().values():
         assert f"out=$({command})" in text
-    assert "rtmux-ping --pipe -n 1000 -s 64 -T 30" in text and "rtmux-ping echo --bulk -t 1 -T 30" in text
+    assert (
+        "rtmux-ping --pipe --hist -n 1000 -s 64 -T 30" in text and "rtmux-ping echo --bulk -t 1 -T 30" in text
+    )
+    assert 'say pipe_rtt_hist "$(echo "$out" | sed -n \'s/^rtt_hist_ns //p\')"' in text
     # the traffic starts after the measurements, runs through the hold, and is stopped before the dump
     assert text.index("say vbus_end") < text.index(linux_script.VBUS_TRAFFIC) < text.index("say phase hold")
     assert text.index("kill $traffic") < text.index("say phase dump")
@@ -306,6 +311,8 @@ def test_read_results_vbus() -> None:
     assert r.vbus is not None
     assert (r.vbus.rtt.avg_us, r.vbus.pipe_rtt.avg_us, r.vbus.rtt.n) == (18.9, 18.1, 1000)
     assert (r.vbus.bulk.tx_mbps, r.vbus.pipe_bulk.rx_mbps, r.vbus.end_s) == (29.04, 31.27, 3.40)
+    assert r.vbus.rtt_hist is not None and r.vbus.rtt_hist.counts == {185: 600, 190: 399, 916: 1}
+    assert r.vbus.pipe_rtt_hist is not None and r.vbus.pipe_rtt_hist.cell_ns == 100
 
 
 @pytest.mark.parametrize(
@@ -315,7 +322,10 @@ def test_read_results_vbus() -> None:
             ("@bench vbus_bulk_status=0", "@bench vbus_bulk_status=1"),
             "`rtmux-ping echo --bulk -t 1 -T 30` exited",
         ),
-        (("n=1000", "n=999"), "vbus_rtt: 999 round trips, 1000 were asked"),
+        (("n=1000", "n=999"), "vbus_rtt: 999 round trips (1000 in its histogram), 1000 were asked"),
+        (("190:399", "190:398"), "vbus_rtt: 1000 round trips (999 in its histogram), 1000 were asked"),
+        (("185:600 190", "190:600 185"), "inconsistent round-trip histogram"),
+        (("@bench pipe_rtt_hist=100 175:1000", "@bench pipe_rtt_hist="), "not an `rtt_hist_ns"),
         (("tx=31.29 rx=31.27", "tx=31.29"), "not a `throughput_MBps"),
         (("@bench vbus_end=3.40", ""), "vbus_end"),
     ],

@@ -149,9 +149,8 @@ def test_targets_missed() -> None:
 
 def test_render_section() -> None:
     r = results()
-    text = report.render_section(
-        r, Path("/repo/BENCHMARKS.csv"), Path("/repo/docs/img/p.png"), Path("/repo/B.md")
-    )
+    figures = {"headline": Path("/repo/docs/img/h.png"), "histograms": Path("/repo/docs/img/p.png")}
+    text = report.render_section(r, Path("/repo/BENCHMARKS.csv"), figures, Path("/repo/B.md"))
     assert text.startswith("## rtos, Linux and PREEMPT_RT Linux, bare and under rtmux (QEMU icount)")
     assert "2025-03-01 12:00 UTC from commit `30325e3` with" in text
     assert "2025-03-01 12:00 UTC" in text and "`QEMU emulator version 7.2.0`" in text
@@ -159,7 +158,9 @@ def test_render_section() -> None:
         "PREEMPT_RT `6.1.0-56-rt-arm64` (Debian `linux-image-6.1.0-56-rt-arm64-unsigned` 6.1.192-2)" in text
     )
     assert "in 12:34 of wall time, 2 QEMU run(s) at a time" in text
-    assert "![Latency histograms, one curve per case](docs/img/p.png)" in text
+    headline = f"![{report.FIGURES['headline'][1]}](docs/img/h.png)"
+    histograms = f"![{report.FIGURES['histograms'][1]}](docs/img/p.png)"
+    assert f"\n\n{headline}\n\n{histograms}\n\nAll figures: [`BENCHMARKS.csv`]" in text, "beside the table"
     assert "[`BENCHMARKS.csv`](BENCHMARKS.csv)" in text
     assert "rtos cases (idle and with its own load, 1000 samples each) were run twice: **identical**" in text
     assert "| rtos in partition, Linux load: max <= 1.05 x rtos bare max (idle: the same rtos work) |" in text
@@ -219,13 +220,21 @@ def test_write_all(tmp_path: Path) -> None:
     out = tmp_path / "BENCHMARKS.md"
     out.write_text("# rtmux benchmarks\n\nintro\n\n## Findings\n\nkept\n")
     written = report.write_all(results(), out)
-    assert written == [out, tmp_path / "BENCHMARKS.csv", tmp_path / "docs" / "img" / "bench-latency.png"]
+    img = tmp_path / "docs" / "img"
+    assert written == [
+        out,
+        tmp_path / "BENCHMARKS.csv",
+        img / "bench-headline.png",
+        img / "bench-latency.png",
+    ]
     text = out.read_text()
     assert text.startswith(
         "# rtmux benchmarks\n\nintro\n\n## Findings\n\nkept\n\n<!-- bench-icount:begin -->\n"
     )
     assert text.endswith("<!-- bench-icount:end -->\n")
-    assert (tmp_path / "docs" / "img" / "bench-latency.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    for png in written[2:]:
+        assert_png(png)
+    assert "](docs/img/bench-headline.png)" in text and "](docs/img/bench-latency.png)" in text
     assert len(report.read_csv((tmp_path / "BENCHMARKS.csv").read_text())) == 11
     report.write_all(results(), out)
     assert out.read_text() == text, "a second run replaces its section"
@@ -259,8 +268,18 @@ def test_cyclictest_histogram_feeds_a_row() -> None:
     assert stats.p99_us == 9.0 and stats.avg_us == 4.5
 
 
-def test_vbus_targets_and_table() -> None:
-    r = results()
+def assert_png(path: Path) -> None:
+    """A valid, non-trivial PNG that matplotlib reads back."""
+    import matplotlib.image
+
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 10_000, path
+    height, width = matplotlib.image.imread(path).shape[:2]
+    assert height > 200 and width > 200, path
+
+
+def add_vbus(r: model.BenchResults) -> None:
+    """The V-Bus case's row and rtmux-ping results."""
     stats = rtos_stats(0.960, 16900)
     r.rows.insert(
         4,
@@ -285,6 +304,11 @@ def test_vbus_targets_and_table() -> None:
     )
     r.linux["rtmux-vbus"] = linux_result("6.1.0-56-arm64", 1.01, None)
     r.linux["rtmux-vbus"].vbus = v
+
+
+def test_vbus_targets_and_table() -> None:
+    r = results()
+    add_vbus(r)
     got = {t.name: t for t in report.targets(r)}
     ratio = got["V-Bus round trip avg <= 1.5 x the pipe reference, same run"]
     assert ratio.met and ratio.measured == "18.9 vs 18.1 us = 1.04 x"
@@ -339,8 +363,8 @@ def test_smp_targets_and_table() -> None:
     assert not [t for t in report.targets(plain) if "3-CPU" in t.name or "3 CPUs" in t.name]
 
 
-def test_shared_targets_and_table() -> None:
-    r = results()
+def add_shared(r: model.BenchResults) -> None:
+    """The shared-core cases' row and the hypervisor's books."""
     r.rows.append(
         model.Row(
             "rtos-shared-load", "label shared", "rtos in rtmux", True, rtos_stats(1.5, 11500), {1: 11500},
@@ -361,6 +385,11 @@ def test_shared_targets_and_table() -> None:
         res.share, res.rtos_el2_by_cause = share, {"total": 11510 + irq, "wfi": 11500, "irq": irq}
         r.linux[f"rtmux-shared-{case}"] = res
     r.linux["rtmux-shared-hackbench"] = linux_result("6.1.0-56-arm64", 1.10, 0.640)
+
+
+def test_shared_targets_and_table() -> None:
+    r = results()
+    add_shared(r)
     got = {t.name: t for t in report.targets(r)}
     assert got["rtos sharing its CPU with Linux, Linux load: max <= 2 us"].met
     ratio = got[
@@ -444,3 +473,149 @@ def test_posix_cost_targets_and_table() -> None:
     assert "The POSIX layer's cost" in text
     assert "| uncontended lock + unlock (default mutex / rt_mutex) | 181.001 | 203.000 | 1.121 | - |" in text
     assert "| 332.000 | 361.001 | 1.087 | 336 / 368 |" in text
+
+
+# ------------------------------------------------------------------------------------------- figures
+
+
+def test_headline_bars_groups_values_and_targets() -> None:
+    r = results()
+    add_vbus(r)
+    add_shared(r)
+    bars = report.headline_bars(r)
+    got = [(b.group.split("\n")[0], b.condition) for b in bars]
+    assert got == [
+        ("rtos", "idle"), ("rtos", "own load"),
+        ("rtos under rtmux,", "Linux idle"), ("rtos under rtmux,", "Linux loaded"),
+        ("rtos under rtmux,", "Linux loaded"),  # sharing Linux's CPU: only its loaded case here
+        ("rtos under rtmux,", "Linux talking"),
+        ("PREEMPT_RT Linux", "idle"), ("PREEMPT_RT Linux", "loaded"),
+        ("Linux", "idle"), ("Linux", "loaded"),
+        ("Linux under rtmux", "idle"), ("Linux under rtmux", "loaded"),
+    ]  # fmt: skip
+    assert "linux-rtmux0-load" not in {b.condition for b in bars}, "reference rows are in the table only"
+    part = bars[3]
+    assert (part.max_us, part.p999_us, part.avg_us, part.p999_bound) == (0.608, 0.608, 0.41, True)
+    assert [(stat, label) for stat, _, label in plot.bar_values(part)] == [
+        ("max", "0.608"), ("p99.9", "≤0.608"), ("avg", "0.410")
+    ]  # fmt: skip
+    # the partition's worst case: 1.05 x the bare idle and loaded maxima, 0.1 x PREEMPT_RT's
+    assert [(round(limit, 6), name, met) for limit, name, met in part.targets] == [
+        (0.42, "1.05 x bare idle", False),
+        (0.756, "1.05 x bare loaded", True),
+        (2.0, "0.1 x PREEMPT_RT", True),
+    ]
+    assert plot.target_text(part).splitlines()[0] == "max ≤ 0.42 us (1.05 x bare idle): MISSED"
+    # equal bounds are one mark; an absolute bound has no name
+    shared = bars[4]
+    assert shared.targets == ((2.0, "0.1 x PREEMPT_RT", True),)
+    assert plot.target_text(bars[0]) == "max ≤ 2 us: met"
+    linux = bars[-1]
+    assert plot.bar_values(linux)[0][2] == "30" and plot.bar_values(linux)[2][2] == "5.50"
+    assert [(round(limit, 6), name, met) for limit, name, met in linux.targets] == [
+        (31.9, "1.1 x bare", True)
+    ]
+    assert report.headline_bars(results(mode=model.MODE_REALTIME))[0].targets == ()
+
+
+def test_layout_groups_rows() -> None:
+    bars = [plot.Bar(g, c, 1, 2, 3, True) for g, c in (("a", "idle"), ("a", "loaded"), ("b", "idle"))]
+    lay = plot.layout(bars)
+    assert lay.ys == [0.0, 1.0, 2.0 + plot.GROUP_GAP] and lay.labels == ["idle", "loaded", "idle"]
+    assert lay.groups == [("a", 0.0, 1.0), ("b", 2.0 + plot.GROUP_GAP, 2.0 + plot.GROUP_GAP)]
+
+
+def test_titles_name_the_run() -> None:
+    r = results()
+    assert (
+        report.run_name(r)
+        == "full run of 2025-03-01, commit 30325e3, QEMU icount, guest time, 10000 samples per case"
+    )
+    r.quick, r.samples = True, 1000
+    assert report.headline_title(r).endswith(
+        "quick run of 2025-03-01, commit 30325e3, QEMU icount, guest time, 1000 samples per case"
+    )
+
+
+def test_histogram_curves_split_and_styles() -> None:
+    curves = report.curves(results())
+    rows = plot.fine_rows(curves)
+    assert [row[0] for row in rows] == [
+        f"label rtos-{k}" for k in ("bare-idle", "bare-load", "rtmux-idle", "rtmux-load")
+    ]
+    assert rows[1][1:] == (0.4, 0.72, 0.41, 0.72)
+    coarse = [c for c in curves if not plot.fine(c)]
+    assert len(coarse) == 7
+    got = plot.styles(20)
+    assert len(set(got)) == 20, "no two curves alike"
+    assert all(a[0] != b[0] and a[1] != b[1] for a, b in zip(got, got[1:], strict=False)), "neighbours differ"
+
+
+def test_figure_dir(tmp_path: Path) -> None:
+    from rtmux import paths
+
+    data = tmp_path / "data"
+    assert report.figure_dir(paths.BENCHMARKS_MD, True, data) == data / "img", "a quick run: not docs/img"
+    assert report.figure_dir(paths.BENCHMARKS_MD, False, data) == paths.REPO_ROOT / "docs" / "img"
+    assert report.figure_dir(tmp_path / "B.md", True, data) == tmp_path / "docs" / "img"
+
+
+def test_every_figure_drawn_and_linked_beside_its_table(tmp_path: Path) -> None:
+    r = results()
+    add_vbus(r)
+    add_shared(r)
+    out = tmp_path / "B.md"
+    figures = tmp_path / "figs"
+    written = report.write_all(r, out, figures)
+    names = ["bench-headline.png", "bench-latency.png", "bench-vbus.png", "bench-shared.png"]
+    assert written[2:] == [figures / n for n in names]
+    for png in written[2:]:
+        assert_png(png)
+    text = out.read_text()
+    vbus = text.index("| pipe pair |")
+    assert text.index("](figs/bench-vbus.png)") > vbus and text.index(
+        "](figs/bench-shared.png)"
+    ) > text.index("| loaded | 432 | 384 |")
+    v = report.vbus_figure(r)
+    assert v is not None and v.rtt == (18.5, 18.9, 21.4, 93.3) and v.pipe_mbps == (31.3, 31.3)
+    s = report.shared_figure(r)
+    assert s is not None and s.switches == (("idle", 432.0, 384.0), ("loaded", 432.0, 384.0))
+    assert [row[0] for row in s.latency][-1] == "shared CPU, Linux loaded"
+    assert report.vbus_figure(results()) is None and report.shared_figure(results()) is None
+
+
+def test_redraw_from_the_csv_and_section(tmp_path: Path) -> None:
+    r = results()
+    out = tmp_path / "BENCHMARKS.md"
+    report.write_all(r, out)
+    back = report.results_from_csv((tmp_path / "BENCHMARKS.csv").read_text(), out.read_text())
+    assert (back.date, back.source, back.samples, back.quick) == (r.date, "30325e3", 10000, False)
+    assert back.qemu_version == "QEMU emulator version 7.2.0"
+    assert report.headline_bars(back) == report.headline_bars(r)
+    assert report.headline_title(back) == report.headline_title(r)
+    (tmp_path / "docs" / "img" / "bench-headline.png").unlink()
+    assert report.redraw(out) == [tmp_path / "docs" / "img" / "bench-headline.png"]
+    assert_png(tmp_path / "docs" / "img" / "bench-headline.png")
+    with pytest.raises(Exception, match="not found"):
+        report.redraw(tmp_path / "none.md")
+    with pytest.raises(Exception, match="no `<!-- bench-icount:begin -->` section"):
+        report.results_from_csv((tmp_path / "BENCHMARKS.csv").read_text(), "# nothing\n")
+
+
+def test_vbus_distribution(tmp_path: Path) -> None:
+    xs, ys = plot.exceedance(0.1, {185: 6, 186: 3, 190: 1})
+    assert xs == pytest.approx([18.5, 18.6, 19.0, 19.1]) and ys == pytest.approx([1.0, 0.4, 0.1, 0.1])
+    assert plot.exceedance(0.1, {}) == ([], [])
+    r = results()
+    add_vbus(r)
+    v = r.linux["rtmux-vbus"].vbus
+    assert v is not None
+    r.linux["rtmux-vbus"].vbus = linux_script.VbusResult(
+        v.rtt, v.pipe_rtt, v.bulk, v.pipe_bulk, v.end_s,
+        rtmux_ping.RttHistogram(100, {185: 9000, 190: 999, 933: 1}),
+        rtmux_ping.RttHistogram(100, {175: 10000}),
+    )  # fmt: skip
+    fig = report.vbus_figure(r)
+    assert fig is not None and fig.hist == (0.1, {185: 9000, 190: 999, 933: 1})
+    plot.vbus(fig, tmp_path / "v.png", "t")
+    assert_png(tmp_path / "v.png")

@@ -37,3 +37,20 @@ def test_bad_round_trip_lines(line: str) -> None:
 def test_bad_throughput_line() -> None:
     with pytest.raises(rtmux_ping.RtmuxPingFormatError):
         rtmux_ping.parse_throughput("throughput_MBps tx=1")
+
+
+def test_parse_hist() -> None:
+    h = rtmux_ping.parse_hist("100 185:600 190:399 916:1\n")
+    assert (h.cell_ns, h.counts, h.n) == (100, {185: 600, 190: 399, 916: 1}, 1000)
+    for bad in ("", "100", "100 5:1 5:2", "100 6:1 5:2", "100 5:0", "0 5:1", "x 5:1"):
+        with pytest.raises(rtmux_ping.RtmuxPingFormatError):
+            rtmux_ping.parse_hist(bad)
+
+
+def test_render_hists() -> None:
+    text = rtmux_ping.render_hists(
+        {"vbus": rtmux_ping.parse_hist("100 185:2 190:1"), "pipe": rtmux_ping.parse_hist("100 175:3")}
+    )
+    assert text.splitlines()[1:] == ["# cell_us vbus(3) pipe(3)", "17.5 0 3", "18.5 2 0", "19.0 1 0"]
+    with pytest.raises(ValueError, match="different cell widths"):
+        rtmux_ping.render_hists({"a": rtmux_ping.parse_hist("100 1:1"), "b": rtmux_ping.parse_hist("50 1:1")})

@@ -29,8 +29,8 @@ cost.c: a mutex pair, a semaphore wake-up, a periodic wake-up), Linux's boot-to-
 run (bare and under rtmux), the hypervisor's size, and a determinism check (the quick bare rtos cases run
 twice must agree exactly). Each case is one QEMU boot (a Linux boot measures idle, then loaded); in icount
 mode the boots run `--jobs` at a time, which does not change guest time. The figures go into a marker-
-delimited section of BENCHMARKS.md, a CSV beside it, a histogram plot and gnuplot files
-(rtmux.bench.report).
+delimited section of BENCHMARKS.md, a CSV beside it, figures and gnuplot files
+(rtmux.bench.report, .plot).
 """
 
 from __future__ import annotations
@@ -78,7 +78,7 @@ from rtmux.bench.model import (
 )
 from rtmux.bench.progress import plan_cost, predicted_s
 from rtmux.errors import GuestFailure, RtmuxError
-from rtmux.formats import control_loop, cyclictest, latmus, latstats, posix_cost
+from rtmux.formats import control_loop, cyclictest, latmus, latstats, posix_cost, rtmux_ping
 from rtmux.image import initramfs
 from rtmux.run import linux, rtos, system
 
@@ -609,7 +609,7 @@ class Bench:
         el2_entries: int | None = None,
     ) -> Row:
         """A row of the control loop's own figures (its system `system_name`, POSIX control loop: a
-        colour of its own in the plot); its data file: the program's histogram and result lines
+        colour of its own in the histogram figure); its data file: the program's histogram and result lines
         (rtmux.formats.control_loop reads them) after a comment saying what ran."""
         path = self.data / f"{row_id}.txt"
         head = f"# {label}: {command} ({qemu.mode_description(self.icount)})\n"
@@ -864,6 +864,10 @@ class Bench:
             result.rtos_el2,
         )
         v = result.vbus
+        if v.rtt_hist is not None and v.pipe_rtt_hist is not None:  # the distributions the figure draws
+            (self.data / "vbus-rtt.dat").write_text(
+                rtmux_ping.render_hists({"vbus": v.rtt_hist, "pipe": v.pipe_rtt_hist}), encoding="utf-8"
+            )
         return RunOutput(
             rows=[row],
             linux=result,

@@ -86,8 +86,8 @@ class VbusPlan:
         """Result name -> the rtmux-ping command measuring it."""
         n, size, t = self.round_trips, VBUS_MESSAGE_SIZE, self.bulk_s
         return {
-            "vbus_rtt": f"rtmux-ping echo -n {n} -s {size} -T 30",
-            "pipe_rtt": f"rtmux-ping --pipe -n {n} -s {size} -T 30",
+            "vbus_rtt": f"rtmux-ping echo --hist -n {n} -s {size} -T 30",
+            "pipe_rtt": f"rtmux-ping --pipe --hist -n {n} -s {size} -T 30",
             "vbus_bulk": f"rtmux-ping echo --bulk -t {t} -T 30",
             "pipe_bulk": f"rtmux-ping --pipe --bulk -t {t} -T 30",
         }
@@ -167,6 +167,8 @@ def script(plan: Plan) -> str:
                 f"say {name}_status $?",
                 f'say {name} "$(echo "$out" | tail -n 1)"',
             ]
+            if name.endswith("_rtt"):  # its distribution (--hist), one line
+                lines += [f'say {name}_hist "$(echo "$out" | sed -n \'s/^rtt_hist_ns //p\')"']
         lines += ["say vbus_end \"$(cut -d' ' -f1 /proc/uptime)\"", VBUS_TRAFFIC, "traffic=$!"]
     if plan.hold_until_s:
         lines += [
@@ -259,6 +261,8 @@ class VbusResult:
     bulk: rtmux_ping.Throughput
     pipe_bulk: rtmux_ping.Throughput
     end_s: float  # Linux's uptime when the measurements ended (the traffic then starts)
+    rtt_hist: rtmux_ping.RttHistogram | None = None  # the round trips' distributions (--hist)
+    pipe_rtt_hist: rtmux_ping.RttHistogram | None = None
 
 
 def _vbus_result(values: dict[str, str], plan: VbusPlan, what: str) -> VbusResult:
@@ -268,17 +272,23 @@ def _vbus_result(values: dict[str, str], plan: VbusPlan, what: str) -> VbusResul
     try:
         rtts = {k: rtmux_ping.parse_rtt(values.get(k, "")) for k in ("vbus_rtt", "pipe_rtt")}
         bulks = {k: rtmux_ping.parse_throughput(values.get(k, "")) for k in ("vbus_bulk", "pipe_bulk")}
+        hists = {k: rtmux_ping.parse_hist(values.get(f"{k}_hist", "")) for k in ("vbus_rtt", "pipe_rtt")}
     except rtmux_ping.RtmuxPingFormatError as exc:
         raise RtmuxError(f"{what}: {exc}") from exc
     for name, rtt in rtts.items():
-        if rtt.n != plan.round_trips:
-            raise RtmuxError(f"{what}: {name}: {rtt.n} round trips, {plan.round_trips} were asked")
+        if rtt.n != plan.round_trips or hists[name].n != plan.round_trips:
+            raise RtmuxError(
+                f"{what}: {name}: {rtt.n} round trips ({hists[name].n} in its histogram), "
+                f"{plan.round_trips} were asked"
+            )
     return VbusResult(
         rtts["vbus_rtt"],
         rtts["pipe_rtt"],
         bulks["vbus_bulk"],
         bulks["pipe_bulk"],
         _float(values, "vbus_end", what),
+        hists["vbus_rtt"],
+        hists["pipe_rtt"],
     )
 
 

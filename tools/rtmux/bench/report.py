@@ -1,18 +1,26 @@
-"""What `./rtmux bench` writes: its section of BENCHMARKS.md, the CSV beside it and the histogram plot.
+"""What `./rtmux bench` writes: its section of BENCHMARKS.md, the CSV beside it and the figures.
 
 Files, for the Markdown file OUT (BENCHMARKS.md by default) and MODE icount or realtime:
   OUT: the section between `<!-- bench-MODE:begin -->` and `<!-- bench-MODE:end -->` (created or
        replaced; the rest of the file is kept)
   <OUT's folder>/<OUT's stem>[-realtime].csv: one line per case
-  <OUT's folder>/docs/img/bench-latency[-realtime].png: the plot the section shows (relative link)
-The gnuplot histograms are written by the runs themselves (build/bench/MODE/*.dat).
+  <figures>/bench-{headline,latency,vbus,shared}[-realtime].png: the figures the section shows, each
+       beside its table (relative links); <figures> is docs/img/ beside OUT, or the data folder's img/
+       for a quick run into the repository's BENCHMARKS.md (figure_dir), which never replaces the
+       committed pictures
+The gnuplot histograms are written by the runs themselves (build/bench/MODE/*.dat). `redraw` draws the
+headline figure again from OUT's CSV and section alone.
 """
 
 from __future__ import annotations
 
 import csv
 import io
+import os
+import re
+from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 
 from rtmux import paths, qemu
@@ -27,7 +35,7 @@ from rtmux.bench.model import (
     fmt_duration,
 )
 from rtmux.errors import RtmuxError
-from rtmux.formats import cyclictest, latstats
+from rtmux.formats import cyclictest, latstats, rtmux_ping
 
 # Targets of the benchmark issue (icount guest time).
 TARGET_RTOS_MAX_US = 2.0
@@ -64,7 +72,8 @@ def csv_path(output: Path, mode: str) -> Path:
 
 
 def plot_path(output: Path, mode: str) -> Path:
-    return output.parent / "docs" / "img" / f"bench-latency{suffix(mode)}.png"
+    """The histogram figure's default place (docs/img/ beside `output`)."""
+    return figure_path(output.parent / "docs" / "img", "histograms", mode)
 
 
 # -------------------------------------------------------------------------------------------- targets
@@ -75,6 +84,11 @@ class Target:
     name: str
     measured: str
     met: bool
+    # A bound on one case's worst case, which the headline figure marks on that case's row: the case,
+    # the bound in microseconds and a short name.
+    case: str | None = None
+    limit_us: float | None = None
+    short: str = ""
 
 
 def _ratio(a: float, b: float) -> float:
@@ -127,6 +141,9 @@ def targets(r: BenchResults) -> list[Target]:
                     f"rtos bare metal max {what} <= {TARGET_RTOS_MAX_US:g} us",
                     f"{f(s, s.max_us)} us",
                     s.max_us <= TARGET_RTOS_MAX_US,
+                    row_id,
+                    TARGET_RTOS_MAX_US,
+                    "",
                 )
             )
     for c in r.posix_cost:
@@ -170,6 +187,7 @@ def targets(r: BenchResults) -> list[Target]:
             ("rtos-bare-load", "under its own load"),
         ):
             bare = r.row(row_id)
+            kind = row_id.rsplit("-", 1)[-1]
             if bare is not None:
                 ratio = _ratio(pmax, bare.stats.max_us)
                 out.append(
@@ -178,6 +196,9 @@ def targets(r: BenchResults) -> list[Target]:
                         f"({what})",
                         f"{pmax:.3f} us = {ratio:.2f} x {bare.stats.max_us:.3f} us",
                         ratio <= TARGET_PARTITION_VS_BARE,
+                        "rtos-rtmux-load",
+                        TARGET_PARTITION_VS_BARE * bare.stats.max_us,
+                        f"{TARGET_PARTITION_VS_BARE:g} x bare {'loaded' if kind == 'load' else 'idle'}",
                     )
                 )
         rt = r.row("linux-rt-load")
@@ -189,6 +210,9 @@ def targets(r: BenchResults) -> list[Target]:
                     "cyclictest max, same Linux load",
                     f"{pmax:.3f} us = {ratio:.3f} x {rt.stats.max_us:.0f} us",
                     ratio <= TARGET_PARTITION_VS_RT,
+                    "rtos-rtmux-load",
+                    TARGET_PARTITION_VS_RT * rt.stats.max_us,
+                    f"{TARGET_PARTITION_VS_RT:g} x PREEMPT_RT",
                 )
             )
     within = f"{TARGET_LINUX_UNDER_RTMUX - 1:.0%}"
@@ -210,7 +234,12 @@ def targets(r: BenchResults) -> list[Target]:
                     f"{who}: cyclictest {name}, {what}, within {within} of bare",
                     f"{f(under.stats, a, average=avg)} vs {f(bare.stats, b, average=avg)} us = {ratio:.2f} x",
                     ratio <= TARGET_LINUX_UNDER_RTMUX,
-                )
+                    *(
+                        (under_id, TARGET_LINUX_UNDER_RTMUX * b, f"{TARGET_LINUX_UNDER_RTMUX:g} x bare")
+                        if name == "max"
+                        else ()
+                    ),
+                )  # fmt: skip
             )
     out += _hackbench_target(r, "rtmux-linux", "linux-std", "Linux under rtmux", "bare")
     out += _vbus_targets(r)
@@ -243,6 +272,9 @@ def _shared_targets(r: BenchResults) -> list[Target]:
                 f"rtos sharing its CPU with Linux, Linux load: max <= {TARGET_RTOS_MAX_US:g} us",
                 f"{f(s, s.max_us)} us",
                 s.max_us <= TARGET_RTOS_MAX_US,
+                "rtos-shared-load",
+                TARGET_RTOS_MAX_US,
+                "",
             )
         )
         rt = r.row("linux-rt-load")
@@ -254,6 +286,9 @@ def _shared_targets(r: BenchResults) -> list[Target]:
                     "PREEMPT_RT cyclictest max (-smp 1, same Linux load)",
                     f"{s.max_us:.3f} us = {ratio:.3f} x {rt.stats.max_us:.0f} us",
                     ratio <= TARGET_PARTITION_VS_RT,
+                    "rtos-shared-load",
+                    TARGET_PARTITION_VS_RT * rt.stats.max_us,
+                    f"{TARGET_PARTITION_VS_RT:g} x PREEMPT_RT",
                 )
             )
     out += _hackbench_target(
@@ -339,10 +374,10 @@ def _smp_table(r: BenchResults) -> list[str]:
 def _vbus_targets(r: BenchResults) -> list[Target]:
     res = _linux(r, "rtmux-vbus")
     if res is None or res.vbus is None:
-        return []
+        return _vbus_rtos_target(r)
     v = res.vbus
     ratio = _ratio(v.rtt.avg_us, v.pipe_rtt.avg_us)
-    out = [
+    return [
         Target(
             f"V-Bus round trip avg <= {TARGET_VBUS_RTT_VS_PIPE:g} x the pipe reference, same run",
             f"{v.rtt.avg_us:.1f} vs {v.pipe_rtt.avg_us:.1f} us = {ratio:.2f} x",
@@ -359,7 +394,13 @@ def _vbus_targets(r: BenchResults) -> list[Target]:
             f"{v.pipe_bulk.rx_mbps:.1f})",
             min(v.bulk.tx_mbps, v.bulk.rx_mbps) >= TARGET_VBUS_MBPS,
         ),
+        *_vbus_rtos_target(r),
     ]
+
+
+def _vbus_rtos_target(r: BenchResults) -> list[Target]:
+    """The rtos partition's worst case under V-Bus traffic against its worst without (its rows only)."""
+    out = []
     traffic, idle = r.row("rtos-rtmux-vbus"), r.row("rtos-rtmux-idle")
     if traffic is not None and idle is not None:
         ratio = _ratio(traffic.stats.max_us, idle.stats.max_us)
@@ -369,6 +410,9 @@ def _vbus_targets(r: BenchResults) -> list[Target]:
                 "(Linux idle)",
                 f"{traffic.stats.max_us:.3f} us = {ratio:.2f} x {idle.stats.max_us:.3f} us",
                 ratio <= TARGET_VBUS_RTOS_VS_IDLE,
+                "rtos-rtmux-vbus",
+                TARGET_VBUS_RTOS_VS_IDLE * idle.stats.max_us,
+                f"{TARGET_VBUS_RTOS_VS_IDLE:g} x no traffic",
             )
         )
     return out
@@ -632,8 +676,18 @@ def _posix_cost_table(r: BenchResults) -> list[str]:
     return lines
 
 
-def render_section(r: BenchResults, csv_file: Path, png_file: Path | None, output: Path) -> str:
-    """The Markdown between the mode's markers (markers not included)."""
+def _figure_link(figures: Mapping[str, Path] | None, key: str, output: Path) -> list[str]:
+    """The Markdown image of figure `key` (relative to `output`'s folder) and a blank line; nothing
+    without it."""
+    if not figures or key not in figures:
+        return []
+    rel = os.path.relpath(figures[key], output.parent)
+    return [f"![{FIGURES[key][1]}]({Path(rel).as_posix()})", ""]
+
+
+def render_section(r: BenchResults, csv_file: Path, figures: Mapping[str, Path] | None, output: Path) -> str:
+    """The Markdown between the mode's markers (markers not included); `figures`: key (FIGURES) -> file,
+    each shown beside its table."""
     rel = output.parent
     icount = r.mode == MODE_ICOUNT
     title = (
@@ -673,8 +727,8 @@ def render_section(r: BenchResults, csv_file: Path, png_file: Path | None, outpu
         *table_rows(r),
         "",
     ]
-    if png_file is not None:
-        lines += [f"![Latency histograms, one curve per case]({png_file.relative_to(rel).as_posix()})", ""]
+    lines += _figure_link(figures, "headline", output)
+    lines += _figure_link(figures, "histograms", output)
     csv_rel = csv_file.relative_to(rel).as_posix()
     data_dir = paths.display(r.rows[0].data_file.parent) if r.rows else "build/bench"
     lines += [
@@ -705,13 +759,13 @@ def render_section(r: BenchResults, csv_file: Path, png_file: Path | None, outpu
         lines += ["Linux, bare and as the rtmux partition (guest time):", "", *linux_table, ""]
     vbus_table = _vbus_table(r)
     if vbus_table:
-        lines += [*vbus_table, ""]
+        lines += [*vbus_table, "", *_figure_link(figures, "vbus", output)]
     smp_table = _smp_table(r)
     if smp_table:
         lines += [*smp_table, ""]
     shared_table = _shared_table(r)
     if shared_table:
-        lines += [*shared_table, ""]
+        lines += [*shared_table, "", *_figure_link(figures, "shared", output)]
     if r.ctxsw is not None:
         c = r.ctxsw
         lines += [_para(CTXSW_TEXT), "", "| switches | total (ns) | ns per switch |", "|---:|---:|---:|"]
@@ -757,6 +811,47 @@ def summary_lines(r: BenchResults) -> list[str]:
 
 # ---------------------------------------------------------------------------------------------- files
 
+# The figures, by key: file stem (docs/img/<stem>[-realtime].png) and the text of the section's link.
+FIGURES = {
+    "headline": (
+        "bench-headline",
+        "Timer latency per case: worst case, p99.9 and average, grouped by system",
+    ),
+    "histograms": (
+        "bench-latency",
+        "Latency histograms: the rtos cases on a sub-microsecond scale, the others in 1-us cells",
+    ),
+    "vbus": ("bench-vbus", "V-Bus round trips and throughput against a pipe pair, same boot"),
+    "shared": ("bench-shared", "Shared-core mode: world switch cost and the rtos's latency on a shared CPU"),
+}
+
+# The headline figure's cases: (group, [(case, condition)]), top to bottom. The reference rows (the
+# emulator's artifact checks, three busy vCPUs) and the POSIX control loop are in the table only.
+HEADLINE = (
+    ("rtos\nbare metal", (("rtos-bare-idle", "idle"), ("rtos-bare-load", "own load"))),
+    ("rtos under rtmux,\nits own CPU", (("rtos-rtmux-idle", "Linux idle"),
+                                        ("rtos-rtmux-load", "Linux loaded"))),
+    ("rtos under rtmux,\nsharing Linux's CPU", (("rtos-shared-idle", "Linux idle"),
+                                                ("rtos-shared-load", "Linux loaded"))),
+    ("rtos under rtmux,\nV-Bus traffic", (("rtos-rtmux-vbus", "Linux talking"),)),
+    ("PREEMPT_RT Linux\n(bare, cyclictest)", (("linux-rt-idle", "idle"), ("linux-rt-load", "loaded"))),
+    ("Linux\n(bare, cyclictest)", (("linux-std-idle", "idle"), ("linux-std-load", "loaded"))),
+    ("Linux under rtmux\n(cyclictest)", (("linux-rtmux-idle", "idle"), ("linux-rtmux-load", "loaded"))),
+)  # fmt: skip
+
+
+def figure_path(folder: Path, key: str, mode: str) -> Path:
+    return folder / f"{FIGURES[key][0]}{suffix(mode)}.png"
+
+
+def figure_dir(output: Path, quick: bool, data_dir: Path) -> Path:
+    """Where a run's figures go: docs/img/ beside its Markdown file, except for a quick run into the
+    repository's BENCHMARKS.md, whose figures go to its data folder (img/), so that a quick run never
+    replaces the committed full run's pictures."""
+    if quick and output.resolve() == paths.BENCHMARKS_MD.resolve():
+        return data_dir / "img"
+    return output.parent / "docs" / "img"
+
 
 def curves(r: BenchResults) -> list[plot.Curve]:
     return [
@@ -768,30 +863,202 @@ def curves(r: BenchResults) -> list[plot.Curve]:
             row.stats.min_us,
             row.stats.max_us,
             row.stats.whole_us,
+            row.stats.avg_us,
+            row.stats.p999_us,
         )
         for row in r.rows
     ]
 
 
+def headline_bars(r: BenchResults) -> list[plot.Bar]:
+    """The headline figure's rows: the HEADLINE cases the results have, each with the targets on its
+    worst case (one mark per bound, the names of equal bounds joined)."""
+    limits: dict[str, dict[float, list[Target]]] = {}
+    if r.mode == MODE_ICOUNT:
+        for t in targets(r):
+            if t.case is not None and t.limit_us is not None:
+                limits.setdefault(t.case, {}).setdefault(round(t.limit_us, 6), []).append(t)
+    bars = []
+    for group, cases in HEADLINE:
+        for case, condition in cases:
+            row = r.row(case)
+            if row is None:
+                continue
+            s = row.stats
+            marks = tuple(
+                (limit, ", ".join(dict.fromkeys(t.short for t in ts if t.short)), all(t.met for t in ts))
+                for limit, ts in sorted(limits.get(case, {}).items())
+            )
+            bars.append(
+                plot.Bar(group, condition, s.avg_us, s.p999_us, s.max_us, s.whole_us,
+                         latstats.is_bound(s, s.p999_us), marks)
+            )  # fmt: skip
+    return bars
+
+
+def run_name(r: BenchResults) -> str:
+    """The run a figure comes from, for its title: kind, date, commit, mode and samples."""
+    kind = "quick run" if r.quick else "full run"
+    commit = f", commit {r.source}" if getattr(r, "source", "") else ""
+    mode = "QEMU icount, guest time" if r.mode == MODE_ICOUNT else "plain TCG, host-noise-dominated"
+    return f"{kind} of {r.date.strftime('%Y-%m-%d')}{commit}, {mode}, {r.samples} samples per case"
+
+
+def headline_title(r: BenchResults) -> str:
+    return (
+        f"Timer latency, {PERIOD_US} us period: worst case, p99.9 and average per case (lower is better)\n"
+        f"{run_name(r)}"
+    )
+
+
 def plot_title(r: BenchResults) -> str:
-    mode = "QEMU icount" if r.mode == MODE_ICOUNT else "plain TCG, host-noise-dominated"
-    quick = ", quick run" if r.quick else ""
-    return f"Timer latency histograms, {PERIOD_US} us period, {r.samples} samples per case ({mode}{quick})"
+    return f"Timer latency histograms, {PERIOD_US} us period\n{run_name(r)}"
 
 
-def write_all(r: BenchResults, output: Path) -> list[Path]:
-    """Write the CSV, the plot and the Markdown section; returns the paths written."""
+def vbus_figure(r: BenchResults) -> plot.Vbus | None:
+    res = _linux(r, "rtmux-vbus")
+    if res is None or res.vbus is None:
+        return None
+    v = res.vbus
+
+    def rtt(x: rtmux_ping.RoundTrips) -> tuple[float, float, float, float]:
+        return (x.min_us, x.avg_us, x.p99_us, x.max_us)
+
+    def hist(h: rtmux_ping.RttHistogram | None) -> tuple[float, dict[int, int]] | None:
+        return None if h is None else (h.cell_ns / 1000, dict(h.counts))
+
+    return plot.Vbus(
+        rtt(v.rtt), rtt(v.pipe_rtt), (v.bulk.tx_mbps, v.bulk.rx_mbps),
+        (v.pipe_bulk.tx_mbps, v.pipe_bulk.rx_mbps), TARGET_VBUS_RTT_US, TARGET_VBUS_MBPS,
+        hist(getattr(v, "rtt_hist", None)), hist(getattr(v, "pipe_rtt_hist", None)),
+    )  # fmt: skip
+
+
+def shared_figure(r: BenchResults) -> plot.Shared | None:
+    switches = []
+    for what in ("idle", "loaded"):
+        res = _linux(r, f"rtmux-shared-{what}")
+        if res is not None and res.share is not None:
+            c = res.share.counts
+            switches.append((what, float(c["switch_ns_to_linux"]), float(c["switch_ns_to_rtos"])))
+    latency = []
+    for case, label in (
+        ("rtos-bare-idle", "bare metal, idle"),
+        ("rtos-rtmux-idle", "own CPU, Linux idle"),
+        ("rtos-rtmux-load", "own CPU, Linux loaded"),
+        ("rtos-shared-idle", "shared CPU, Linux idle"),
+        ("rtos-shared-load", "shared CPU, Linux loaded"),
+    ):
+        row = r.row(case)
+        if row is not None:
+            latency.append((label, row.stats.avg_us, row.stats.max_us))
+    if not switches and r.row("rtos-shared-load") is None and r.row("rtos-shared-idle") is None:
+        return None
+    return plot.Shared(tuple(switches), tuple(latency), TARGET_RTOS_MAX_US)
+
+
+def draw(r: BenchResults, folder: Path) -> dict[str, Path]:
+    """Every figure the results allow, into `folder`: key -> file."""
+    out: dict[str, Path] = {}
+    bars = headline_bars(r)
+    if bars:
+        out["headline"] = figure_path(folder, "headline", r.mode)
+        plot.headline(bars, out["headline"], headline_title(r))
+    hist = curves(r)
+    if hist:
+        out["histograms"] = figure_path(folder, "histograms", r.mode)
+        plot.histograms(hist, out["histograms"], plot_title(r))
+    v = vbus_figure(r)
+    if v is not None:
+        out["vbus"] = figure_path(folder, "vbus", r.mode)
+        plot.vbus(
+            v,
+            out["vbus"],
+            f"V-Bus: a Linux program to an rtos thread and back, against a pipe pair\n{run_name(r)}",
+        )
+    s = shared_figure(r)
+    if s is not None:
+        out["shared"] = figure_path(folder, "shared", r.mode)
+        plot.shared(
+            s, out["shared"], f"Shared-core mode (-smp 1): world switch and rtos latency\n{run_name(r)}"
+        )
+    return out
+
+
+def write_all(r: BenchResults, output: Path, figures_dir: Path | None = None) -> list[Path]:
+    """Write the CSV, the figures (into `figures_dir`, default docs/img/ beside `output`) and the Markdown
+    section; returns the paths written."""
     csv_file = csv_path(output, r.mode)
-    png_file = plot_path(output, r.mode)
     csv_file.parent.mkdir(parents=True, exist_ok=True)
     csv_file.write_text(render_csv(r), encoding="utf-8")
-    plot.plot(curves(r), png_file, plot_title(r))
+    figures = draw(r, figures_dir if figures_dir is not None else output.parent / "docs" / "img")
     begin, end = markers(r.mode)
     text = output.read_text(encoding="utf-8") if output.exists() else "# rtmux benchmarks\n"
     output.write_text(
-        replace_section(text, render_section(r, csv_file, png_file, output), begin, end), encoding="utf-8"
+        replace_section(text, render_section(r, csv_file, figures, output), begin, end), encoding="utf-8"
     )
-    return [output, csv_file, png_file]
+    return [output, csv_file, *figures.values()]
+
+
+# ------------------------------------------------------------------------------ redraw from the CSV
+
+_MEASURED_RE = re.compile(
+    r"Measured (?P<date>\d{4}-\d{2}-\d{2} \d{2}:\d{2}) UTC(?: from commit `(?P<commit>[^`]+)`)? with "
+    r"`(?P<qemu>[^`]+)`"
+)
+
+
+def results_from_csv(csv_text: str, markdown: str, mode: str = MODE_ICOUNT) -> BenchResults:
+    """What a run's CSV and its Markdown section keep of its results: every row's figures (no
+    histograms), the run's date, commit, QEMU and sample count; enough for the headline figure."""
+    begin, end = markers(mode)
+    if markdown.count(begin) != 1 or markdown.count(end) != 1:
+        raise RtmuxError(f"no `{begin}` section to read the run's date and commit from")
+    section = markdown[markdown.index(begin) : markdown.index(end)]
+    m = _MEASURED_RE.search(" ".join(section.split()))
+    if m is None:
+        raise RtmuxError("the section has no `Measured DATE UTC ... with `QEMU ...`` line")
+    lines = [line for line in read_csv(csv_text) if line["mode"] == mode]
+    if not lines:
+        raise RtmuxError(f"the CSV has no {mode} rows")
+    rows = []
+    for line in lines:
+        whole = line["overruns"] == ""
+        stats = latstats.LatencyStats(
+            int(line["samples"]), float(line["min_us"]), float(line["avg_us"]), float(line["p99_us"]),
+            float(line["p99_9_us"]), float(line["max_us"]), None if whole else int(line["overruns"]), whole,
+        )  # fmt: skip
+        el2 = line["rtos_el2_entries"]
+        rows.append(
+            Row(line["case"], line["label"], line["system"], line["load"] == "1", stats, {},
+                Path(line["histogram"]), "", None if el2 == "" else int(el2))
+        )  # fmt: skip
+    samples = [row.stats.samples for row in rows if not row.id.startswith(("rtos-rtmux", "rtos-shared"))]
+    return BenchResults(
+        mode=mode,
+        quick="**Quick run**" in section,
+        samples=max(set(samples), key=samples.count) if samples else rows[0].stats.samples,
+        date=datetime.strptime(m["date"], "%Y-%m-%d %H:%M").replace(tzinfo=UTC),
+        qemu_version=m["qemu"],
+        jobs=0,
+        rows=rows,
+        source=m["commit"] or "",
+    )
+
+
+def redraw(output: Path, figures_dir: Path | None = None) -> list[Path]:
+    """The headline figure again, from `output`'s CSV and section (icount), into `figures_dir` (default
+    docs/img/ beside `output`); returns the files written."""
+    csv_file = csv_path(output, MODE_ICOUNT)
+    for f in (output, csv_file):
+        if not f.exists():
+            raise RtmuxError(f"{paths.display(f)}: not found (run `./rtmux bench` first)")
+    r = results_from_csv(csv_file.read_text(encoding="utf-8"), output.read_text(encoding="utf-8"))
+    path = figure_path(
+        figures_dir if figures_dir is not None else output.parent / "docs" / "img", "headline", r.mode
+    )
+    plot.headline(headline_bars(r), path, headline_title(r))
+    return [path]
 
 
 def rows_by_id(r: BenchResults) -> dict[str, Row]:

@@ -115,7 +115,7 @@ def execute(
     return outputs
 
 
-# What the measured images and scripts are built from (BENCHMARKS.md and the plot are outputs).
+# What the measured images and scripts are built from (BENCHMARKS.md and the figures are outputs).
 SOURCE_PATHS = ("hyp", "rtos", "lib", "guest", "configs", "tools", "Makefile")
 
 
@@ -149,7 +149,7 @@ def default_jobs() -> int:
 
 
 def run_bench(opts: Options, out: TextIO | None = None) -> BenchResults:
-    """The whole benchmark: prepare, run every case, write BENCHMARKS.md's section, CSV, plot, data."""
+    """The whole benchmark: prepare, run every case, write BENCHMARKS.md's section, CSV, figures, data."""
 
     out = out if out is not None else sys.stdout
     t0 = time.monotonic()
@@ -219,7 +219,9 @@ def run_bench(opts: Options, out: TextIO | None = None) -> BenchResults:
     results.wall_s = time.monotonic() - t0
     # Everything measured, for a later look (pickle: same code, same machine; not an exchange format).
     (bench.data / "results.pickle").write_bytes(pickle.dumps(results))
-    written = report.write_all(results, opts.output)
+    written = report.write_all(
+        results, opts.output, report.figure_dir(opts.output, opts.quick, opts.data_dir)
+    )
     print(f"rtmux bench: done in {fmt_duration(results.wall_s)}", file=out)
     for path in written:
         print(f"  wrote {paths.display(path)}", file=out)
@@ -228,6 +230,15 @@ def run_bench(opts: Options, out: TextIO | None = None) -> BenchResults:
         print(f"  {line}", file=out)
     out.flush()
     return results
+
+
+def redraw(output: Path, out: TextIO | None = None) -> list[Path]:
+    """`./rtmux bench --redraw`: the headline figure again from `output`'s CSV and section, no QEMU run."""
+    out = out if out is not None else sys.stdout
+    written = report.redraw(output)
+    for path in written:
+        print(f"rtmux bench: wrote {paths.display(path)}", file=out, flush=True)
+    return written
 
 
 def _determinism(outputs: dict[str, RunOutput], quick: bool) -> Determinism:
