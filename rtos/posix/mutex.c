@@ -186,6 +186,11 @@ static int lock(pthread_mutex_t *m, enum lock_mode mode, const struct timespec *
  * unlock by another thread with RT_EPERM, which are ERRORCHECK's errors. __depth, which only a
  * recursive mutex's owner reads, is not kept for them. Everything else goes the whole way (lock()).
  */
+int __rtmux_mutex_status(int rt_status)
+{
+    return posix_errno(rt_status);
+}
+
 __attribute__((noinline)) static int lock_wait(pthread_mutex_t *mutex)
 {
     return lock(mutex, LOCK_WAIT, NULL, true);

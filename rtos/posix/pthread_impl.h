@@ -80,6 +80,9 @@ struct posix_tsd {
 /* The calling thread's control block (never NULL in thread context). */
 struct rtmux_pthread *posix_self(void);
 
+/* The errno value of an rtos status, for <pthread.h>'s inlined mutex path (mutex.c). */
+int __rtmux_mutex_status(int rt_status);
+
 /* Whether t is a live control block (its magic word); NULL is not. */
 bool posix_thread_valid(const struct rtmux_pthread *t);
 

@@ -235,6 +235,42 @@ int pthread_mutex_unlock(pthread_mutex_t *mutex);
 int pthread_mutex_getprioceiling(const pthread_mutex_t *restrict mutex, int *restrict prioceiling);
 int pthread_mutex_setprioceiling(pthread_mutex_t *restrict mutex, int prioceiling, int *restrict old_ceiling);
 
+/*
+ * pthread_mutex_lock and pthread_mutex_unlock's uncontended path, inlined where they are called: a
+ * DEFAULT or ERRORCHECK mutex that is not PTHREAD_PRIO_PROTECT (__fast holds its own address) is one
+ * call of the rtos's mutex (rtos/sync.h; the rtos checks its object, waits with priority inheritance,
+ * and answers a relock or a stranger's unlock with errors that are ERRORCHECK's), anything else is the
+ * library's function. The functions exist as well: `(pthread_mutex_lock)(m)`, `#undef` or a pointer
+ * to them reach them. Why: the layer's cost over the native call (docs/posix.md, "What POSIX costs").
+ */
+#ifndef __RTMUX_POSIX_IMPL
+struct rt_mutex;
+int rt_mutex_lock(struct rt_mutex *__m, __UINT64_TYPE__ __timeout);
+int rt_mutex_unlock(struct rt_mutex *__m);
+int __rtmux_mutex_status(int __rt_status); /* the errno value of an rtos status */
+
+static inline int __rtmux_pthread_mutex_lock(pthread_mutex_t *__m)
+{
+    if (__builtin_expect(__m != 0 && __m->__fast == (void *)__m, 1)) {
+        int __rc = rt_mutex_lock((struct rt_mutex *)(void *)__m->__kobj, ~(__UINT64_TYPE__)0);
+        return __builtin_expect(__rc == 0, 1) ? 0 : __rtmux_mutex_status(__rc);
+    }
+    return (pthread_mutex_lock)(__m);
+}
+
+static inline int __rtmux_pthread_mutex_unlock(pthread_mutex_t *__m)
+{
+    if (__builtin_expect(__m != 0 && __m->__fast == (void *)__m, 1)) {
+        int __rc = rt_mutex_unlock((struct rt_mutex *)(void *)__m->__kobj);
+        return __builtin_expect(__rc == 0, 1) ? 0 : __rtmux_mutex_status(__rc);
+    }
+    return (pthread_mutex_unlock)(__m);
+}
+
+#define pthread_mutex_lock(m)   __rtmux_pthread_mutex_lock(m)
+#define pthread_mutex_unlock(m) __rtmux_pthread_mutex_unlock(m)
+#endif
+
 /* ---- condition variables ---- */
 int pthread_condattr_init(pthread_condattr_t *attr);
 int pthread_condattr_destroy(pthread_condattr_t *attr);
