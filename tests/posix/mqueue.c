@@ -12,44 +12,11 @@
 #include <time.h>
 
 #include "check.h"
+#include "helpers.h"
 #include "rtos/thread.h"
 
 #define MS      1000000LL
 #define LATE_NS 50000LL
-
-static long long ns_of(clockid_t clk)
-{
-    struct timespec ts;
-    (void)clock_gettime(clk, &ts);
-    return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
-static struct timespec ts_of(long long ns)
-{
-    return (struct timespec){.tv_sec = (time_t)(ns / 1000000000LL), .tv_nsec = (long)(ns % 1000000000LL)};
-}
-
-static void msleep(long ms)
-{
-    struct timespec ts = {.tv_sec = 0, .tv_nsec = ms * 1000000L};
-    (void)nanosleep(&ts, NULL);
-}
-
-#define HELPERS 3
-static rt_thread_t helper[HELPERS];
-static void *helper_stack[HELPERS];
-
-static void start(int i, void (*fn)(void *), void *arg, unsigned prio)
-{
-    helper_stack[i] = aligned_alloc(16, 16384);
-    CHECK_EQ(rt_thread_create(&helper[i], "helper", fn, arg, helper_stack[i], 16384, prio), RT_OK);
-}
-
-static void join(int i)
-{
-    CHECK_EQ(rt_thread_join(&helper[i], RT_SEC(2)), RT_OK);
-    free(helper_stack[i]);
-}
 
 static void test_open_errors(void)
 {
