@@ -328,7 +328,7 @@ pytest-system: deps rtos
 # one host thread each, so TEST_JOBS pytest workers (default: one per core, at most 4) share them out
 # file by file (a file's tests share module fixtures and run in order on one worker).
 TEST_JOBS ?= $(shell n=$$(nproc 2>/dev/null || echo 1); [ $$n -gt 4 ] && n=4; echo $$n)
-test: deps lint unit rtos hyp guests sdk posix-tests
+test: deps lint unit rtos hyp guests sdk posix-tests posix-bench
 	$(PYTHON) -m pytest -n $(TEST_JOBS) --dist loadfile tests/unit/python tests/system
 
 bench: deps rtos hyp

@@ -77,7 +77,7 @@ from rtmux.bench.model import (
     vbus_extra_samples,
 )
 from rtmux.bench.progress import plan_cost, predicted_s
-from rtmux.errors import GuestFailure, RtmuxError
+from rtmux.errors import GuestFailure, RtmuxError, SetupError
 from rtmux.formats import control_loop, cyclictest, latmus, latstats, posix_cost, rtmux_ping
 from rtmux.image import initramfs
 from rtmux.run import linux, rtos, system
@@ -458,6 +458,10 @@ class Bench:
     def posix_cost(self) -> RunOutput:
         """rtos/posix/bench/cost.c bare: the same work through POSIX and through rt_ calls, one boot."""
         image = POSIX_COST_IMAGE
+        if not image.is_file():
+            raise SetupError(
+                f"{paths.display(image)} not found: run `make posix-bench` (or leave out --no-build)"
+            )
         result = rtos.boot(image, "", icount=self.icount, timeout_s=rtos.CTXSW_TIMEOUT_S * 4)
         rtos.check_exit(result, "POSIX cost")
         try:
