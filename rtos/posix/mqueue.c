@@ -270,14 +270,7 @@ int mq_close(mqd_t mqd)
 
 int mq_unlink(const char *name)
 {
-    /* A name no queue can have names none: ENOENT (the standard lists no EINVAL here). */
-    int err = posix_name_check(name);
-    if (err == EINVAL) {
-        err = ENOENT;
-    }
-    if (err == 0 && rt_in_irq()) {
-        err = EPERM;
-    }
+    int err = posix_unlink_check(name);
     if (err != 0) {
         return fail(err);
     }

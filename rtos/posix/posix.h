@@ -66,6 +66,9 @@ bool posix_clock_waitable(clockid_t clk);
  * leading '/', empty, or another '/'), or ENAMETOOLONG.
  */
 int posix_name_check(const char *name);
+/* The checks of sem_unlink and mq_unlink before they look the name up: a name no object can have is
+ * ENOENT (their errors have no EINVAL), ENAMETOOLONG, or EPERM from an interrupt handler; else 0. */
+int posix_unlink_check(const char *name);
 
 /*
  * pthread_getcpuclockid's clocks: the address of the thread's rtos object with bit 0 set (rtos objects

@@ -274,14 +274,7 @@ int sem_close(sem_t *sem)
 
 int sem_unlink(const char *name)
 {
-    /* A name no semaphore can have names none: ENOENT (the standard lists no EINVAL here). */
-    int err = posix_name_check(name);
-    if (err == EINVAL) {
-        err = ENOENT;
-    }
-    if (err == 0 && rt_in_irq()) {
-        err = EPERM;
-    }
+    int err = posix_unlink_check(name);
     if (err != 0) {
         return fail(err);
     }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "posix.h"
+#include "rtos/irq.h"
 #include "rtos/time.h"
 
 int64_t posix_realtime_offset;
@@ -97,4 +98,13 @@ int posix_name_check(const char *name)
         return ENAMETOOLONG;
     }
     return memchr(name + 1, '/', n) != NULL ? EINVAL : 0;
+}
+
+int posix_unlink_check(const char *name)
+{
+    int err = posix_name_check(name);
+    if (err == EINVAL) {
+        return ENOENT;
+    }
+    return err == 0 && rt_in_irq() ? EPERM : err;
 }

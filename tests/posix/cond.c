@@ -14,27 +14,7 @@
 
 #include "check.h"
 #include "rtos/time.h"
-
-static pthread_t spawn(void *(*fn)(void *), void *arg, int prio)
-{
-    pthread_attr_t a;
-    struct sched_param p = {.sched_priority = prio};
-    pthread_t t = NULL;
-    CHECK_EQ(pthread_attr_init(&a), 0);
-    CHECK_EQ(pthread_attr_setinheritsched(&a, PTHREAD_EXPLICIT_SCHED), 0);
-    CHECK_EQ(pthread_attr_setschedparam(&a, &p), 0);
-    CHECK_EQ(pthread_create(&t, &a, fn, arg), 0);
-    CHECK_EQ(pthread_attr_destroy(&a), 0);
-    return t;
-}
-
-/* An absolute time `ns` from now on the rtos's clock: CLOCK_MONOTONIC, and CLOCK_REALTIME too while
- * nothing has set it. */
-static struct timespec abs_in(rt_time_t ns)
-{
-    rt_time_t t = rt_time_now() + ns;
-    return (struct timespec){.tv_sec = (time_t)(t / 1000000000u), .tv_nsec = (long)(t % 1000000000u)};
-}
+#include "threads.h"
 
 static pthread_mutex_t mutex = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cond = PTHREAD_COND_INITIALIZER;

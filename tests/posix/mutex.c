@@ -13,33 +13,13 @@
 #include "check.h"
 #include "rtos/sync.h"
 #include "rtos/time.h"
-
-static pthread_t spawn(void *(*fn)(void *), void *arg, int prio)
-{
-    pthread_attr_t a;
-    struct sched_param p = {.sched_priority = prio};
-    pthread_t t = NULL;
-    CHECK_EQ(pthread_attr_init(&a), 0);
-    CHECK_EQ(pthread_attr_setinheritsched(&a, PTHREAD_EXPLICIT_SCHED), 0);
-    CHECK_EQ(pthread_attr_setschedparam(&a, &p), 0);
-    CHECK_EQ(pthread_create(&t, &a, fn, arg), 0);
-    CHECK_EQ(pthread_attr_destroy(&a), 0);
-    return t;
-}
+#include "threads.h"
 
 static void busy(rt_time_t ns)
 {
     rt_time_t end = rt_time_now() + ns;
     while (rt_time_now() < end) {
     }
-}
-
-/* An absolute CLOCK_REALTIME time `ns` from now (CLOCK_REALTIME is the time since boot here: nothing
- * in this test sets it). */
-static struct timespec realtime_in(rt_time_t ns)
-{
-    rt_time_t t = rt_time_now() + ns;
-    return (struct timespec){.tv_sec = (time_t)(t / 1000000000u), .tv_nsec = (long)(t % 1000000000u)};
 }
 
 static void init_type(pthread_mutex_t *m, int type)
@@ -58,7 +38,7 @@ static void *other_unlock_try(void *arg)
     pthread_mutex_t *m = arg;
     other_result[0] = pthread_mutex_unlock(m);
     other_result[1] = pthread_mutex_trylock(m);
-    struct timespec ts = realtime_in(RT_MSEC(5));
+    struct timespec ts = abs_in(RT_MSEC(5));
     rt_time_t t0 = rt_time_now();
     other_result[2] = pthread_mutex_timedlock(m, &ts);
     if (rt_time_now() - t0 < RT_MSEC(5)) {
@@ -298,7 +278,7 @@ int main(void)
     init_type(&m, PTHREAD_MUTEX_NORMAL);
     CHECK_EQ(pthread_mutex_lock(&m), 0);
     CHECK_EQ(pthread_mutex_trylock(&m), EBUSY);
-    struct timespec ts = realtime_in(RT_MSEC(3));
+    struct timespec ts = abs_in(RT_MSEC(3));
     rt_time_t t0 = rt_time_now();
     CHECK_EQ(pthread_mutex_timedlock(&m, &ts), ETIMEDOUT);
     CHECK(rt_time_now() - t0 >= RT_MSEC(3));

@@ -10,25 +10,7 @@
 
 #include "check.h"
 #include "rtos/time.h"
-
-static pthread_t spawn(void *(*fn)(void *), void *arg, int prio)
-{
-    pthread_attr_t a;
-    struct sched_param p = {.sched_priority = prio};
-    pthread_t t = NULL;
-    CHECK_EQ(pthread_attr_init(&a), 0);
-    CHECK_EQ(pthread_attr_setinheritsched(&a, PTHREAD_EXPLICIT_SCHED), 0);
-    CHECK_EQ(pthread_attr_setschedparam(&a, &p), 0);
-    CHECK_EQ(pthread_create(&t, &a, fn, arg), 0);
-    CHECK_EQ(pthread_attr_destroy(&a), 0);
-    return t;
-}
-
-static struct timespec realtime_in(rt_time_t ns)
-{
-    rt_time_t t = rt_time_now() + ns;
-    return (struct timespec){.tv_sec = (time_t)(t / 1000000000u), .tv_nsec = (long)(t % 1000000000u)};
-}
+#include "threads.h"
 
 static pthread_rwlock_t rw = PTHREAD_RWLOCK_INITIALIZER;
 static char log_[32];
@@ -62,7 +44,7 @@ static void *trier(void *arg)
     if (tries[1] == 0) {
         CHECK_EQ(pthread_rwlock_unlock(&rw), 0);
     }
-    struct timespec ts = realtime_in(RT_MSEC(4));
+    struct timespec ts = abs_in(RT_MSEC(4));
     rt_time_t t0 = rt_time_now();
     tries[2] = pthread_rwlock_timedwrlock(&rw, &ts);
     if (tries[2] == 0) {
@@ -77,7 +59,7 @@ static void *trier(void *arg)
 static void *timed_reader(void *arg)
 {
     (void)arg;
-    struct timespec ts = realtime_in(RT_MSEC(3));
+    struct timespec ts = abs_in(RT_MSEC(3));
     tries[0] = pthread_rwlock_timedrdlock(&rw, &ts);
     if (tries[0] == 0) {
         CHECK_EQ(pthread_rwlock_unlock(&rw), 0);

@@ -11,20 +11,7 @@
 
 #include "check.h"
 #include "rtos/time.h"
-
-static pthread_t spawn(void *(*fn)(void *), void *arg, int policy, int prio)
-{
-    pthread_attr_t a;
-    struct sched_param p = {.sched_priority = prio};
-    pthread_t t = NULL;
-    CHECK_EQ(pthread_attr_init(&a), 0);
-    CHECK_EQ(pthread_attr_setinheritsched(&a, PTHREAD_EXPLICIT_SCHED), 0);
-    CHECK_EQ(pthread_attr_setschedpolicy(&a, policy), 0);
-    CHECK_EQ(pthread_attr_setschedparam(&a, &p), 0);
-    CHECK_EQ(pthread_create(&t, &a, fn, arg), 0);
-    CHECK_EQ(pthread_attr_destroy(&a), 0);
-    return t;
-}
+#include "threads.h"
 
 /* ---- order of running */
 static char order[16];
@@ -56,8 +43,8 @@ static unsigned run_pair(int policy)
     last_runner = 0;
     handovers = 0;
     busy_until = rt_time_now() + RT_MSEC(60);
-    pthread_t a = spawn(busy, (void *)1, policy, 50);
-    pthread_t b = spawn(busy, (void *)2, policy, 50);
+    pthread_t a = spawn_policy(busy, (void *)1, policy, 50);
+    pthread_t b = spawn_policy(busy, (void *)2, policy, 50);
     CHECK_EQ(pthread_join(a, NULL), 0);
     CHECK_EQ(pthread_join(b, NULL), 0);
     return handovers;
@@ -68,12 +55,12 @@ int main(void)
     /* created below main's priority, they run when main waits: most urgent first, then in order of
      * creation within a priority */
     pthread_t t[6];
-    t[0] = spawn(record, (void *)'a', SCHED_FIFO, 10);
-    t[1] = spawn(record, (void *)'b', SCHED_FIFO, 30);
-    t[2] = spawn(record, (void *)'c', SCHED_FIFO, 20);
-    t[3] = spawn(record, (void *)'d', SCHED_FIFO, 30);
-    t[4] = spawn(record, (void *)'e', SCHED_FIFO, 20);
-    t[5] = spawn(record, (void *)'f', SCHED_FIFO, 30);
+    t[0] = spawn_policy(record, (void *)'a', SCHED_FIFO, 10);
+    t[1] = spawn_policy(record, (void *)'b', SCHED_FIFO, 30);
+    t[2] = spawn_policy(record, (void *)'c', SCHED_FIFO, 20);
+    t[3] = spawn_policy(record, (void *)'d', SCHED_FIFO, 30);
+    t[4] = spawn_policy(record, (void *)'e', SCHED_FIFO, 20);
+    t[5] = spawn_policy(record, (void *)'f', SCHED_FIFO, 30);
     CHECK_EQ(order_len, 0);
     for (int i = 0; i < 6; i++) {
         CHECK_EQ(pthread_join(t[i], NULL), 0);
@@ -83,13 +70,13 @@ int main(void)
 
     /* a thread above main runs at once */
     order_len = 0;
-    t[0] = spawn(record, (void *)'h', SCHED_FIFO, 200);
+    t[0] = spawn_policy(record, (void *)'h', SCHED_FIFO, 200);
     CHECK_EQ(order_len, 1);
     CHECK_EQ(pthread_join(t[0], NULL), 0);
 
     /* pthread_setschedprio: a waiting thread raised above main runs at once */
     order_len = 0;
-    t[0] = spawn(record, (void *)'r', SCHED_FIFO, 10);
+    t[0] = spawn_policy(record, (void *)'r', SCHED_FIFO, 10);
     CHECK_EQ(order_len, 0);
     CHECK_EQ(pthread_setschedprio(t[0], 129), 0);
     CHECK_EQ(order_len, 1);

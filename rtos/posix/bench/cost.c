@@ -55,6 +55,23 @@ static void print_max(const char *name, uint64_t native_max, uint64_t posix_max)
            (unsigned long long)posix_max);
 }
 
+/* A SCHED_FIFO pthread at HIGH_PRIO, the native side's priority; says so on the console if it fails. */
+static int start_high(pthread_t *t, void *(*fn)(void *))
+{
+    pthread_attr_t attr;
+    struct sched_param sp = {.sched_priority = HIGH_PRIO};
+    (void)pthread_attr_init(&attr);
+    (void)pthread_attr_setinheritsched(&attr, PTHREAD_EXPLICIT_SCHED);
+    (void)pthread_attr_setschedpolicy(&attr, SCHED_FIFO);
+    (void)pthread_attr_setschedparam(&attr, &sp);
+    int err = pthread_create(t, &attr, fn, NULL);
+    (void)pthread_attr_destroy(&attr);
+    if (err != 0) {
+        printf("PXC| error: pthread_create failed\n");
+    }
+    return err;
+}
+
 /* ---- mutex ---- */
 static void mutex_cost(void)
 {
@@ -124,15 +141,8 @@ static void wake_cost(void)
 
     stop = 0;
     (void)sem_init(&psem, 0, 0);
-    pthread_attr_t attr;
-    struct sched_param sp = {.sched_priority = HIGH_PRIO};
-    (void)pthread_attr_init(&attr);
-    (void)pthread_attr_setinheritsched(&attr, PTHREAD_EXPLICIT_SCHED);
-    (void)pthread_attr_setschedpolicy(&attr, SCHED_FIFO);
-    (void)pthread_attr_setschedparam(&attr, &sp);
     pthread_t waiter;
-    if (pthread_create(&waiter, &attr, posix_waiter, NULL) != 0) {
-        printf("PXC| error: pthread_create failed\n");
+    if (start_high(&waiter, posix_waiter) != 0) {
         return;
     }
     for (unsigned i = 0; i < WAKES + 1; i++) {
@@ -189,15 +199,8 @@ static void periodic_cost(void)
     (void)rt_thread_create(&t, "periodic-native", native_periodic, NULL, stack, sizeof(stack), HIGH_PRIO);
     (void)rt_thread_join(&t, RT_FOREVER);
 
-    pthread_attr_t attr;
-    struct sched_param sp = {.sched_priority = HIGH_PRIO};
-    (void)pthread_attr_init(&attr);
-    (void)pthread_attr_setinheritsched(&attr, PTHREAD_EXPLICIT_SCHED);
-    (void)pthread_attr_setschedpolicy(&attr, SCHED_FIFO);
-    (void)pthread_attr_setschedparam(&attr, &sp);
     pthread_t p;
-    if (pthread_create(&p, &attr, posix_periodic, NULL) != 0) {
-        printf("PXC| error: pthread_create failed\n");
+    if (start_high(&p, posix_periodic) != 0) {
         return;
     }
     (void)pthread_join(p, NULL);
