@@ -230,6 +230,35 @@ def test_compare_records() -> None:
     assert len(diffs) == 3 and diffs[0].startswith("idle: RTS| lines differ")
 
 
+def _outputs(quick: bool, idle: list[str], load: list[str]) -> dict[str, model.RunOutput]:
+    """Three runs per kind, each told by its RTS| line alone."""
+
+    def rec(rts: str) -> model.RunOutput:
+        return model.RunOutput(records=(rts, ("RTD| x",), ((0, 1000),)))
+
+    out: dict[str, model.RunOutput] = {}
+    for kind, values in (("idle", idle), ("load", load)):
+        keys = [f"rtos-bare-{kind}" if quick else f"repeat-{kind}-1", f"repeat-{kind}-2", f"repeat-{kind}-3"]
+        out.update({k: rec(v) for k, v in zip(keys, values, strict=True)})
+    return out
+
+
+def test_determinism_three_runs() -> None:
+    same = runner._determinism(_outputs(True, ["a", "a", "a"], ["b", "b", "b"]), True)
+    assert same.identical and same.odd_runs == []
+    assert report.determinism_verdict(same) == "identical"
+    # one odd run out of three (QEMU's warp race) is told, and not counted against the code
+    odd = runner._determinism(_outputs(False, ["a", "a2", "a"], ["b", "b", "b"]), False)
+    assert odd.identical and len(odd.odd_runs) == 1
+    assert odd.odd_runs[0].startswith("idle: run 2 of 3 differed from the two others (idle: RTS| lines")
+    assert report.determinism_verdict(odd).startswith("identical but for one odd run")
+    # no two runs agree: not identical, whatever the emulator
+    bad = runner._determinism(_outputs(True, ["a", "a", "a"], ["b1", "b2", "b3"]), True)
+    assert not bad.identical and bad.odd_runs == []
+    assert report.determinism_verdict(bad).startswith("NOT identical: with its own load: RTS| lines differ")
+    assert len(runner._determinism(_outputs(True, ["a1", "a", "a"], ["b", "b", "b2"]), True).odd_runs) == 2
+
+
 def test_default_jobs() -> None:
     assert 1 <= runner.default_jobs() <= 8
 

@@ -364,11 +364,12 @@ class Bench:
                 ),
             ]
         if icount:
-            # Determinism: the quick bare rtos cases twice (the quick run's own cases are the first time).
+            # Determinism: the quick bare rtos cases twice (the quick run's own cases are the first time),
+            # and a third run that decides when those two differ (runner._determinism).
             q = SAMPLES_QUICK
             for load in (False, True):
                 kind = "load" if load else "idle"
-                for k in (1, 2) if not self.opts.quick else (2,):
+                for k in (1, 2, 3) if not self.opts.quick else (2, 3):
                     runs.append(
                         Run(
                             f"repeat-{kind}-{k}",
