@@ -73,8 +73,22 @@ static void main_entry(void *arg)
     rt_main();
 }
 
+/* The DTB the rtos booted with, for rt_dt_prop: it stays in its slot, above the image, for the whole run. */
+static const void *boot_dtb;
+
+const void *rt_dt_prop(const char *path, const char *name, uint32_t *len)
+{
+    uint32_t n = 0;
+    const void *v = path != NULL && name != NULL ? k_fdt_prop(boot_dtb, path, name, &n) : NULL;
+    if (len != NULL) {
+        *len = v != NULL ? n : 0;
+    }
+    return v;
+}
+
 void k_boot(const void *dtb, uint64_t entry_el)
 {
+    boot_dtb = dtb;
     arch_set_psci_conduit((unsigned)entry_el);
     console_init(dtb);
     rt_printf("rtos: rtmux rtos %s entered at EL%u\n", RT_VERSION, (unsigned)entry_el);

@@ -11,6 +11,8 @@
 
 #include "../posix/pthread_impl.h"
 #include "libc.h"
+#include "linuxsvc/files.h"
+#include "linuxsvc/log.h"
 #include "rtmux/main.h"
 #include "rtos/console.h"
 #include "rtos/system.h"
@@ -39,6 +41,8 @@ static void *main_entry(void *arg)
 void rt_main(void)
 {
     rtmux_libc_locks_init();
+    lfs_init();
+    lsvc_log_init();
     for (init_fn *f = __preinit_array_start; f < __preinit_array_end; f++) {
         (*f)();
     }

@@ -1,13 +1,16 @@
 /*
  * The system interface picolibc expects from its platform, on the rtos.
  *
- * Descriptors: 0 (stdin, end of file), 1 and 2 (the console). No file system yet: open() fails with
- * ENOENT for every path (Linux's files over the V-Bus are a later layer). There is one process: its
- * pid is 1, and kill() can only end it. exit() and return from main() power the system (the rtos's
- * partition, under rtmux) off after stdio is flushed.
+ * Descriptors: 0 (stdin, end of file), 1 and 2 (the console; also Linux's log when the system
+ * configuration says so: linuxsvc/log.c), and from 3 on Linux's files under /linux (linuxsvc/files.h,
+ * docs/linux-services.md): every path goes there, and any path outside /linux gives ENOENT. There is
+ * one process: its pid is 1, and kill() can only end it. exit() and return from main() power the system
+ * (the rtos's partition, under rtmux) off after stdio is flushed.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/stat.h>
@@ -16,6 +19,8 @@
 #include <unistd.h>
 
 #include "libc.h"
+#include "linuxsvc/files.h"
+#include "linuxsvc/log.h"
 #include "rtos/console.h"
 #include "rtos/system.h"
 #include "rtos/time.h"
@@ -23,9 +28,19 @@
 /* Not in every picolibc header under the feature macros we set. */
 int open(const char *path, int flags, ...);
 int getentropy(void *buf, size_t len);
+int mkdir(const char *path, mode_t mode);
+int rename(const char *from, const char *to);
+
+static bool console_fd(int fd)
+{
+    return fd >= 0 && fd <= STDERR_FILENO;
+}
 
 ssize_t write(int fd, const void *buf, size_t n)
 {
+    if (fd >= LFS_FD_FIRST) {
+        return lfs_write(fd, buf, n);
+    }
     if (fd != STDOUT_FILENO && fd != STDERR_FILENO) {
         errno = EBADF;
         return -1;
@@ -35,13 +50,15 @@ ssize_t write(int fd, const void *buf, size_t n)
         return -1;
     }
     rtmux_console_write(buf, n);
+    lsvc_log_write(buf, n);
     return (ssize_t)n;
 }
 
 ssize_t read(int fd, void *buf, size_t n)
 {
-    (void)buf;
-    (void)n;
+    if (fd >= LFS_FD_FIRST) {
+        return lfs_read(fd, buf, n);
+    }
     if (fd != STDIN_FILENO) {
         errno = EBADF;
         return -1;
@@ -49,52 +66,115 @@ ssize_t read(int fd, void *buf, size_t n)
     return 0;
 }
 
+ssize_t pread(int fd, void *buf, size_t n, off_t off)
+{
+    if (console_fd(fd)) {
+        errno = ESPIPE;
+        return -1;
+    }
+    return lfs_pread(fd, buf, n, off);
+}
+
+ssize_t pwrite(int fd, const void *buf, size_t n, off_t off)
+{
+    if (console_fd(fd)) {
+        errno = ESPIPE;
+        return -1;
+    }
+    return lfs_pwrite(fd, buf, n, off);
+}
+
 int open(const char *path, int flags, ...)
 {
-    (void)flags;
-    errno = path == NULL ? EFAULT : ENOENT;
-    return -1;
+    mode_t mode = 0;
+    if ((flags & O_CREAT) != 0) {
+        va_list ap;
+        va_start(ap, flags);
+        mode = (mode_t)va_arg(ap, int);
+        va_end(ap);
+    }
+    return lfs_open(path, flags, mode);
 }
 
 int close(int fd)
 {
-    if (fd < 0 || fd > STDERR_FILENO) {
-        errno = EBADF;
-        return -1;
+    if (console_fd(fd)) {
+        return 0;
     }
-    return 0;
+    return lfs_close(fd);
 }
 
 off_t lseek(int fd, off_t offset, int whence)
 {
-    (void)offset;
-    (void)whence;
-    errno = fd >= 0 && fd <= STDERR_FILENO ? ESPIPE : EBADF;
-    return -1;
+    if (console_fd(fd)) {
+        errno = ESPIPE;
+        return -1;
+    }
+    return lfs_lseek(fd, offset, whence);
 }
 
 int fstat(int fd, struct stat *st)
 {
-    if (fd < 0 || fd > STDERR_FILENO) {
-        errno = EBADF;
-        return -1;
+    if (!console_fd(fd)) {
+        return lfs_fstat(fd, st);
     }
     *st = (struct stat){0};
     st->st_mode = S_IFCHR | 0620;
     return 0;
 }
 
+int isatty(int fd)
+{
+    if (console_fd(fd)) {
+        return 1;
+    }
+    struct stat st;
+    errno = lfs_fstat(fd, &st) == 0 ? ENOTTY : errno;
+    return 0;
+}
+
 int stat(const char *restrict path, struct stat *restrict st)
 {
-    (void)st;
-    errno = path == NULL ? EFAULT : ENOENT;
-    return -1;
+    return lfs_stat(path, st);
 }
 
 int unlink(const char *path)
 {
-    errno = path == NULL ? EFAULT : ENOENT;
-    return -1;
+    return lfs_unlink(path);
+}
+
+int rmdir(const char *path)
+{
+    return lfs_rmdir(path);
+}
+
+int mkdir(const char *path, mode_t mode)
+{
+    return lfs_mkdir(path, mode);
+}
+
+int rename(const char *from, const char *to)
+{
+    return lfs_rename(from, to);
+}
+
+int fsync(int fd)
+{
+    if (console_fd(fd)) {
+        rtmux_console_flush();
+        lsvc_log_flush();
+        return 0;
+    }
+    return lfs_fsync(fd);
+}
+
+int ftruncate(int fd, off_t len)
+{
+    if (console_fd(fd)) {
+        errno = EINVAL;
+        return -1;
+    }
+    return lfs_ftruncate(fd, len);
 }
 
 pid_t getpid(void)

@@ -23,6 +23,11 @@ int rt_bootargs_check(const char *const *known);
 /* Unsigned decimal boot argument, or `dflt` if absent; reports a malformed value on the console. */
 uint64_t rt_bootarg_u64(const char *key, uint64_t dflt);
 
+/* Property `name` of the node at `path` ("/rtmux-services") in the DTB the rtos booted with: its bytes
+ * (read-only, valid for the whole run) and their count in *len, or NULL if absent (always bare metal
+ * without a DTB). Strings and string lists are as the DTB holds them, NUL-terminated each. */
+const void *rt_dt_prop(const char *path, const char *name, uint32_t *len);
+
 /* What went wrong, handed to the fault hook. */
 enum rt_fault_kind {
     RT_FAULT_EXCEPTION = 1,     /* synchronous exception (abort, undefined instruction, ...) */

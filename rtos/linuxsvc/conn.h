@@ -1,0 +1,119 @@
+/*
+ * One 9P2000.L session with a Linux service over a V-Bus channel, shared by every rtos thread.
+ *
+ * Any number of threads may have a request in flight (up to LSVC_SLOTS; more wait for a slot). Each
+ * request has a tag of its own; replies come back in any order. There is no thread of the service's
+ * own: a thread waiting for its reply takes the reader's role (a priority-inheriting mutex, so the
+ * most urgent waiter lends its priority to whoever reads), reads one frame, hands it to the request
+ * it answers, gives the role back, and returns once its own reply is there. A thread that never calls
+ * Linux never runs any of this.
+ *
+ * Linux is not trusted. A frame whose size is out of range, or a fixed part longer than any reply,
+ * loses the stream's framing: the session is dropped (every request in flight fails with EIO) and the
+ * rtos closes and reopens its end of the channel, so Linux's server sees end of file and starts over.
+ * A well-framed reply with an unknown tag, or one already answered, is counted and dropped; one of the
+ * wrong type fails its request with EIO. Nothing Linux sends is written anywhere but into the
+ * requester's buffers, and never more than they hold.
+ *
+ * Sessions: the first request after the channel connects sends Tversion. When Linux closes the
+ * channel (its server died, Linux rebooted or powered off) the requests in flight fail with EIO at
+ * once, the session number changes (files opened in the old one give EBADF), and new requests fail at
+ * once with ENOTCONN until Linux connects again. A request that gets no answer fails with ETIMEDOUT
+ * after its timeout (LSVC_TIMEOUT by default); its late reply is dropped when it comes.
+ */
+#ifndef RTOS_LINUXSVC_CONN_H
+#define RTOS_LINUXSVC_CONN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "p9.h"
+#include "rtos/chan.h"
+#include "rtos/sync.h"
+#include "rtos/types.h"
+
+/* Requests in flight at once; the tag's low bits are the slot, the rest a sequence number, so a
+ * late reply to an earlier use of the slot is told apart. */
+#define LSVC_SLOTS     16u
+#define LSVC_SLOT_BITS 4u
+/* The longest request built in a slot: a Twalk of 16 names of 255 bytes does not fit, so path walks
+ * send as many names per Twalk as fit here (files.c); every other request is far shorter. */
+#define LSVC_REQ_MAX 1280u
+/* The reply's fixed part (everything of Rread/Rreaddir before the data, all of any other reply). */
+#define LSVC_FIXED_MAX 256u
+/* How long a request waits for its answer. 9P servers answer in microseconds to milliseconds; this only
+ * bounds a server that stopped without closing its end. */
+#ifndef LSVC_TIMEOUT
+#define LSVC_TIMEOUT RT_SEC(5)
+#endif
+
+enum lsvc_slot_state { LSVC_FREE, LSVC_BUILDING, LSVC_SENT, LSVC_DONE, LSVC_ABANDONED };
+
+struct lsvc_slot {
+    uint16_t tag;
+    enum lsvc_slot_state state;
+    int err;       /* when DONE: 0, or the C library's errno (Rlerror's, or EIO for a bad reply) */
+    uint32_t sess; /* the session it was sent in */
+    uint8_t req[LSVC_REQ_MAX];
+    size_t req_len;
+    const void *bulk; /* Twrite's data, sent right after req (req's size and count include it) */
+    size_t bulk_len;
+    uint8_t rtype; /* the reply's type (its expected one, or P9_RLERROR) */
+    uint8_t fixed[LSVC_FIXED_MAX];
+    size_t fixed_len;
+    void *data; /* Rread/Rreaddir's data goes here, at most data_cap bytes */
+    size_t data_cap, data_len;
+};
+
+struct lsvc_stats {
+    uint64_t requests, errors, timeouts; /* sent; failed (any errno); of which no answer in time */
+    uint64_t sessions, lost;             /* Tversion done; sessions that ended with Linux's close */
+    uint64_t bad_frames;                 /* framing lost: session dropped, channel reopened */
+    uint64_t unknown_tags;               /* well-framed replies to nothing in flight (late, duplicate) */
+    uint64_t bad_replies;                /* right tag, wrong type or malformed body: EIO to the caller */
+};
+
+struct lsvc_conn {
+    const char *chan_name;
+    rt_chan_t *ch;
+    rt_mutex_t lock;    /* slots, session fields, rx state: short sections only */
+    rt_mutex_t tx;      /* one whole request at a time onto the channel */
+    rt_mutex_t rx;      /* the reader's role */
+    rt_mutex_t opening; /* opening the channel and the Tversion exchange */
+    rt_sem_t free;      /* free slots */
+    bool ready;         /* the objects above are initialised */
+    bool up;            /* Tversion answered in session `sess` */
+    uint32_t sess;      /* changes at every session's end */
+    uint32_t msize;
+    uint16_t seq;
+    /* the frame being read (kept across readers: a reader may stop in the middle at its deadline) */
+    uint8_t hdr[P9_HDR];
+    size_t hdr_len;
+    struct p9_hdr cur;
+    size_t body_pos;
+    struct lsvc_slot *target; /* NULL: the frame is dropped */
+    uint32_t count;           /* Rread/Rreaddir's count, once read */
+    struct lsvc_stats stats;
+    struct lsvc_slot slots[LSVC_SLOTS];
+};
+
+/* Sets up `c` for the channel `chan_name` (idempotent; the channel is opened at the first request). */
+int lsvc_init(struct lsvc_conn *c, const char *chan_name);
+
+/* A slot for one request, in the current session (opened, Tversion done if needed). Returns 0 or an
+ * errno: ENOTCONN (Linux's end is not open), ENODEV (no such channel), EIO, ETIMEDOUT. *sess gets the
+ * session number. The request goes into s->req with tag s->tag. */
+int lsvc_get(struct lsvc_conn *c, struct lsvc_slot **s, uint32_t *sess);
+/* Sends s->req (and s->bulk) and waits for the answer, at most `timeout`. Returns 0 (s->rtype, fixed,
+ * data filled) or an errno. The slot stays the caller's until lsvc_put. */
+int lsvc_call(struct lsvc_conn *c, struct lsvc_slot *s, rt_time_t timeout);
+void lsvc_put(struct lsvc_conn *c, struct lsvc_slot *s);
+
+/* Whether session `sess` is still the current one. */
+bool lsvc_current(struct lsvc_conn *c, uint32_t sess);
+/* The largest Twrite/Tread payload of the current session. */
+uint32_t lsvc_iounit(struct lsvc_conn *c);
+void lsvc_get_stats(struct lsvc_conn *c, struct lsvc_stats *out);
+
+#endif /* RTOS_LINUXSVC_CONN_H */
