@@ -24,7 +24,7 @@ KFLAGS  := -mgeneral-regs-only
 BOARD   := qemu-virt
 LIBGCC   = $$($(CC) -print-libgcc-file-name)
 
-.PHONY: all rtos hyp guests linux-programs sdk posix-tests posix-bench posix-conformance deps run test unit lint cycles \
+.PHONY: all rtos hyp guests linux-programs sdk posix-tests linuxsvc-tests posix-bench posix-conformance deps run test unit lint cycles \
         format format-check pytest-unit \
         pytest-system bench clean
 all: rtos hyp linux-programs
@@ -158,6 +158,18 @@ $(PT)/%.img: tests/posix/%.c $(wildcard tests/posix/*.h) $(SDK)/VERSION
 	@echo "  APP     $@"
 	$(Q)$(MAKE) -s --no-print-directory -f $(SDK)/rtos.mk RTOS_SDK=$(SDK) APP=$* SRCS=$< \
 	    OUT=$(PT)/$* EXTRA_CFLAGS="$(WARN) -Wno-sign-conversion" && cp $(PT)/$*/$*.img $@ && cp $(PT)/$*/$*.elf $(PT)/$*.elf
+
+# Applications that use Linux's services (tests/linuxsvc/NAME.c, with the POSIX tests' checks): the
+# whole system boots each (tests/system/test_linux_services.py).
+LT      := $(BUILD)/linuxsvc
+LTESTS  := $(basename $(notdir $(wildcard tests/linuxsvc/*.c)))
+linuxsvc-tests: $(foreach t,$(LTESTS),$(LT)/$(t).img)
+
+$(LT)/%.img: tests/linuxsvc/%.c $(wildcard tests/posix/*.h) $(SDK)/VERSION
+	@mkdir -p $(LT)/$*
+	@echo "  APP     $@"
+	$(Q)$(MAKE) -s --no-print-directory -f $(SDK)/rtos.mk RTOS_SDK=$(SDK) APP=$* SRCS=$< \
+	    OUT=$(LT)/$* EXTRA_CFLAGS="$(WARN) -Wno-sign-conversion -Itests/posix" && cp $(LT)/$*/$*.img $@
 
 # The POSIX layer's cost over the native API (rtos/posix/bench/cost.c; `./rtmux bench` runs it).
 posix-bench: $(PT)/cost.img
@@ -306,7 +318,7 @@ RTOS_LIB_DIRS = rtos/kernel rtos/lib rtos/drivers rtos/arch lib
 cycles: deps rtos hyp $(P)/librtos-posix.a
 	@PYTHONPATH=tools $(PYTHON) -m devcheck.cycles --name hypervisor --root $(H) $(H)
 	@PYTHONPATH=tools $(PYTHON) -m devcheck.cycles --name "rtos C library and POSIX" --root $(P) \
-	    $(P)/rtos/libc $(P)/rtos/posix
+	    $(P)/rtos/libc $(P)/rtos/posix $(P)/rtos/linuxsvc
 	@set -e; for a in $(APPS); do \
 	    case " $(ASSERT_APPS) " in *" $$a "*) lib=$(BA);; *) lib=$(B);; esac; \
 	    PYTHONPATH=tools $(PYTHON) -m devcheck.cycles --name "rtos $$a" --root $$lib --root $(B) \
@@ -329,7 +341,7 @@ pytest-system: deps rtos
 # one host thread each, so TEST_JOBS pytest workers (default: one per core, at most 4) share them out
 # file by file (a file's tests share module fixtures and run in order on one worker).
 TEST_JOBS ?= $(shell n=$$(nproc 2>/dev/null || echo 1); [ $$n -gt 4 ] && n=4; echo $$n)
-test: deps lint unit rtos hyp guests sdk posix-tests posix-bench
+test: deps lint unit rtos hyp guests sdk posix-tests linuxsvc-tests posix-bench
 	$(PYTHON) -m pytest -n $(TEST_JOBS) --dist loadfile tests/unit/python tests/system
 
 bench: deps rtos hyp
