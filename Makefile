@@ -24,7 +24,7 @@ KFLAGS  := -mgeneral-regs-only
 BOARD   := qemu-virt
 LIBGCC   = $$($(CC) -print-libgcc-file-name)
 
-.PHONY: all rtos hyp guests linux-programs sdk posix-tests linuxsvc-tests posix-bench posix-conformance deps run test unit lint cycles \
+.PHONY: all rtos hyp guests linux-programs sdk posix-tests linuxsvc-tests linuxsvc-bench posix-bench posix-conformance deps run test unit lint cycles \
         format format-check pytest-unit \
         pytest-system bench clean
 all: rtos hyp linux-programs
@@ -179,6 +179,15 @@ $(PT)/cost.img: rtos/posix/bench/cost.c $(SDK)/VERSION
 	@echo "  APP     $@"
 	$(Q)$(MAKE) -s --no-print-directory -f $(SDK)/rtos.mk RTOS_SDK=$(SDK) APP=cost SRCS=$< \
 	    OUT=$(PT)/cost EXTRA_CFLAGS="$(WARN)" && cp $(PT)/cost/cost.img $@ && cp $(PT)/cost/cost.elf $(PT)/cost.elf
+
+# Linux's files from the rtos, measured (rtos/linuxsvc/bench/remote.c; `./rtmux bench` runs it).
+linuxsvc-bench: $(LT)/remote.img
+
+$(LT)/remote.img: rtos/linuxsvc/bench/remote.c $(SDK)/VERSION
+	@mkdir -p $(LT)/remote
+	@echo "  APP     $@"
+	$(Q)$(MAKE) -s --no-print-directory -f $(SDK)/rtos.mk RTOS_SDK=$(SDK) APP=remote SRCS=$< \
+	    OUT=$(LT)/remote EXTRA_CFLAGS="$(WARN)" && cp $(LT)/remote/remote.img $@
 
 -include $(shell find $(P) -name '*.d' 2>/dev/null)
 
