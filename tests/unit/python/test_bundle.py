@@ -170,7 +170,7 @@ def test_no_services_no_node_and_no_arguments(board_dtb: bytes) -> None:
     assert "rtmux." not in dtbs["linux"].root.find("/chosen").get_string("bootargs")
     # [services] that offers nothing: the node says so (no properties but compatible), no arguments
     _, dtbs = read_back(
-        pack(config.loads(without_services(config.DEFAULT_CONFIG.read_text()) + "[services]\n"), board_dtb)
+        pack(config.loads(without_services(config.DEFAULT_CONFIG.read_text()) + "\n[services]\n"), board_dtb)
     )
     assert set(dtbs["rtos"].root.find("/rtmux-services").props) == {"compatible"}
     assert "rtmux." not in dtbs["linux"].root.find("/chosen").get_string("bootargs")
