@@ -110,3 +110,67 @@ def test_no_channels_no_vbus_anywhere(board_dtb: bytes) -> None:
 def test_rtos_image_over_the_region_is_refused(board_dtb: bytes) -> None:
     with pytest.raises(SetupError, match="V-Bus region"):
         pack(system(), board_dtb, rtos_bss=14 * MIB)
+
+
+SERVICES = """
+[services]
+log = "file:/var/log/rtos.log"
+
+[[services.dir]]
+path = "/srv/rtos"
+
+[[services.dir]]
+path = "/etc/rtos"
+read_only = true
+"""
+
+
+def without_services(text: str) -> str:
+    return text.split("\n[services]", 1)[0]
+
+
+def test_bundle_tells_both_sides_about_the_services(board_dtb: bytes) -> None:
+    """The rtos's DTB gets /rtmux-services, Linux's command line rtmux.files= and rtmux.log=, the blob the
+    services' channels."""
+    cfg = config.loads(without_services(config.DEFAULT_CONFIG.read_text()) + SERVICES)
+    b, dtbs = read_back(pack(cfg, board_dtb))
+    node = dtbs["rtos"].root.find("/rtmux-services")
+    assert node.get_strings("compatible") == ["rtmux,services"]
+    assert node.get_strings("rtmux,files") == ["/srv/rtos", "/etc/rtos"]
+    assert node.get_cells("rtmux,files-ro") == [0, 1]
+    assert node.get_string("rtmux,log") == "file:/var/log/rtos.log"
+    bootargs = dtbs["linux"].root.find("/chosen").get_string("bootargs").split()
+    assert bootargs[-4:] == [
+        "panic=-1",
+        "reboot=panic_warm",
+        "rtmux.files=/srv/rtos,/etc/rtos:ro",
+        "rtmux.log=file:/var/log/rtos.log",
+    ]
+    assert [c.name for c in b.channels][-2:] == ["rtmux-files", "rtmux-log"]
+    vbus = dtbs["rtos"].root.find("/rtmux-vbus")
+    assert [c.get_string("label") for c in vbus.children][-2:] == ["rtmux-files", "rtmux-log"]
+    # given boot arguments (./rtmux run --bootargs linux=...) replace the configured ones, not the services'
+    images = {
+        "rtos": bundle.PartitionImages(arm64_image(0x80000, 256 * KIB, 64 * KIB)),
+        "linux": bundle.PartitionImages(
+            arm64_image(0, 40 * MIB, 64 * KIB), initramfs=b"\x1f\x8b" + bytes(4094), bootargs="quiet"
+        ),
+    }
+    data = bundle.pack(cfg, arm64_image(0x80000, 256 * KIB, 128 * KIB), images, board_dtb)
+    _, dtbs = read_back(data)
+    assert dtbs["linux"].root.find("/chosen").get_string("bootargs") == (
+        "quiet panic=-1 reboot=panic_warm rtmux.files=/srv/rtos,/etc/rtos:ro rtmux.log=file:/var/log/rtos.log"
+    )
+
+
+def test_no_services_no_node_and_no_arguments(board_dtb: bytes) -> None:
+    cfg = config.loads(without_services(config.DEFAULT_CONFIG.read_text()))
+    _, dtbs = read_back(pack(cfg, board_dtb))
+    assert dtbs["rtos"].root.child("rtmux-services") is None
+    assert "rtmux." not in dtbs["linux"].root.find("/chosen").get_string("bootargs")
+    # [services] that offers nothing: the node says so (no properties but compatible), no arguments
+    _, dtbs = read_back(
+        pack(config.loads(without_services(config.DEFAULT_CONFIG.read_text()) + "\n[services]\n"), board_dtb)
+    )
+    assert set(dtbs["rtos"].root.find("/rtmux-services").props) == {"compatible"}
+    assert "rtmux." not in dtbs["linux"].root.find("/chosen").get_string("bootargs")

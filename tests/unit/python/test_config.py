@@ -849,3 +849,262 @@ def test_paths_under_a_symlink_show_relative(tmp_path: Path) -> None:
         assert paths.display(tmp_path / "x") == str(tmp_path / "x")  # outside: as given
     finally:
         link.unlink()
+
+
+# ------------------------------------------------------------------------------- [services]
+def services(body: str = "") -> str:
+    return f"\n[services]\n{body}\n"
+
+
+def service_dirs(*entries: str) -> str:
+    return "".join(f"\n[[services.dir]]\n{e}\n" for e in entries)
+
+
+def test_services_add_their_channels_after_the_users(images: dict[str, Path]) -> None:
+    text = system(images) + channels('name = "echo"') + services('log = "file:/var/log/rtos.log"')
+    text += service_dirs('path = "/srv/rtos"', 'path = "/etc/rtos"\nread_only = true')
+    cfg = config.loads(text)
+    assert cfg.services == config.Services(
+        (config.ServiceDir("/srv/rtos"), config.ServiceDir("/etc/rtos", True)), "file:/var/log/rtos.log"
+    )
+    assert [(c.name, c.rtos, c.index, c.to_linux, c.to_rtos) for c in cfg.channels] == [
+        ("echo", "rtos", 0, 16 * 1024, 16 * 1024),
+        ("rtmux-files", "rtos", 1, 16 * 1024, 16 * 1024),
+        ("rtmux-log", "rtos", 2, 4096, 256),
+    ]
+    assert cfg.vbus is not None and cfg.vbus.partition == "linux"
+    assert cfg.services is not None and cfg.services.log_file == "/var/log/rtos.log"
+
+
+def test_services_alone_bring_the_vbus(images: dict[str, Path]) -> None:
+    """Without any [[channel]], the services' channels make the V-Bus device and region."""
+    cfg = config.loads(system(images) + services('log = "syslog"'))
+    assert [c.name for c in cfg.channels] == ["rtmux-log"] and cfg.vbus is not None
+    assert cfg.partition("rtos").vbus is not None
+    cfg = config.loads(system(images) + services() + service_dirs('path = "/srv/rtos"'))
+    assert [c.name for c in cfg.channels] == ["rtmux-files"]
+
+
+def test_services_linux_command_line(images: dict[str, Path]) -> None:
+    text = system(images) + services('log = "syslog"')
+    text += service_dirs('path = "/srv/rtos"', 'path = "/etc/rtos"\nread_only = true', 'path = "/data"')
+    cfg = config.loads(text)
+    linux = cfg.partition("linux")
+    assert config.linux_bootargs(linux.bootargs, cfg.services).split()[-4:] == [
+        "panic=-1",
+        "reboot=panic_warm",
+        "rtmux.files=/srv/rtos,/etc/rtos:ro,/data",
+        "rtmux.log=syslog",
+    ]
+    assert (
+        "  bootargs  'console=ttyAMA0 earlycon=pl011,mmio32,0x9000000' + 'panic=-1 reboot=panic_warm' "
+        "(a panic reaches the fault policy) + 'rtmux.files=/srv/rtos,/etc/rtos:ro,/data rtmux.log=syslog' "
+        "([services])"
+    ) in config.describe(cfg).splitlines()
+    only_log = config.loads(system(images) + services('log = "file:/l.txt"'))
+    assert only_log.services is not None and only_log.services.linux_bootargs() == "rtmux.log=file:/l.txt"
+    only_files = config.loads(system(images) + services('log = "off"') + service_dirs('path = "/x"'))
+    assert only_files.services is not None and only_files.services.linux_bootargs() == "rtmux.files=/x"
+    # without [services], or with one that offers nothing, Linux's command line is as before
+    for text in (system(images), system(images) + services()):
+        cfg = config.loads(text)
+        assert config.linux_bootargs("a=1", cfg.services) == "a=1 panic=-1 reboot=panic_warm"
+
+
+def test_services_line_of_check(images: dict[str, Path]) -> None:
+    lines = config.describe(config.loads(system(images))).splitlines()
+    assert "services: none (no [services])" in lines
+    lines = config.describe(config.loads(system(images) + services())).splitlines()
+    assert 'services: none ([services] exports no directory, and log is "off")' in lines
+    text = system(images) + services('log = "file:/var/log/rtos.log"')
+    text += service_dirs('path = "/srv/rtos"', 'path = "/etc/rtos"\nread_only = true')
+    lines = config.describe(config.loads(text)).splitlines()
+    assert (
+        "services for 'rtos': files /srv/rtos (read-write), /etc/rtos (read-only), served by diod (9P2000.L) "
+        "on channel rtmux-files, seen by the rtos under /linux; log appended to /var/log/rtos.log by Linux, "
+        "from channel rtmux-log"
+    ) in lines
+    lines = config.describe(config.loads(system(images) + services('log = "syslog"'))).splitlines()
+    assert "services for 'rtos': log to Linux's syslog (tag rtos), from channel rtmux-log" in lines
+
+
+@pytest.mark.parametrize(
+    ("path", "message"),
+    [
+        ("srv/rtos", "path 'srv/rtos' is not absolute: write the whole Linux path, starting with '/'"),
+        ("/", "path '/' is the whole file system: name a directory below it"),
+        (
+            "/srv/rtos/",
+            "path '/srv/rtos/' is not normalised (no '.', '..', '//' or trailing '/'): write '/srv/rtos'",
+        ),
+        (
+            "/srv//rtos",
+            "path '/srv//rtos' is not normalised (no '.', '..', '//' or trailing '/'): write '/srv/rtos'",
+        ),
+        (
+            "/srv/./rtos",
+            "path '/srv/./rtos' is not normalised (no '.', '..', '//' or trailing '/'): write '/srv/rtos'",
+        ),
+        (
+            "/srv/x/../rtos",
+            "path '/srv/x/../rtos' is not normalised (no '.', '..', '//' or trailing '/'): write '/srv/rtos'",
+        ),
+        (
+            "/srv/my files",
+            "path '/srv/my files' may hold only letters, digits, '/' and . _ - + @ ~ (it goes on Linux's "
+            "command line, where a space ends it, a comma separates directories and ':ro' marks a read-only "
+            "one)",
+        ),
+        (
+            "/srv/a,b",
+            "path '/srv/a,b' may hold only letters, digits, '/' and . _ - + @ ~ (it goes on Linux's "
+            "command line, where a space ends it, a comma separates directories and ':ro' marks a read-only "
+            "one)",
+        ),
+        ("/srv/a:ro", "path '/srv/a:ro' may hold only letters, digits, '/' and . _ - + @ ~ (it goes on"),
+        ("/srv/ä", "path '/srv/ä' may hold only letters, digits"),
+        ("/" + "d" * 128, "path '/ddd"),
+    ],
+)
+def test_services_dir_path_errors(images: dict[str, Path], path: str, message: str) -> None:
+    errors = errors_of(system(images) + services() + service_dirs(f'path = "{path}"'))
+    assert len(errors) == 1 and errors[0].startswith(f"x.toml: services dir #1: {message}"), errors
+    if path.startswith("/ddd"):
+        assert errors[0].endswith("is 129 characters long; at most 128")
+
+
+def test_services_dirs_inside_each_other_and_too_many(images: dict[str, Path]) -> None:
+    text = system(images) + services()
+    text += service_dirs(
+        'path = "/srv/rtos"', 'path = "/srv/rtos/data"', 'path = "/srv"', 'path = "/srv/rtos"'
+    )
+    assert errors_of(text) == [
+        "x.toml: services dir #2: path '/srv/rtos/data' is inside services dir #1 ('/srv/rtos'), which "
+        "exports it already: leave one of them out",
+        "x.toml: services dir #3: path '/srv' holds services dir #1 ('/srv/rtos'), which it would export "
+        "again: leave one of them out",
+        "x.toml: services dir #4: path '/srv/rtos' is already services dir #1",
+    ]
+    # siblings and names that only share a prefix are separate directories
+    ok = service_dirs('path = "/srv/rtos"', 'path = "/srv/rtos2"', 'path = "/srv/rto"')
+    assert config.loads(system(images) + services() + ok).services is not None
+    nine = service_dirs(*(f'path = "/d{i}"' for i in range(9)))
+    assert errors_of(system(images) + services() + nine) == [
+        "x.toml: [services]: 9 directories in [[services.dir]]; at most 8"
+    ]
+    eight = config.loads(system(images) + services() + service_dirs(*(f'path = "/d{i}"' for i in range(8))))
+    assert eight.services is not None and len(eight.services.dirs) == 8
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        (
+            'log = "console"',
+            'log \'console\' is not a log destination ("off", "syslog", or "file:/PATH": a file in Linux)',
+        ),
+        (
+            'log = "file:var/log/rtos.log"',
+            "log file path 'var/log/rtos.log' is not absolute: write the whole Linux path, starting with '/'",
+        ),
+        (
+            'log = "file:/var/log/"',
+            "log file path '/var/log/' is not normalised (no '.', '..', '//' or "
+            "trailing '/'): write '/var/log'",
+        ),
+        ('log = "file:/var/my log"', "log file path '/var/my log' may hold only letters, digits"),
+        ("log = true", 'log must be a string ("off", "syslog" or "file:/PATH"), not true (boolean)'),
+        ('logs = "syslog"', "unknown key 'logs' (did you mean 'log'?)"),
+        ('dir = "/srv/rtos"', "dir must be an array of tables ([[services.dir]]), not '/srv/rtos' (string)"),
+    ],
+)
+def test_services_log_and_table_errors(images: dict[str, Path], body: str, message: str) -> None:
+    errors = errors_of(system(images) + services(body))
+    assert len(errors) == 1 and errors[0].startswith(f"x.toml: [services]: {message}"), errors
+
+
+def test_services_log_file_and_the_dirs(images: dict[str, Path]) -> None:
+    dirs = service_dirs('path = "/srv/rtos"', 'path = "/etc/rtos"\nread_only = true')
+    assert errors_of(system(images) + services('log = "file:/etc/rtos/rtos.log"') + dirs) == [
+        "x.toml: [services]: log file '/etc/rtos/rtos.log' is inside services dir #2 ('/etc/rtos'), which is "
+        "read-only: choose a path outside it, or make the directory writable"
+    ]
+    assert errors_of(system(images) + services('log = "file:/srv/rtos"') + dirs) == [
+        "x.toml: [services]: log file '/srv/rtos' is services dir #1, a directory"
+    ]
+    # inside a writable directory: the rtos may read its own log there
+    cfg = config.loads(system(images) + services('log = "file:/srv/rtos/log/rtos.log"') + dirs)
+    assert cfg.services is not None and cfg.services.log == "file:/srv/rtos/log/rtos.log"
+
+
+@pytest.mark.parametrize(
+    ("entry", "message"),
+    [
+        ("read_only = true", 'path is missing (the Linux directory to export, e.g. path = "/srv/rtos")'),
+        ("path = 5", "path must be a string, not 5 (integer)"),
+        ('path = "/srv/rtos"\nread_only = "yes"', "read_only must be true or false, not 'yes' (string)"),
+        ('path = "/srv/rtos"\nreadonly = true', "unknown key 'readonly' (did you mean 'read_only'?)"),
+    ],
+)
+def test_services_dir_field_errors(images: dict[str, Path], entry: str, message: str) -> None:
+    assert errors_of(system(images) + services() + service_dirs(entry)) == [
+        f"x.toml: services dir #1: {message}"
+    ]
+
+
+def test_services_need_one_rtos_and_one_linux_partition(images: dict[str, Path]) -> None:
+    linux_only = '[[partition]]\nname = "linux"\nkind = "linux"\ncpus = [1]\nmemory = "512M"\n'
+    linux_only += f'kernel = "{images["kernel"]}"\n'
+    assert errors_of(linux_only + services('log = "syslog"')) == [
+        "x.toml: [services]: no partition of kind 'rtos': the services are for an rtos partition's threads"
+    ]
+    rtos_only = '[[partition]]\nname = "rtos"\nkind = "rtos"\ncpus = [0]\nmemory = "16M"\n'
+    rtos_only += f'image = "{images["rtos"]}"\n'
+    assert errors_of(rtos_only + services()) == [
+        "x.toml: [services]: no partition of kind 'linux': Linux offers the services, over the V-Bus device "
+        "in its partition"
+    ]
+    second = '\n[[partition]]\nname = "rtos2"\nkind = "rtos"\ncpus = [2]\nmemory = "16M"\n'
+    second += f'image = "{images["rtos"]}"\n'
+    assert errors_of("[board]\ncpus = 3\n" + system(images) + second + services('log = "syslog"')) == [
+        "x.toml: [services]: the system has 2 partitions of kind 'rtos' (rtos, rtos2); [services] needs "
+        "exactly one (the services are for an rtos partition's threads)"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        (
+            "rtmux-files",
+            "name 'rtmux-files' is a service's channel, which the tools add for [services] "
+            "(docs/configuration.md); choose another",
+        ),
+        (
+            "rtmux-log",
+            "name 'rtmux-log' is a service's channel, which the tools add for [services] "
+            "(docs/configuration.md); choose another",
+        ),
+        (
+            "rtmux-net",
+            "name 'rtmux-net' is a service's channel, which the tools add for [services] "
+            "(docs/configuration.md); choose another",
+        ),
+        (
+            "rtmux-mine",
+            "name 'rtmux-mine' starts with 'rtmux-', which is kept for rtmux's own channels "
+            "(rtmux-stats, rtmux-files, rtmux-log, rtmux-net, and those to come); choose another",
+        ),
+    ],
+)
+def test_reserved_channel_names(images: dict[str, Path], name: str, message: str) -> None:
+    assert errors_of(system(images) + channels(f'name = "{name}"')) == [f"x.toml: channel #1: {message}"]
+
+
+@pytest.mark.parametrize("arg", ["rtmux.files=/srv", "rtmux.log=syslog"])
+def test_linux_bootargs_may_not_set_the_services(images: dict[str, Path], arg: str) -> None:
+    key = arg.split("=")[0]
+    assert errors_of(system(images, linux_extra=f'bootargs = "console=ttyAMA0 {arg}"')) == [
+        f"x.toml: partition 'linux': bootargs: {arg!r} is rtmux's to write: it appends {key}= from "
+        "[services] (docs/configuration.md); configure the services there"
+    ]

@@ -332,3 +332,32 @@ def test_board_mpidr_is_the_dtb_cpu_reg(board_dtb: bytes, cfg: config.SystemConf
     cpus = fdt.parse(board_dtb).root.find("/cpus")
     regs = {c.name: c.get_cells("reg")[-1] for c in cpus.children if c.basename == "cpu"}
     assert regs == {f"cpu@{n:x}": cfg.board.mpidr(n) for n in range(cfg.board.cpus)}
+
+
+def test_rtos_dtb_services_node() -> None:
+    """/rtmux-services: the exported directories in configuration order, one read-only cell each, the log
+    destination; only what is offered; no node without [services], none for a Linux partition."""
+    from rtmux.image import bundle
+
+    base = config.DEFAULT_CONFIG.read_text().split("\n[services]", 1)[0]
+    text = base + '\n[services]\nlog = "syslog"\n[[services.dir]]\npath = "/b"\nread_only = true\n'
+    text += '[[services.dir]]\npath = "/a"\n'
+    cfg = config.loads(text)
+    rtos = cfg.partition("rtos")
+    node = dtgen.services_node(cfg, rtos)
+    assert node is not None
+    block = node_block(decompile(bundle.rtos_dtb(rtos, "x=1", services=node)), "rtmux-services")
+    assert 'compatible = "rtmux,services";' in block
+    assert 'rtmux,files = "/b\\0/a";' in block
+    assert "rtmux,files-ro = <0x01 0x00>;" in block
+    assert 'rtmux,log = "syslog";' in block
+    assert dtgen.services_node(cfg, cfg.partition("linux")) is None
+    only_files = config.loads(base + '\n[services]\n[[services.dir]]\npath = "/a"\n')
+    node = dtgen.services_node(only_files, only_files.partition("rtos"))
+    assert node is not None and set(node.props) == {"compatible", "rtmux,files", "rtmux,files-ro"}
+    only_log = config.loads(base + '\n[services]\nlog = "file:/l"\n')
+    node = dtgen.services_node(only_log, only_log.partition("rtos"))
+    assert node is not None and set(node.props) == {"compatible", "rtmux,log"}
+    assert node.get_string("rtmux,log") == "file:/l"
+    plain = config.loads(base)
+    assert dtgen.services_node(plain, plain.partition("rtos")) is None

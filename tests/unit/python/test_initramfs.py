@@ -254,7 +254,16 @@ def fake_trees(tmp: Path) -> tuple[Path, list[Path]]:
     nmulti.mkdir(parents=True)
     (nmulti / "libnuma.so.1.0.0").write_bytes(make_program(["libc.so.6"]))
     os.symlink("libnuma.so.1.0.0", nmulti / "libnuma.so.1")
-    return mods, [busybox, rt, libc, numa]
+    diod = tmp / "diod"
+    (diod / "usr" / "sbin").mkdir(parents=True)
+    (diod / "usr/sbin/diod").write_bytes(make_program(["libcap.so.2", "libc.so.6"], interp))
+    (diod / "usr/sbin/diod").chmod(0o755)
+    cap = tmp / "libcap2"
+    cmulti = cap / "lib" / "aarch64-linux-gnu"
+    cmulti.mkdir(parents=True)
+    (cmulti / "libcap.so.2.66").write_bytes(make_program(["libc.so.6"]))
+    os.symlink("libcap.so.2.66", cmulti / "libcap.so.2")
+    return mods, [busybox, rt, libc, numa, diod, cap]
 
 
 def static_program() -> bytes:
@@ -334,6 +343,20 @@ def test_plan_lists_what_the_guest_needs(tmp_path: Path) -> None:
     assert e["usr/bin/rtmux-ping"].mode == initramfs.S_EXEC
     assert e["usr/bin/rtmux-ping"].contents() == static_program()
     assert not any("unrelated" in p for p in e)
+    # Linux's services for the rtos: diod with what it needs (listed for the root it runs in), and their
+    # supervisor, which /init starts in the background before the ready line
+    assert e["usr/sbin/diod"].mode == initramfs.S_EXEC
+    assert sorted(e[initramfs.DIOD_FILES].data.decode().splitlines()) == [
+        "lib/aarch64-linux-gnu/ld-linux-aarch64.so.1",
+        "lib/aarch64-linux-gnu/libc.so.6",
+        "lib/aarch64-linux-gnu/libcap.so.2",  # a link, then its file
+        "lib/aarch64-linux-gnu/libcap.so.2.66",
+        "lib/ld-linux-aarch64.so.1",  # PT_INTERP: a link into lib/aarch64-linux-gnu/
+        "usr/sbin/diod",
+    ]
+    assert e["sbin/rtmux-services"].mode == initramfs.S_EXEC
+    start = init.index("/sbin/rtmux-services </dev/null >/dev/null 2>&1 &")
+    assert init.index("/sbin/rtmux-vports --wait") < start < init.index('echo "rtmux-linux: ready:')
 
 
 def test_plan_missing_library_is_a_clear_error(tmp_path: Path) -> None:

@@ -7,7 +7,9 @@ The public face of the package; the parts live in its modules, lowest first:
   fields      TOML values (sizes, addresses) and error reporting
   partitions  one [[partition]] checked on its own
   place       the checks across partitions and the RAM placement
-  channels    the V-Bus: [[channel]], each serving rtos partition's region, the Linux partition's device
+  services    [services]: Linux's services for the rtos's threads (files, logs)
+  channels    the V-Bus: [[channel]] and the services' channels, each serving rtos partition's region,
+              the Linux partition's device
   load        `load` / `loads`: the whole file
   describe    what `./rtmux check` prints
 Modules inside the package import each other directly, never this facade.
@@ -27,10 +29,14 @@ from rtmux.config.model import (
     FAULT_POLICIES,
     FAULT_RESTART,
     FAULT_STOP,
+    FILES_CHANNEL,
     KIND_LINUX,
     KIND_RTOS,
     KINDS,
     LINUX_FAULT_BOOTARGS,
+    LOG_CHANNEL,
+    LOG_OFF,
+    LOG_SYSLOG,
     MAX_CPUS,
     MAX_DEVICES,
     MAX_IRQS,
@@ -60,6 +66,8 @@ from rtmux.config.model import (
     Image,
     Mapping,
     Partition,
+    ServiceDir,
+    Services,
     SystemConfig,
     VbusDevice,
     linux_bootargs,
@@ -85,10 +93,14 @@ __all__ = [
     "FAULT_POLICIES",
     "FAULT_RESTART",
     "FAULT_STOP",
+    "FILES_CHANNEL",
     "KINDS",
     "KIND_LINUX",
     "KIND_RTOS",
     "LINUX_FAULT_BOOTARGS",
+    "LOG_CHANNEL",
+    "LOG_OFF",
+    "LOG_SYSLOG",
     "MAX_CPUS",
     "MAX_DEVICES",
     "MAX_IRQS",
@@ -121,6 +133,8 @@ __all__ = [
     "Mapping",
     "Partition",
     "PayloadLayout",
+    "ServiceDir",
+    "Services",
     "SystemConfig",
     "VbusDevice",
     "build_products",

@@ -4,7 +4,9 @@ given to the Linux partition (lib/include/lib/vbus.h has the layout and the prot
 A channel is a named port of one virtio console device (MULTIPORT) that the hypervisor emulates in the
 (one) Linux partition; an rtos partition serves it through two byte rings in its V-Bus region. Every
 rtos partition that serves channels gets one region, laid out by `vbus_layout` and placed right below
-its DTB slot (model.py says why there); the channels of a region are numbered in configuration order.
+its DTB slot (model.py says why there); the channels of a region are numbered in configuration order,
+the services' channels ([services]: rtmux-files, rtmux-log) after the [[channel]] entries. Names
+starting with "rtmux-" are rtmux's own: no [[channel]] may take one.
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ from rtmux.config.model import (
     DTB_SLOT,
     KIND_LINUX,
     KIND_RTOS,
+    RESERVED_CHANNEL_PREFIX,
+    SERVICE_CHANNELS,
     VBUS_MAX_CHANNELS,
     VBUS_NAME_RE,
     VBUS_NAME_SIZE,
@@ -26,6 +30,7 @@ from rtmux.config.model import (
     VBUS_RING_MIN,
     VBUS_STATS_PORT,
     Channel,
+    Services,
     VbusDevice,
     is_power_of_two,
     vbus_layout,
@@ -56,15 +61,22 @@ class _Draft:
 class ChannelReader(Fields):
     """Reads the [[channel]] array, reporting through Fields."""
 
-    def load_channels(self, data: dict[str, Any], drafts: list[PartDraft], board: Board) -> VbusPlan:
+    def load_channels(
+        self, data: dict[str, Any], drafts: list[PartDraft], board: Board, services: Services | None = None
+    ) -> VbusPlan:
+        """The [[channel]] entries, then the channels of `services` (checked: one rtos partition serves
+        them)."""
         raw = data.get("channel", [])
         if not isinstance(raw, list) or not all(isinstance(t, dict) for t in raw):
             self.wrong_type("", "channel", raw, "an array of tables ([[channel]])")
             return VbusPlan()
-        if not raw:
-            return VbusPlan()
         rtos_parts = [d for d in drafts if d.kind == KIND_RTOS]
         chans = [self.load_channel(i, table, drafts, rtos_parts) for i, table in enumerate(raw)]
+        if services is not None:
+            for name, to_linux, to_rtos in services.channels():
+                chans.append(_Draft(f"channel {name!r} ([services])", name, rtos_parts[0], to_linux, to_rtos))
+        if not chans:
+            return VbusPlan()
         seen: dict[str, int] = {}
         for i, c in enumerate(chans):
             if c.name is None:
@@ -134,6 +146,19 @@ class ChannelReader(Fields):
                 c.label,
                 f"name {name!r} is the hypervisor's own port (the V-Bus counters, "
                 f"/dev/virtio-ports/{VBUS_STATS_PORT}); choose another",
+            )
+        elif name in SERVICE_CHANNELS:
+            self.error(
+                c.label,
+                f"name {name!r} is a service's channel, which the tools add for [services] "
+                "(docs/configuration.md); choose another",
+            )
+        elif name.startswith(RESERVED_CHANNEL_PREFIX):
+            self.error(
+                c.label,
+                f"name {name!r} starts with '{RESERVED_CHANNEL_PREFIX}', which is kept for rtmux's own "
+                f"channels ({', '.join((VBUS_STATS_PORT, *SERVICE_CHANNELS))}, and those to come); "
+                "choose another",
             )
         else:
             c.name = name

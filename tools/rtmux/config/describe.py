@@ -9,8 +9,12 @@ from rtmux.config.model import (
     CONSOLE_STATUS_S,
     DMA_IOMMU,
     DMA_UNRESTRICTED,
+    FILES_CHANNEL,
     KIND_LINUX,
+    KIND_RTOS,
     LINUX_FAULT_BOOTARGS,
+    LOG_CHANNEL,
+    LOG_OFF,
     VBUS_STATS_PORT,
     AssignedDevice,
     Partition,
@@ -64,8 +68,10 @@ def describe(config: SystemConfig) -> str:
                 )
             lines.append(f"  load      {load}, DTB {hexa(layout.dtb_ipa)} (IPAs)")
         if p.kind == KIND_LINUX:
+            services = config.services.linux_bootargs() if config.services is not None else ""
             lines.append(
                 f"  bootargs  {p.bootargs!r} + {LINUX_FAULT_BOOTARGS!r} (a panic reaches the fault policy)"
+                + (f" + {services!r} ([services])" if services else "")
             )
         else:
             lines.append(f"  bootargs  {p.bootargs!r}")
@@ -91,6 +97,7 @@ def describe(config: SystemConfig) -> str:
             f"{hexa(part.vbus.base + ch.to_linux_off)}), to_rtos {size_text(ch.to_rtos)} (ring at IPA "
             f"{hexa(part.vbus.base + ch.to_rtos_off)})"
         )
+    lines.append(_services_line(config))
     used = [config.hypervisor, *(p.ram.pa_region for p in config.partitions)]
     free = free_ranges(b.ram, used)
     lines.append("free RAM: " + (", ".join(f"{r} ({size_text(r.size)})" for r in free) or "none"))
@@ -133,6 +140,28 @@ def _vbus_lines(config: SystemConfig, p: Partition) -> list[str]:
             f"{VBUS_STATS_PORT} (the counters)"
         ]
     return []
+
+
+def _services_line(config: SystemConfig) -> str:
+    """What Linux offers the rtos's threads ([services]), and over which channels."""
+    services = config.services
+    if services is None:
+        return "services: none (no [services])"
+    offered = []
+    if services.dirs:
+        dirs = ", ".join(f"{d.path} ({'read-only' if d.read_only else 'read-write'})" for d in services.dirs)
+        offered.append(
+            f"files {dirs}, served by diod (9P2000.L) on channel {FILES_CHANNEL}, seen by the rtos under "
+            "/linux"
+        )
+    if services.log_file is not None:
+        offered.append(f"log appended to {services.log_file} by Linux, from channel {LOG_CHANNEL}")
+    elif services.log != LOG_OFF:
+        offered.append(f"log to Linux's syslog (tag rtos), from channel {LOG_CHANNEL}")
+    if not offered:
+        return 'services: none ([services] exports no directory, and log is "off")'
+    rtos = next(p.name for p in config.partitions if p.kind == KIND_RTOS)
+    return f"services for {rtos!r}: " + "; ".join(offered)
 
 
 def _dma_text(dev: AssignedDevice) -> str:

@@ -52,6 +52,7 @@ from rtmux.config.model import (
 from rtmux.config.partitions import PartDraft, PartitionReader
 from rtmux.config.payload import layout_for
 from rtmux.config.place import Placement
+from rtmux.config.services import ServicesReader
 
 
 def load(path: Path | str, *, find_kernel: KernelLookup | None = None) -> SystemConfig:
@@ -81,13 +82,13 @@ def loads(text: str, where: str = "<config>", *, find_kernel: KernelLookup | Non
     return _Loader(where, Path(where), find_kernel).load(data)
 
 
-TOP_KEYS = ("description", "board", "hypervisor", "console", "partition", "channel")
+TOP_KEYS = ("description", "board", "hypervisor", "console", "partition", "channel", "services")
 BOARD_KEYS = ("name", "cpus", "memory")
 HYP_KEYS = ("memory",)
 CONSOLE_KEYS = ("tags", "escape", "focus", "view")
 
 
-class _Loader(PartitionReader, Placement, ChannelReader):
+class _Loader(PartitionReader, Placement, ChannelReader, ServicesReader):
     # ---- the whole file
     def load(self, data: dict[str, Any]) -> SystemConfig:
         self.check_keys("", data, TOP_KEYS)
@@ -98,7 +99,8 @@ class _Loader(PartitionReader, Placement, ChannelReader):
         drafts = self.load_partitions(data, board)
         self.cross_check(drafts, board, hyp)
         console = self.load_console(data, drafts)
-        vbus = self.load_channels(data, drafts, board)
+        services = self.load_services(data, drafts)
+        vbus = self.load_channels(data, drafts, board, services)
         if self.errors:
             raise ConfigError(self.where, self.errors)
         if any(dev.dma == DMA_IOMMU for d in drafts for dev in d.devices):
@@ -123,7 +125,15 @@ class _Loader(PartitionReader, Placement, ChannelReader):
             for d in drafts
         )
         config = SystemConfig(
-            self.path, board, hyp, console, parts, tuple(self.notes), tuple(vbus.channels), vbus.device
+            self.path,
+            board,
+            hyp,
+            console,
+            parts,
+            tuple(self.notes),
+            tuple(vbus.channels),
+            vbus.device,
+            services,
         )
         self.check_payloads(config)
         if self.errors:

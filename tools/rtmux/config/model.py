@@ -46,6 +46,31 @@ VBUS_SGI_TO_HYP = 15  # the doorbell the rtos rings on the Linux CPU the DTB nam
 DEFAULT_CHANNEL_SIZE = 16 * KIB
 # VBUS_STATS_PORT: the port the hypervisor serves itself (its counters); no channel may take its name.
 VBUS_STATS_PORT = "rtmux-stats"
+# Every channel name starting with this is rtmux's own (the counters, the services' channels below, those
+# of services to come): a [[channel]] may not take one.
+RESERVED_CHANNEL_PREFIX = "rtmux-"
+
+# Linux's services for rtos threads ([services]; docs/architecture.md, "Linux's services"): files (9P2000.L,
+# served in Linux by Debian's diod) and logs (the rtos's lines kept by Linux). Each service has a channel of
+# its own that the tools add, with these fixed names and sizes (the rtos finds them by name).
+FILES_CHANNEL = "rtmux-files"
+FILES_CHANNEL_SIZE = 16 * KIB  # each way: a 9P request or reply of a few KiB in flight
+LOG_CHANNEL = "rtmux-log"
+LOG_TO_LINUX = 4 * KIB  # the rtos's log lines
+LOG_TO_RTOS = 256  # the smallest ring: Linux sends nothing back
+NET_CHANNEL = "rtmux-net"  # the sockets service, not there yet: reserved
+SERVICE_CHANNELS = (FILES_CHANNEL, LOG_CHANNEL, NET_CHANNEL)
+MAX_SERVICE_DIRS = 8
+MAX_SERVICE_PATH = 128  # bytes of one exported directory's or the log file's path
+LOG_OFF = "off"
+LOG_SYSLOG = "syslog"
+LOG_FILE_PREFIX = "file:"
+# What Linux's init reads (guest/initramfs/services, /sbin/rtmux-services): the exported directories,
+# comma-separated, ":ro" after a read-only one, and where the rtos's log goes.
+FILES_BOOTARG = "rtmux.files"
+LOG_BOOTARG = "rtmux.log"
+SERVICES_BOOTARG_KEYS = (FILES_BOOTARG, LOG_BOOTARG)
+READ_ONLY_SUFFIX = ":ro"
 
 # The console's focus view (hyp/core/conmux.c, HOLD_SIZE and HOLD_STATUS_S): what the hypervisor keeps of
 # each background partition's lines (the newest; older ones are dropped and counted) and how often it
@@ -99,9 +124,11 @@ LINUX_FAULT_BOOTARGS = "panic=-1 reboot=panic_warm"
 LINUX_FAULT_BOOTARG_KEYS = ("panic", "reboot")
 
 
-def linux_bootargs(bootargs: str) -> str:
-    """A Linux partition's command line as its DTB carries it: the configured one + the fault arguments."""
-    return f"{bootargs} {LINUX_FAULT_BOOTARGS}".strip()
+def linux_bootargs(bootargs: str, services: Services | None = None) -> str:
+    """A Linux partition's command line as its DTB carries it: the configured one + the fault arguments +
+    what the services tell Linux (Services.linux_bootargs)."""
+    extra = services.linux_bootargs() if services is not None else ""
+    return f"{bootargs} {LINUX_FAULT_BOOTARGS} {extra}".strip()
 
 
 NAME_RE = re.compile(r"^[a-z][a-z0-9_-]*$")
@@ -318,6 +345,49 @@ class VbusDevice:
     intid: int  # its interrupt as Linux sees it (an SPI, virtual)
 
 
+@dataclass(frozen=True)
+class ServiceDir:
+    """A Linux directory the files service exports: the rtos reaches it as /linux<path>."""
+
+    path: str  # absolute, normalised, not "/"
+    read_only: bool = False
+
+
+@dataclass(frozen=True)
+class Services:
+    """[services]: what Linux offers the (one) rtos partition's threads, each over its own channel."""
+
+    dirs: tuple[ServiceDir, ...] = ()  # in configuration order
+    log: str = LOG_OFF  # LOG_OFF, LOG_SYSLOG or LOG_FILE_PREFIX + an absolute path
+
+    @property
+    def log_file(self) -> str | None:
+        return self.log.removeprefix(LOG_FILE_PREFIX) if self.log.startswith(LOG_FILE_PREFIX) else None
+
+    def channels(self) -> list[tuple[str, int, int]]:
+        """(name, to_linux, to_rtos) of each service's channel, in the order the tools add them."""
+        out = []
+        if self.dirs:
+            out.append((FILES_CHANNEL, FILES_CHANNEL_SIZE, FILES_CHANNEL_SIZE))
+        if self.log != LOG_OFF:
+            out.append((LOG_CHANNEL, LOG_TO_LINUX, LOG_TO_RTOS))
+        return out
+
+    def files_bootarg(self) -> str:
+        """rtmux.files's value: the directories, comma-separated, READ_ONLY_SUFFIX after a read-only one."""
+        return ",".join(d.path + (READ_ONLY_SUFFIX if d.read_only else "") for d in self.dirs)
+
+    def linux_bootargs(self) -> str:
+        """What Linux's command line gets: rtmux.files= when a directory is exported, rtmux.log= when the
+        log is not off (the check keeps spaces and commas out of every path)."""
+        args = []
+        if self.dirs:
+            args.append(f"{FILES_BOOTARG}={self.files_bootarg()}")
+        if self.log != LOG_OFF:
+            args.append(f"{LOG_BOOTARG}={self.log}")
+        return " ".join(args)
+
+
 def vbus_layout(sizes: Sequence[tuple[int, int]]) -> tuple[list[tuple[int, int, int]], int]:
     """A region's layout for channels with (to_linux, to_rtos) data sizes: per channel (chan_off,
     to_linux_off, to_rtos_off), and the region's size, a whole number of pages. struct vbus_region
@@ -347,6 +417,7 @@ class SystemConfig:
     notes: tuple[str, ...] = ()
     channels: tuple[Channel, ...] = ()  # in configuration order
     vbus: VbusDevice | None = None  # present when there are channels
+    services: Services | None = None  # [services]; None without the table
 
     def channels_of(self, part: Partition) -> list[Channel]:
         """The channels an rtos partition serves, in region order (index 0, 1, ...)."""

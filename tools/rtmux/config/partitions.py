@@ -45,6 +45,7 @@ from rtmux.config.model import (
     MAX_STREAMS,
     NAME_RE,
     RAM_ALIGN,
+    SERVICES_BOOTARG_KEYS,
     TAG_RE,
     AssignedDevice,
     FaultPolicy,
@@ -163,6 +164,12 @@ class PartitionReader(Fields):
                         ctx,
                         f"bootargs: {word!r} would change how a panic reaches the hypervisor (rtmux appends "
                         f"'{LINUX_FAULT_BOOTARGS}'); choose what a panic does with fault.policy",
+                    )
+                elif key in SERVICES_BOOTARG_KEYS:
+                    self.error(
+                        ctx,
+                        f"bootargs: {word!r} is rtmux's to write: it appends {key}= from [services] "
+                        "(docs/configuration.md); configure the services there",
                     )
         self.load_fault(d, table)
         self.load_sharing(d, table)

@@ -45,11 +45,16 @@ class PartitionImages:
 
 
 def rtos_dtb(
-    part: cfg.Partition, bootargs: str, ring: Region | None = None, vbus: fdt.Node | None = None
+    part: cfg.Partition,
+    bootargs: str,
+    ring: Region | None = None,
+    vbus: fdt.Node | None = None,
+    services: fdt.Node | None = None,
 ) -> bytes:
     """The small DTB an rtos partition gets: its memory, /chosen/bootargs and, inside rtmux with a Linux
-    partition, /chosen/rtmux,console-ring = <address-hi address-lo size> and, when it serves channels,
-    /rtmux-vbus (dtgen.vbus_region_node); the rtos reads only these."""
+    partition, /chosen/rtmux,console-ring = <address-hi address-lo size>, when it serves channels,
+    /rtmux-vbus (dtgen.vbus_region_node), and with [services], /rtmux-services (dtgen.services_node);
+    the rtos reads only these."""
     root = fdt.Node(
         "",
         {
@@ -69,8 +74,7 @@ def rtos_dtb(
     if ring is not None:
         chosen["rtmux,console-ring"] = fdt.cells(ring.base >> 32, ring.base & 0xFFFF_FFFF, ring.size)
     root.children.append(fdt.Node("chosen", chosen))
-    if vbus is not None:
-        root.children.append(vbus)
+    root.children += [node for node in (vbus, services) if node is not None]
     return fdt.serialize(fdt.Tree(root, boot_cpuid_phys=part.boot_cpu))
 
 
@@ -139,7 +143,7 @@ def pack(
             raise SetupError(f"partition {part.name!r}: {exc}") from exc
         bootargs = part.bootargs if given.bootargs is None else given.bootargs
         if part.kind == cfg.KIND_LINUX:
-            bootargs = cfg.linux_bootargs(bootargs)
+            bootargs = cfg.linux_bootargs(bootargs, config.services)
             initrd = (
                 (layout.initrd_ipa, layout.initrd_ipa + len(given.initramfs)) if given.initramfs else None
             )
@@ -157,7 +161,13 @@ def pack(
             seeds = seed_ranges(dtb, random[: dtgen.KASLR_SEED_BYTES], random[dtgen.KASLR_SEED_BYTES :])
         else:
             ring = config.console_ring(part)
-            dtb = rtos_dtb(part, bootargs, ring, dtgen.vbus_region_node(config, part))
+            dtb = rtos_dtb(
+                part,
+                bootargs,
+                ring,
+                dtgen.vbus_region_node(config, part),
+                dtgen.services_node(config, part),
+            )
             if ring is not None and layout.dtb_ipa + len(dtb) > ring.base:
                 raise SetupError(f"partition {part.name!r}: its DTB reaches into its console ring")
             seeds = ()

@@ -9,6 +9,8 @@ What is fetched (each a *role*, unpacked into its own folder):
   at install time), so they are generated here from the modules' `.modinfo` (see modules_dep.py).
 - `busybox-static`, `rt-tests` (cyclictest, hackbench) and the packages holding the shared libraries
   those two need: `libc6` (libc, librt, libpthread, the dynamic loader) and `libnuma1` (libnuma).
+- `diod` (the 9P2000.L server of the files service, /usr/sbin/diod) and the packages holding the libraries
+  it needs, directly and through each other (DIOD_LIBRARY_PACKAGES).
 
 Cache layout (paths.DEBIAN_CACHE): `debs/*.deb` as apt-get downloaded them, `roots/<role>/` the
 `dpkg-deb -x` tree, `roots/<role>.json` the package name and version in it, written last (a folder without
@@ -42,8 +44,27 @@ FLAVOURS = paths.LINUX_FLAVOURS
 KERNEL_METAPACKAGES = {"std": "linux-image-arm64", "rt": "linux-image-rt-arm64"}
 # Userland of the initramfs. The libraries are those DT_NEEDED by cyclictest and hackbench (and by the
 # libraries themselves): librt.so.1, libpthread.so.0, libc.so.6, ld-linux-aarch64.so.1 (libc6) and
-# libnuma.so.1 (libnuma1). rtmux.image.initramfs fails with a clear message if a future version needs more.
-USERLAND_PACKAGES = ("busybox-static", "rt-tests", "libc6", "libnuma1")
+# libnuma.so.1 (libnuma1); and by diod (bookworm's 1.0.24): libcap.so.2, liblua5.1.so.0, libmunge.so.2,
+# libwrap.so.0, which needs libnsl.so.2, which needs libtirpc.so.3, which needs libgssapi_krb5.so.2 and
+# with it Kerberos's libkrb5.so.3, libk5crypto.so.3, libkrb5support.so.0, libcom_err.so.2 and
+# libkeyutils.so.1 (libm, libdl, libresolv: libc6). diod's Depends also name libncurses6 and libtinfo6,
+# which only dtop, another program of the package, links: not fetched. rtmux.image.initramfs fails with a
+# clear message if a future version needs more.
+DIOD_LIBRARY_PACKAGES = (
+    "libcap2",
+    "liblua5.1-0",
+    "libmunge2",
+    "libwrap0",
+    "libnsl2",
+    "libtirpc3",
+    "libgssapi-krb5-2",
+    "libkrb5-3",
+    "libk5crypto3",
+    "libkrb5support0",
+    "libcom-err2",
+    "libkeyutils1",
+)
+USERLAND_PACKAGES = ("busybox-static", "rt-tests", "libc6", "libnuma1", "diod", *DIOD_LIBRARY_PACKAGES)
 
 APT_TIMEOUT_S = 600
 DOWNLOAD_TIMEOUT_S = 1800

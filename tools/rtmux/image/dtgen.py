@@ -23,7 +23,8 @@ PCIe:    an assigned PCIe host keeps its node without `msi-map`/`msi-parent` (no
 
 `extra_nodes` is the hook for nodes the hypervisor emulates: `vbus_device_node` builds the V-Bus's
 virtio-mmio node for the Linux partition (`virtio_mmio_node` any such node). `vbus_region_node` builds
-the `/rtmux-vbus` node of an rtos partition's DTB (its contract: lib/include/lib/vbus.h).
+the `/rtmux-vbus` node of an rtos partition's DTB (its contract: lib/include/lib/vbus.h), and
+`services_node` its `/rtmux-services` node (what Linux offers its threads: [services]).
 """
 
 from __future__ import annotations
@@ -37,7 +38,15 @@ from pathlib import Path
 
 from rtmux import paths, qemu
 from rtmux.board import SPI_BASE, VIRTIO_MMIO_SIZE, Board, Region
-from rtmux.config import KIND_LINUX, VBUS_SGI_TO_HYP, VBUS_SGI_TO_RTOS, Partition, SystemConfig
+from rtmux.config import (
+    KIND_LINUX,
+    KIND_RTOS,
+    LOG_OFF,
+    VBUS_SGI_TO_HYP,
+    VBUS_SGI_TO_RTOS,
+    Partition,
+    SystemConfig,
+)
 from rtmux.errors import SetupError
 from rtmux.formats import fdt
 from rtmux.formats.fdt import Node
@@ -170,6 +179,24 @@ def vbus_region_node(config: SystemConfig, part: Partition) -> Node | None:
             )
         )
     return node
+
+
+def services_node(config: SystemConfig, part: Partition) -> Node | None:
+    """/rtmux-services of the rtos partition a system with [services] has, else None:
+    compatible "rtmux,services"; rtmux,files = the exported directories (a string list, in configuration
+    order; absent when none); rtmux,files-ro = <one cell per directory, 1 = read-only> (absent with
+    rtmux,files); rtmux,log = "syslog" or "file:/PATH" (absent when off). The channels have fixed names
+    (rtmux-files, rtmux-log), so they are not in the node."""
+    services = config.services
+    if services is None or part.kind != KIND_RTOS:
+        return None
+    props = {"compatible": fdt.string("rtmux,services")}
+    if services.dirs:
+        props["rtmux,files"] = fdt.strings(*(d.path for d in services.dirs))
+        props["rtmux,files-ro"] = fdt.cells(*(int(d.read_only) for d in services.dirs))
+    if services.log != LOG_OFF:
+        props["rtmux,log"] = fdt.string(services.log)
+    return Node("rtmux-services", props)
 
 
 def _reg_regions(node: Node, address_cells: int, size_cells: int) -> list[Region]:

@@ -2,14 +2,17 @@
 
 Contents (`plan`):
 - busybox (static) as /bin/busybox with one /bin/<applet> symlink per applet it was built with;
-- /usr/bin/cyclictest and /usr/bin/hackbench (rt-tests), with the shared libraries and the dynamic
-  loader they need, found by following DT_NEEDED and PT_INTERP through the unpacked packages, symlinks
-  kept as the packages have them;
+- /usr/bin/cyclictest and /usr/bin/hackbench (rt-tests) and /usr/sbin/diod (the files service's 9P
+  server), with the shared libraries and the dynamic loader they need, found by following DT_NEEDED and
+  PT_INTERP through the unpacked packages, symlinks kept as the packages have them; /etc/rtmux/diod.files
+  lists what diod needs (itself, loader, libraries, links), which the services supervisor copies into the
+  root it confines diod to;
 - the kernel modules of MODULES and everything modules.dep says they need, under
   lib/modules/<release>/ with the package's layout, plus modules.dep and modules.alias for exactly those
   modules (busybox modprobe reads them); modules built into the kernel are left out;
-- /init, /sbin/rtmux-vports (the /dev/virtio-ports/NAME links of V-Bus channels) and the udhcpc
-  script from guest/initramfs/, /etc/rtmux/modules (what /init loads), a minimal /etc (passwd, group,
+- /init, /sbin/rtmux-vports (the /dev/virtio-ports/NAME links of V-Bus channels), /sbin/rtmux-services
+  (the supervisor of Linux's services for the rtos: diod, the log reader) and the udhcpc script from
+  guest/initramfs/, /etc/rtmux/modules (what /init loads), a minimal /etc (passwd, group,
   hostname) and /dev/console;
 - rtmux's own Linux programs (guest/NAME/, built static for arm64 into build/guest/ by `make
   linux-programs`) in /usr/bin, and the Linux builds of the examples paths.LINUX_EXAMPLES names.
@@ -51,10 +54,15 @@ GUEST_FILES = (
     ("inittab", "etc/inittab", False),
     ("profile", "etc/profile", False),
     ("vports", "sbin/rtmux-vports", True),
+    ("services", "sbin/rtmux-services", True),
     ("udhcpc.script", "etc/udhcpc/default.script", True),
 )
 LINUX_PROGRAMS_COMMAND = "make linux-programs"
-PROGRAMS = ("usr/bin/cyclictest", "usr/bin/hackbench")
+DIOD = "usr/sbin/diod"
+PROGRAMS = ("usr/bin/cyclictest", "usr/bin/hackbench", DIOD)
+# What diod needs to run, one archive path a line (its binary, loader, libraries, the symbolic links to
+# them): guest/initramfs/services copies these into the root diod runs in.
+DIOD_FILES = "etc/rtmux/diod.files"
 BUSYBOX = "bin/busybox"
 # Where the dynamic loader looks without an ld.so.cache (Debian's multiarch paths first).
 LIBRARY_DIRS = ("lib/aarch64-linux-gnu", "usr/lib/aarch64-linux-gnu", "lib", "usr/lib")
@@ -255,14 +263,16 @@ def _normalize(rel: str) -> str:
     return "/".join(parts)
 
 
-def add_from_trees(plan: Plan, trees: Trees, rel: str, what: str) -> str:
+def add_from_trees(plan: Plan, trees: Trees, rel: str, what: str, added: list[str] | None = None) -> str:
     """Add /rel as the packages have it: a symlink chain is kept, its final file copied. Returns the
-    path of that final file (relative)."""
+    path of that final file (relative); `added` gets every path added, links first."""
     rel = _normalize(rel)
     for _ in range(16):
         found = trees.find(rel)
         if found is None:
             raise SetupError(f"initramfs: {what}: /{rel} is in none of the unpacked packages")
+        if added is not None:
+            added.append(rel)
         if not found.is_symlink():
             if not found.is_file():
                 raise SetupError(f"initramfs: {what}: /{rel} is not a regular file")
@@ -282,16 +292,18 @@ def find_library(trees: Trees, soname: str) -> str | None:
     return None
 
 
-def add_program(plan: Plan, trees: Trees, rel: str) -> None:
-    """Add an executable with its interpreter and, transitively, every DT_NEEDED library."""
+def add_program(plan: Plan, trees: Trees, rel: str) -> list[str]:
+    """Add an executable with its interpreter and, transitively, every DT_NEEDED library; returns every
+    path added for it (files and symbolic links), each once."""
     todo = [(rel, "program")]
     seen: set[str] = set()
+    added: list[str] = []
     while todo:
         path, needed_by = todo.pop()
         if path in seen:
             continue
         seen.add(path)
-        final = add_from_trees(plan, trees, path, f"needed by {needed_by}")
+        final = add_from_trees(plan, trees, path, f"needed by {needed_by}", added)
         source = trees.find(final)
         assert source is not None
         try:
@@ -308,6 +320,7 @@ def add_program(plan: Plan, trees: Trees, rel: str) -> None:
                     f"({', '.join(debian.USERLAND_PACKAGES)}); add its package to debian.USERLAND_PACKAGES"
                 )
             todo.append((lib, f"/{path}"))
+    return list(dict.fromkeys(added))
 
 
 def busybox_applets(binary: bytes) -> list[str]:
@@ -425,7 +438,9 @@ def plan_initramfs(
     trees = Trees(userland_roots)
     add_busybox(plan, trees)
     for program in programs:
-        add_program(plan, trees, program)
+        needs = add_program(plan, trees, program)
+        if program == DIOD:
+            plan.add_text(DIOD_FILES, "".join(f"{path}\n" for path in needs))
     add_guest_programs(plan, built_programs() if guest_programs is None else guest_programs)
     loadable = add_modules(plan, kernel_modules_dir, release, modules)
     plan.add_text("etc/rtmux/modules", "".join(f"{m}\n" for m in loadable))
