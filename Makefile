@@ -168,7 +168,7 @@ linuxsvc-tests: $(foreach t,$(LTESTS),$(LT)/$(t).img)
 $(LT)/%.img: tests/linuxsvc/%.c $(wildcard tests/posix/*.h) $(SDK)/VERSION
 	@mkdir -p $(LT)/$*
 	@echo "  APP     $@"
-	$(Q)$(MAKE) -s --no-print-directory -f $(SDK)/rtos.mk RTOS_SDK=$(SDK) APP=$* SRCS=$< \
+	$(Q)$(MAKE) -s --no-print-directory -f $(SDK)/rtos.mk RTOS_SDK=$(SDK) APP=$* SRCS=$< HEAP_SIZE=4194304 \
 	    OUT=$(LT)/$* EXTRA_CFLAGS="$(WARN) -Wno-sign-conversion -Itests/posix" && cp $(LT)/$*/$*.img $@
 
 # The POSIX layer's cost over the native API (rtos/posix/bench/cost.c; `./rtmux bench` runs it).

@@ -8,11 +8,14 @@
  * error message of the same thread come out in the order they were written. An interrupt handler's
  * output lands in the line of the thread it interrupted (use rt_printf there).
  *
+ * Each line goes to Linux's log too when the system configuration keeps one (linuxsvc/log.c).
+ *
  * stdin reads end of file: the rtos console has no input.
  */
 #include <stdio.h>
 
 #include "libc.h"
+#include "linuxsvc/log.h"
 #include "rtos/console.h"
 
 /* One console line per call: long enough for a 132-column line with its newline. */
@@ -28,6 +31,7 @@ static int line_flush(FILE *f)
     (void)f;
     if (line.len != 0) {
         rt_console_write(line.buf, line.len);
+        lsvc_log_write(line.buf, line.len); /* and to Linux's log, when the system keeps one */
         line.len = 0;
     }
     return 0;

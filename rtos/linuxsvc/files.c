@@ -258,18 +258,35 @@ static int req_simple(struct req *q)
     return err;
 }
 
-static void clunk(uint32_t fid, uint32_t sess)
+/* Tclunk; returns the server's answer to it (0 or an errno). 9P says a fid is gone after Tclunk
+ * whatever the answer, but diod 1.0.24 keeps the fid of a file whose close failed (ENOSPC on a full
+ * file system): such a fid is clunked once more, and a number the server may still hold is not given
+ * out again in this session. */
+static int clunk(uint32_t fid, uint32_t sess)
 {
-    struct req q;
-    if (lsvc_current(&lfs.conn, sess) && req_begin(&q, P9_TCLUNK) == 0) {
-        if (q.sess == sess) {
-            p9_w_u32(&q.w, fid);
-            (void)req_simple(&q);
-        } else {
+    int first = 0;
+    for (int attempt = 0; attempt < 2; attempt++) {
+        struct req q;
+        bool open = lsvc_current(&lfs.conn, sess) && req_begin(&q, P9_TCLUNK) == 0;
+        if (open && q.sess != sess) {
             req_end(&q);
+            open = false;
+        }
+        if (!open) {
+            fid_free(fid, sess); /* the session ended: its fids mean nothing now */
+            return first;
+        }
+        p9_w_u32(&q.w, fid);
+        int e = req_simple(&q);
+        first = attempt == 0 ? e : first;
+        bool gone = e == 0 || (attempt == 1 && e == EBADF);
+        bool transport = e == EIO || e == ENOTCONN || e == ETIMEDOUT;
+        if (gone || transport) {
+            fid_free(fid, sess);
+            return first;
         }
     }
-    fid_free(fid, sess); /* a fid is gone after Tclunk, whatever the answer */
+    return first; /* the server may still hold it: the number stays taken */
 }
 
 /* The export's root fid in the current session (attached on first use). */
@@ -313,7 +330,7 @@ static int export_root(unsigned e, uint32_t *fid, uint32_t *sess)
     if (ex->root_sess == q.sess) { /* another thread attached meanwhile: keep one */
         uint32_t other = ex->root_fid;
         (void)rt_mutex_unlock(&lfs.lock);
-        clunk(f, q.sess);
+        (void)clunk(f, q.sess);
         *fid = other;
         return 0;
     }
@@ -389,7 +406,7 @@ static int walk(const struct lfs_path *p, unsigned n, uint32_t *out, uint32_t *s
             /* 9P leaves newfid unmade after a walk that stopped short, but diod 1.0.24 keeps it where
              * the walk stopped (after an Rlerror it has none) */
             if (made || from == fid) {
-                clunk(fid, *sess);
+                (void)clunk(fid, *sess);
             } else {
                 fid_free(fid, *sess);
             }
@@ -481,7 +498,7 @@ int lfs_open(const char *path, int flags, mode_t mode)
             err = EISDIR;
         }
         if (err != 0) {
-            clunk(fid, sess);
+            (void)clunk(fid, sess);
             return fail(err);
         }
     } else if (err == ENOENT && (flags & O_CREAT) != 0 && p.n > 0) {
@@ -518,7 +535,7 @@ int lfs_open(const char *path, int flags, mode_t mode)
         req_end(&q);
     }
     if (err != 0) {
-        clunk(fid, sess);
+        (void)clunk(fid, sess);
         return fail(err);
     }
     (void)rt_mutex_lock(&lfs.lock, RT_FOREVER);
@@ -538,7 +555,7 @@ int lfs_open(const char *path, int flags, mode_t mode)
     }
     (void)rt_mutex_unlock(&lfs.lock);
     if (fd < 0) {
-        clunk(fid, sess);
+        (void)clunk(fid, sess);
         return fail(EMFILE);
     }
     return fd;
@@ -552,14 +569,13 @@ int lfs_close(int fd)
     }
     (void)rt_mutex_lock(&f->io, RT_FOREVER);
     bool current = lsvc_current(&lfs.conn, f->sess);
-    if (current) {
-        clunk(f->fid, f->sess);
-    }
+    int err = current ? clunk(f->fid, f->sess) : EBADF;
     (void)rt_mutex_lock(&lfs.lock, RT_FOREVER);
     f->used = false;
     (void)rt_mutex_unlock(&lfs.lock);
     (void)rt_mutex_unlock(&f->io);
-    return current ? 0 : fail(EBADF);
+    /* the descriptor is free either way; an error of the file's close in Linux (ENOSPC, EIO) is said */
+    return err != 0 ? fail(err) : 0;
 }
 
 /* One Tread of at most the session's iounit at off into buf: the count, or -errno. */
@@ -858,7 +874,7 @@ int lfs_stat(const char *path, struct stat *st)
         return fail(err);
     }
     err = getattr(fid, sess, st);
-    clunk(fid, sess);
+    (void)clunk(fid, sess);
     return err != 0 ? fail(err) : 0;
 }
 
@@ -906,7 +922,7 @@ int lfs_mkdir(const char *path, mode_t mode)
         }
         req_end(&q);
     }
-    clunk(dfid, sess);
+    (void)clunk(dfid, sess);
     return err != 0 ? fail(err) : 0;
 }
 
@@ -932,7 +948,7 @@ static int remove_path(const char *path, bool want_dir)
         return fail(err);
     }
     if (is_dir != want_dir) {
-        clunk(fid, sess);
+        (void)clunk(fid, sess);
         return fail(want_dir ? ENOTDIR : EISDIR);
     }
     struct req q;
@@ -987,7 +1003,7 @@ int lfs_rename(const char *from, const char *to)
     }
     err = parent(&b, &dfid, &sess_b);
     if (err != 0) {
-        clunk(fid, sess);
+        (void)clunk(fid, sess);
         return fail(err);
     }
     struct req q;
@@ -1002,8 +1018,8 @@ int lfs_rename(const char *from, const char *to)
         p9_w_str(&q.w, b.buf + b.at[b.n - 1], b.len[b.n - 1]);
         err = req_simple(&q);
     }
-    clunk(fid, sess);
-    clunk(dfid, sess_b);
+    (void)clunk(fid, sess);
+    (void)clunk(dfid, sess_b);
     return err != 0 ? fail(err) : 0;
 }
 

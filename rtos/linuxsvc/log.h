@@ -1,6 +1,6 @@
 /*
- * stdout and stderr copied to Linux's log (log.c): called by the C library's write() for descriptors
- * 1 and 2, after the console has the bytes.
+ * stdout and stderr copied to Linux's log (log.c): called by the C library's console streams
+ * (rtos/libc/stdio.c) with each line the console gets.
  */
 #ifndef RTOS_LINUXSVC_LOG_H
 #define RTOS_LINUXSVC_LOG_H

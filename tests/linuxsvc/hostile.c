@@ -3,7 +3,8 @@
  * test_linux_services.py): Linux's script stops its file server and runs rtmux-hostile9p on the channel
  * instead (guest/rtmux-hostile9p), which answers each request with the next misbehaviour of its cycle.
  *
- *   1. wait for `hostile-next` through the real server (Linux then swaps in the hostile one);
+ *   1. wait for `ready`, write `hostile-go` through the real server (Linux then swaps in the hostile
+ *      one) and wait until that session ends;
  *   2. HOSTILE_CALLS calls that reach Linux (ENOTCONN while nothing is connected does not count), each
  *      on buffers with guards on both sides, none of which may change; the code and read-only data's
  *      checksum must not change either;
@@ -108,13 +109,27 @@ int main(void)
     memset(io.front, 0xA5, GUARD);
     memset(io.back, 0x5A, GUARD);
     struct stat st;
-    for (int i = 0; stat(BASE "/hostile-next", &st) != 0; i++) {
+    for (int i = 0; stat(BASE "/ready", &st) != 0; i++) {
         if (i == 1200) {
-            printf("HOSTILE| error: no hostile-next in 120 s\n");
+            printf("HOSTILE| error: no ready in 120 s\n");
             return 1;
         }
         sleep_ms(100);
     }
+    struct rtmux_linux_stats s0, s;
+    CHECK_EQ(rtmux_linux_stats(&s0), 0);
+    int fd = open(BASE "/hostile-go", O_CREAT | O_WRONLY, 0644); /* Linux swaps its server on it */
+    CHECK(fd >= 0);
+    CHECK_EQ(fd >= 0 ? close(fd) : -1, 0);
+    for (int i = 0; i < 600; i++) { /* the real server's session ends */
+        CHECK_EQ(rtmux_linux_stats(&s), 0);
+        if (s.lost > s0.lost) {
+            break;
+        }
+        (void)stat(BASE "/ready", &st);
+        sleep_ms(100);
+    }
+    CHECK(s.lost > s0.lost);
     printf("HOSTILE| swapping\n");
     int reached = 0, failed = 0, waited = 0;
     while (reached < HOSTILE_CALLS && waited < 600) {
@@ -128,7 +143,6 @@ int main(void)
         reached++;
         failed += e != 0;
     }
-    struct rtmux_linux_stats s;
     CHECK_EQ(rtmux_linux_stats(&s), 0);
     printf("HOSTILE| calls %d failed %d; bad_frames %llu unknown_tags %llu bad_replies %llu sessions %llu\n",
            reached, failed, (unsigned long long)s.bad_frames, (unsigned long long)s.unknown_tags,
@@ -140,7 +154,7 @@ int main(void)
     char text[32] = {0};
     int ok = 0;
     for (int i = 0; i < 1200 && !ok; i++) {
-        int fd = open(BASE "/after.txt", O_RDONLY);
+        fd = open(BASE "/after.txt", O_RDONLY);
         if (fd >= 0) {
             ssize_t n = read(fd, text, sizeof(text) - 1);
             (void)close(fd);
@@ -152,7 +166,7 @@ int main(void)
     }
     CHECK(ok);
     printf("HOSTILE| recovered %d\n", ok);
-    int fd = open(BASE "/hostile-done", O_CREAT | O_WRONLY, 0644); /* Linux's script ends on it */
+    fd = open(BASE "/hostile-done", O_CREAT | O_WRONLY, 0644); /* Linux's script ends on it */
     CHECK(fd >= 0);
     CHECK_EQ(fd >= 0 ? close(fd) : -1, 0);
     CHECK(guards_ok());
