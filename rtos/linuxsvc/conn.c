@@ -1,5 +1,5 @@
 /*
- * The 9P session over a V-Bus channel (conn.h): slots, the reader's role, the session's life.
+ * A service's session over a V-Bus channel (conn.h): slots, the reader's role, the session's life.
  *
  * Lock order: opening, then rx, then tx, then lock. `lock` is held only for bounded work (a few ring copies
  * of at most one frame's bytes, never a wait). The reader holds `rx` while it waits for bytes.
@@ -13,6 +13,15 @@
 
 static const char P9_VERSION[] = "9P2000.L";
 
+const struct lsvc_proto lsvc_9p = {
+    .version = P9_VERSION,
+    .msize = P9_MSIZE,
+    .msize_min = P9_IOHDR + 512u,
+    .reply_type = p9_reply_type,
+    .bulk_at = p9_bulk_at,
+    .no_answer = ETIMEDOUT,
+};
+
 static rt_time_t left(rt_time_t deadline)
 {
     rt_time_t now = rt_time_now();
@@ -24,19 +33,30 @@ static uint32_t le32(const uint8_t *p)
     return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
-int lsvc_init(struct lsvc_conn *c, const char *chan_name)
+int lsvc_init(struct lsvc_conn *c, const char *chan_name, const struct lsvc_proto *proto,
+              struct lsvc_slot *slots, unsigned n_slots)
 {
     if (c->ready) {
         return 0;
     }
+    if (n_slots == 0 || n_slots > LSVC_SLOTS_MAX) {
+        return EINVAL;
+    }
     memset(c, 0, sizeof(*c));
+    memset(slots, 0, n_slots * sizeof(*slots));
     if (rt_mutex_init(&c->lock) != RT_OK || rt_mutex_init(&c->tx) != RT_OK ||
         rt_mutex_init(&c->rx) != RT_OK || rt_mutex_init(&c->opening) != RT_OK ||
-        rt_sem_init(&c->free, LSVC_SLOTS, LSVC_SLOTS) != RT_OK) {
+        rt_sem_init(&c->free, n_slots, n_slots) != RT_OK) {
         return EIO;
     }
     c->chan_name = chan_name;
-    c->msize = P9_MSIZE;
+    c->proto = proto;
+    c->slots = slots;
+    c->n_slots = n_slots;
+    while ((1u << c->slot_bits) < n_slots) {
+        c->slot_bits++;
+    }
+    c->msize = proto->msize;
     c->sess = 1;
     c->ready = true;
     return 0;
@@ -46,7 +66,7 @@ int lsvc_init(struct lsvc_conn *c, const char *chan_name)
  * the frame being read is forgotten. */
 static void session_end(struct lsvc_conn *c)
 {
-    for (unsigned i = 0; i < LSVC_SLOTS; i++) {
+    for (unsigned i = 0; i < c->n_slots; i++) {
         struct lsvc_slot *s = &c->slots[i];
         if (s->state == LSVC_SENT) {
             s->err = EIO;
@@ -62,7 +82,7 @@ static void session_end(struct lsvc_conn *c)
     }
     c->up = false;
     c->sess++;
-    c->msize = P9_MSIZE;
+    c->msize = c->proto->msize;
     c->hdr_len = 0;
     c->target = NULL;
 }
@@ -96,7 +116,7 @@ static void drop_connection(struct lsvc_conn *c)
 static struct lsvc_slot *find_slot(struct lsvc_conn *c, uint16_t tag, bool *abandoned)
 {
     *abandoned = false;
-    for (unsigned i = 0; i < LSVC_SLOTS; i++) {
+    for (unsigned i = 0; i < c->n_slots; i++) {
         struct lsvc_slot *s = &c->slots[i];
         if (s->tag != tag) {
             continue;
@@ -113,6 +133,16 @@ static struct lsvc_slot *find_slot(struct lsvc_conn *c, uint16_t tag, bool *aban
 }
 
 enum pump_result { PUMP_EMPTY, PUMP_FRAME, PUMP_BROKEN };
+
+/* Whether a reply header may be followed: size within [P9_HDR, msize] and a reply type of the
+ * protocol (p9_hdr_ok's rule, for any protocol). */
+static bool hdr_ok(const struct lsvc_conn *c, const struct p9_hdr *h)
+{
+    if (h->size < P9_HDR || h->size > c->msize) {
+        return false;
+    }
+    return h->type == P9_RLERROR || c->proto->reply_type((uint8_t)(h->type - 1u)) == h->type;
+}
 
 /* Under lock: an abandoned slot's reply has come (or started to): the slot and its tag are free again. */
 static void release_abandoned(struct lsvc_conn *c, struct lsvc_slot *s)
@@ -152,7 +182,7 @@ static enum pump_result pump(struct lsvc_conn *c)
         }
         p9_hdr_parse(c->hdr, &c->cur);
         size_t body = c->cur.size - P9_HDR;
-        if (!p9_hdr_ok(&c->cur, c->msize) || (p9_bulk_at(c->cur.type) == 0 && body > LSVC_FIXED_MAX)) {
+        if (!hdr_ok(c, &c->cur) || (c->proto->bulk_at(c->cur.type) == 0 && body > LSVC_FIXED_MAX)) {
             return PUMP_BROKEN;
         }
         bool abandoned;
@@ -164,14 +194,15 @@ static enum pump_result pump(struct lsvc_conn *c)
             c->stats.unknown_tags++;
         } else if (abandoned) {
             release_abandoned(c, s); /* its reply is dropped below */
-        } else if (c->cur.type != P9_RLERROR && c->cur.type != p9_reply_type(s->req[4])) {
+        } else if (c->cur.type != P9_RLERROR && c->cur.type != c->proto->reply_type(s->req[4])) {
             c->stats.bad_replies++;
             finish(s, EIO);
             c->target = NULL;
         }
     }
     size_t body = c->cur.size - P9_HDR;
-    size_t fixed = p9_bulk_at(c->cur.type) != 0 ? p9_bulk_at(c->cur.type) : body;
+    size_t bulk_at = c->proto->bulk_at(c->cur.type);
+    size_t fixed = bulk_at != 0 ? bulk_at : body;
     while (c->body_pos < body) {
         struct lsvc_slot *s = c->target;
         if (s != NULL && s->state != LSVC_SENT) { /* its owner gave up while the frame came in */
@@ -186,7 +217,7 @@ static enum pump_result pump(struct lsvc_conn *c)
             want = fixed - c->body_pos;
         } else if (s != NULL) {
             if (c->body_pos == fixed) { /* the count, just read: it must be what the frame carries */
-                c->count = le32(s->fixed);
+                c->count = le32(s->fixed + fixed - 4u);
                 if (c->count != body - fixed || c->count > s->data_cap || s->data == NULL) {
                     c->stats.bad_replies++;
                     finish(s, EIO);
@@ -221,7 +252,8 @@ static enum pump_result pump(struct lsvc_conn *c)
             if (err == 0) {
                 err = EIO;
             }
-        } else if (p9_bulk_at(s->rtype) != 0 && (s->fixed_len != 4 || le32(s->fixed) != s->data_len)) {
+        } else if (bulk_at != 0 &&
+                   (s->fixed_len != bulk_at || le32(s->fixed + bulk_at - 4u) != s->data_len)) {
             c->stats.bad_replies++;
             err = EIO;
         }
@@ -271,13 +303,13 @@ static int read_some(struct lsvc_conn *c, struct lsvc_slot *me, rt_time_t deadli
 /* Under lock: a free slot (the caller took c->free), BUILDING in the current session, with a new tag. */
 static struct lsvc_slot *claim(struct lsvc_conn *c)
 {
-    for (unsigned i = 0; i < LSVC_SLOTS; i++) {
+    for (unsigned i = 0; i < c->n_slots; i++) {
         struct lsvc_slot *s = &c->slots[i];
         if (s->state == LSVC_FREE) {
             uint16_t tag;
             do {
                 c->seq++;
-                tag = (uint16_t)((unsigned)c->seq << LSVC_SLOT_BITS | i);
+                tag = (uint16_t)((unsigned)c->seq << c->slot_bits | i);
             } while (tag == P9_NOTAG);
             s->tag = tag;
             s->state = LSVC_BUILDING;
@@ -313,10 +345,12 @@ static int handshake(struct lsvc_conn *c)
     if (err != 0) {
         return err;
     }
+    const struct lsvc_proto *p = c->proto;
+    size_t vlen = strlen(p->version);
     struct p9_w w;
     p9_w_begin(&w, s->req, sizeof(s->req), P9_TVERSION, P9_NOTAG);
-    p9_w_u32(&w, P9_MSIZE);
-    p9_w_str(&w, P9_VERSION, sizeof(P9_VERSION) - 1);
+    p9_w_u32(&w, p->msize);
+    p9_w_str(&w, p->version, vlen);
     s->req_len = p9_w_end(&w);
     s->tag = P9_NOTAG;
     err = lsvc_call(c, s, LSVC_TIMEOUT);
@@ -327,8 +361,8 @@ static int handshake(struct lsvc_conn *c)
         const char *ver;
         uint16_t n;
         p9_r_str(&r, &ver, &n);
-        if (!p9_r_done(&r) || msize < P9_IOHDR + 512u || msize > P9_MSIZE || n != sizeof(P9_VERSION) - 1 ||
-            memcmp(ver, P9_VERSION, n) != 0) {
+        if (!p9_r_done(&r) || msize < p->msize_min || msize > p->msize || n != vlen ||
+            memcmp(ver, p->version, n) != 0) {
             err = EIO;
         } else {
             (void)rt_mutex_lock(&c->lock, RT_FOREVER);
@@ -399,7 +433,8 @@ int lsvc_get(struct lsvc_conn *c, struct lsvc_slot **s, uint32_t *sess)
     return err;
 }
 
-/* The owner gives up on a request in flight: its reply, if it ever comes, is read into nothing. */
+/* The owner gives up on a request in flight: its reply, if it ever comes, is read into nothing. A
+ * request not answered in time fails with the protocol's no_answer errno. */
 static int abandon(struct lsvc_conn *c, struct lsvc_slot *s, int err)
 {
     (void)rt_mutex_lock(&c->lock, RT_FOREVER);
@@ -408,7 +443,10 @@ static int abandon(struct lsvc_conn *c, struct lsvc_slot *s, int err)
     } else {
         s->state = LSVC_ABANDONED;
         s->data = NULL;
-        c->stats.timeouts += err == ETIMEDOUT;
+        if (err == ETIMEDOUT) {
+            c->stats.timeouts++;
+            err = c->proto->no_answer;
+        }
     }
     (void)rt_mutex_unlock(&c->lock);
     return err;
@@ -470,7 +508,7 @@ int lsvc_call(struct lsvc_conn *c, struct lsvc_slot *s, rt_time_t timeout)
         }
         c->stats.errors++;
         (void)rt_mutex_unlock(&c->lock);
-        return err;
+        return err == ETIMEDOUT ? c->proto->no_answer : err;
     }
     c->stats.requests++;
     for (;;) {
@@ -527,8 +565,13 @@ bool lsvc_current(struct lsvc_conn *c, uint32_t sess)
 
 uint32_t lsvc_iounit(struct lsvc_conn *c)
 {
+    return lsvc_msize(c) - P9_IOHDR;
+}
+
+uint32_t lsvc_msize(struct lsvc_conn *c)
+{
     (void)rt_mutex_lock(&c->lock, RT_FOREVER);
-    uint32_t n = c->msize - P9_IOHDR;
+    uint32_t n = c->msize;
     (void)rt_mutex_unlock(&c->lock);
     return n;
 }
