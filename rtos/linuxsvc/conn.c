@@ -2,7 +2,8 @@
  * A service's session over a V-Bus channel (conn.h): slots, the reader's role, the session's life.
  *
  * Lock order: opening, then rx, then tx, then lock. `lock` is held only for bounded work (a few ring copies
- * of at most one frame's bytes, never a wait). The reader holds `rx` while it waits for bytes.
+ * of at most one frame's bytes, never a wait). The reader holds `rx` while it waits for bytes (and for
+ * the watched channels of lsvc_call_watch's callers).
  */
 #include "conn.h"
 
@@ -49,6 +50,11 @@ int lsvc_init(struct lsvc_conn *c, const char *chan_name, const struct lsvc_prot
         rt_sem_init(&c->free, n_slots, n_slots) != RT_OK) {
         return EIO;
     }
+    for (unsigned i = 0; i < n_slots; i++) {
+        if (rt_sem_init(&slots[i].wake, 0, 1) != RT_OK) {
+            return EIO;
+        }
+    }
     c->chan_name = chan_name;
     c->proto = proto;
     c->slots = slots;
@@ -62,6 +68,28 @@ int lsvc_init(struct lsvc_conn *c, const char *chan_name, const struct lsvc_prot
     return 0;
 }
 
+/* Under lock: the owner of s, which stepped aside (must_yield), looks again. */
+static void wake_yielder(struct lsvc_slot *s)
+{
+    if (s->yielding) {
+        s->yielding = false;
+        (void)rt_sem_give(&s->wake);
+    }
+}
+
+/* Under lock: a request is answered (or failed); its owner has yet to take the result (collected).
+ * The owner may be waiting on the reader's role, on its watch, or aside (must_yield). */
+static void finish(struct lsvc_conn *c, struct lsvc_slot *s, int err)
+{
+    s->err = err;
+    s->state = LSVC_DONE;
+    c->collect++;
+    if (s->watch != NULL) {
+        (void)rt_sem_give(&s->watch->wake);
+    }
+    wake_yielder(s);
+}
+
 /* Ends the current session (under lock): what is in flight fails with EIO, abandoned slots are freed,
  * the frame being read is forgotten. */
 static void session_end(struct lsvc_conn *c)
@@ -69,9 +97,8 @@ static void session_end(struct lsvc_conn *c)
     for (unsigned i = 0; i < c->n_slots; i++) {
         struct lsvc_slot *s = &c->slots[i];
         if (s->state == LSVC_SENT) {
-            s->err = EIO;
             s->data = NULL;
-            s->state = LSVC_DONE;
+            finish(c, s, EIO);
         } else if (s->state == LSVC_ABANDONED) {
             s->state = LSVC_FREE;
             rt_sem_give(&c->free);
@@ -153,12 +180,6 @@ static void release_abandoned(struct lsvc_conn *c, struct lsvc_slot *s)
     }
 }
 
-static void finish(struct lsvc_slot *s, int err)
-{
-    s->err = err;
-    s->state = LSVC_DONE;
-}
-
 /*
  * Under lock: reads what the ring holds, without waiting, until one frame is complete (PUMP_FRAME),
  * the ring is empty (PUMP_EMPTY; the frame's state is kept for the next reader) or the framing is
@@ -196,7 +217,7 @@ static enum pump_result pump(struct lsvc_conn *c)
             release_abandoned(c, s); /* its reply is dropped below */
         } else if (c->cur.type != P9_RLERROR && c->cur.type != c->proto->reply_type(s->req[4])) {
             c->stats.bad_replies++;
-            finish(s, EIO);
+            finish(c, s, EIO);
             c->target = NULL;
         }
     }
@@ -220,7 +241,7 @@ static enum pump_result pump(struct lsvc_conn *c)
                 c->count = le32(s->fixed + fixed - 4u);
                 if (c->count != body - fixed || c->count > s->data_cap || s->data == NULL) {
                     c->stats.bad_replies++;
-                    finish(s, EIO);
+                    finish(c, s, EIO);
                     c->target = NULL;
                     continue;
                 }
@@ -257,22 +278,54 @@ static enum pump_result pump(struct lsvc_conn *c)
             c->stats.bad_replies++;
             err = EIO;
         }
-        finish(s, err);
+        finish(c, s, err);
     }
     c->hdr_len = 0;
     c->target = NULL;
     return PUMP_FRAME;
 }
 
+/* Under lock: the channels a reader waits on, the session's first, then those of the watches that have
+ * not fired (owner[i]: whose channel list[i] is). Returns how many. */
+static unsigned wait_list(struct lsvc_conn *c, rt_chan_t *ch, rt_chan_t **list, struct lsvc_watch **owner)
+{
+    unsigned n = 0;
+    list[n] = ch;
+    owner[n++] = NULL;
+    for (struct lsvc_watch *w = c->watches; w != NULL; w = w->next) {
+        for (unsigned i = 0; i < w->n && !w->fired && n < 1u + LSVC_WATCH_MAX; i++) {
+            list[n] = w->chans[i];
+            owner[n++] = w;
+        }
+    }
+    return n;
+}
+
+/* Under lock: whether w is still added (its owner may have returned while a reader waited). */
+static bool watch_live(const struct lsvc_conn *c, const struct lsvc_watch *w)
+{
+    for (const struct lsvc_watch *x = c->watches; x != NULL; x = x->next) {
+        if (x == w) {
+            return true;
+        }
+    }
+    return false;
+}
+
 /* Holding rx: reads until `me` is answered, a frame for another request was handed over (the caller
- * then gives the role back so that request's owner returns at once), or the deadline passes. */
+ * then gives the role back so that request's owner returns at once), a watched channel fired (its
+ * watcher is woken, and the role given back for it), or the deadline passes. */
 static int read_some(struct lsvc_conn *c, struct lsvc_slot *me, rt_time_t deadline)
 {
     for (;;) {
+        rt_chan_t *list[1u + LSVC_WATCH_MAX];
+        struct lsvc_watch *owner[1u + LSVC_WATCH_MAX];
+        unsigned ready[1u + LSVC_WATCH_MAX] = {0};
         (void)rt_mutex_lock(&c->lock, RT_FOREVER);
         enum pump_result r = pump(c);
         bool done = me->state == LSVC_DONE;
         rt_chan_t *ch = c->ch;
+        unsigned n = wait_list(c, ch, list, owner);
         (void)rt_mutex_unlock(&c->lock);
         if (r == PUMP_BROKEN) {
             drop_connection(c);
@@ -284,20 +337,79 @@ static int read_some(struct lsvc_conn *c, struct lsvc_slot *me, rt_time_t deadli
         if (ch == NULL) {
             return ENOTCONN;
         }
-        unsigned ready = 0;
-        int w = rt_chan_wait(&ch, 1, RT_CHAN_READABLE | RT_CHAN_DISCONNECT, &ready, left(deadline));
+        /* Another thread may end the session meanwhile (lsvc_get takes the channel's latched
+         * DISCONNECT when it finds it first, and no event is left to wake this wait), so the reader
+         * looks again at its request every LSVC_RECHECK. */
+        rt_time_t t = left(deadline);
+        int w = rt_chan_wait(list, n, RT_CHAN_READABLE | RT_CHAN_DISCONNECT, ready,
+                             t > LSVC_RECHECK ? LSVC_RECHECK : t);
+        if ((w == RT_ETIMEDOUT || w == RT_EWOULDBLOCK) && t > LSVC_RECHECK) {
+            continue;
+        }
         if (w == RT_ETIMEDOUT || w == RT_EWOULDBLOCK) {
             return ETIMEDOUT;
         }
-        if (w < 0) {
+        if (w < 0 && n == 1) {
             return EIO;
         }
-        if ((ready & RT_CHAN_DISCONNECT) != 0) {
-            (void)rt_mutex_lock(&c->lock, RT_FOREVER);
+        /* w < 0 with watched channels: one of them was closed (its poll() ends, seeing POLLHUP) */
+        bool fired = false;
+        (void)rt_mutex_lock(&c->lock, RT_FOREVER);
+        for (unsigned i = 1; i < n; i++) {
+            if ((ready[i] != 0 || w < 0) && watch_live(c, owner[i]) && !owner[i]->fired) {
+                owner[i]->fired = true;
+                (void)rt_sem_give(&owner[i]->wake);
+            }
+            fired |= ready[i] != 0 || w < 0;
+        }
+        if (w < 0) {
+            ready[0] = 0;
+        }
+        if ((ready[0] & RT_CHAN_DISCONNECT) != 0) {
             session_end(c);
-            (void)rt_mutex_unlock(&c->lock);
+        }
+        (void)rt_mutex_unlock(&c->lock);
+        if (fired) {
+            return 0;
         }
     }
+}
+
+/* Under lock: the owner of an answered request took its result. When no answered request waits for
+ * its owner any more, the callers that stepped aside for them (must_yield) go on. */
+static void collected(struct lsvc_conn *c)
+{
+    c->collect--;
+    for (unsigned i = 0; i < c->n_slots && c->collect == 0; i++) {
+        wake_yielder(&c->slots[i]);
+    }
+}
+
+/*
+ * Holding rx, for a caller whose request is not answered: whether it must give the role back and wait
+ * (on its slot's `wake`) for the owners of answered requests to take their results first. The reader gives
+ * the role back after each frame it hands over, but the mutex goes to its most urgent waiter, who need not be
+ * that frame's owner; without this, a caller whose reply will take long (a blocked recv) would hold the role
+ * while the owner of a reply that is there already waits for it.
+ */
+static bool must_yield(struct lsvc_conn *c, struct lsvc_slot *s)
+{
+    (void)rt_mutex_lock(&c->lock, RT_FOREVER);
+    bool yield = s->state != LSVC_DONE && c->collect > 0;
+    s->yielding = yield;
+    (void)rt_mutex_unlock(&c->lock);
+    return yield;
+}
+
+/* Gives the reader's role back; a caller waiting on its watch may take it now. */
+static void rx_release(struct lsvc_conn *c)
+{
+    (void)rt_mutex_unlock(&c->rx);
+    (void)rt_mutex_lock(&c->lock, RT_FOREVER);
+    for (struct lsvc_watch *w = c->watches; w != NULL; w = w->next) {
+        (void)rt_sem_give(&w->wake);
+    }
+    (void)rt_mutex_unlock(&c->lock);
 }
 
 /* Under lock: a free slot (the caller took c->free), BUILDING in the current session, with a new tag. */
@@ -319,6 +431,10 @@ static struct lsvc_slot *claim(struct lsvc_conn *c)
             s->data = NULL;
             s->data_cap = 0;
             s->req_len = 0;
+            s->watch = NULL;
+            s->yielding = false;
+            while (rt_sem_take(&s->wake, RT_NO_WAIT) == RT_OK) { /* a late wake-up of its last use */
+            }
             return s;
         }
     }
@@ -443,6 +559,7 @@ static int abandon(struct lsvc_conn *c, struct lsvc_slot *s, int err)
     } else {
         s->state = LSVC_ABANDONED;
         s->data = NULL;
+        s->watch = NULL; /* its watch ends with the call */
         if (err == ETIMEDOUT) {
             c->stats.timeouts++;
             err = c->proto->no_answer;
@@ -478,12 +595,13 @@ static int send_request(struct lsvc_conn *c, struct lsvc_slot *s, rt_time_t dead
         /* part of a frame is in the ring: Linux would read the next request as its rest */
         (void)rt_mutex_lock(&c->rx, RT_FOREVER);
         drop_connection(c);
-        (void)rt_mutex_unlock(&c->rx);
+        rx_release(c);
     }
     return err;
 }
 
-int lsvc_call(struct lsvc_conn *c, struct lsvc_slot *s, rt_time_t timeout)
+/* lsvc_call and lsvc_call_watch (w not NULL). */
+static int call(struct lsvc_conn *c, struct lsvc_slot *s, rt_time_t timeout, struct lsvc_watch *w)
 {
     rt_time_t deadline = rt_time_now() + timeout;
     if (s->req_len < P9_HDR) {
@@ -495,6 +613,7 @@ int lsvc_call(struct lsvc_conn *c, struct lsvc_slot *s, rt_time_t timeout)
         s->state = LSVC_SENT; /* before it is sent: a quick reply finds it */
         s->fixed_len = s->data_len = 0;
         s->err = 0;
+        s->watch = w;
     }
     (void)rt_mutex_unlock(&c->lock);
     if (!current) {
@@ -503,6 +622,9 @@ int lsvc_call(struct lsvc_conn *c, struct lsvc_slot *s, rt_time_t timeout)
     int err = send_request(c, s, deadline);
     if (err != 0) {
         (void)rt_mutex_lock(&c->lock, RT_FOREVER);
+        if (s->state == LSVC_DONE) {
+            collected(c);
+        }
         if (s->state == LSVC_SENT || s->state == LSVC_DONE) {
             s->state = LSVC_BUILDING; /* not sent (or cut off): no reply will come for it */
         }
@@ -514,17 +636,43 @@ int lsvc_call(struct lsvc_conn *c, struct lsvc_slot *s, rt_time_t timeout)
     for (;;) {
         (void)rt_mutex_lock(&c->lock, RT_FOREVER);
         bool done = s->state == LSVC_DONE;
+        bool fired = w != NULL && w->fired;
         (void)rt_mutex_unlock(&c->lock);
         if (done) {
             break;
         }
-        int r = rt_mutex_lock(&c->rx, left(deadline));
+        if (fired) {
+            err = abandon(c, s, LSVC_FIRED);
+            if (err == LSVC_FIRED) {
+                return err;
+            }
+            break; /* answered at the last moment */
+        }
+        /* a watcher reads only when the role is free, and otherwise waits for its reader to wake it */
+        int r = rt_mutex_lock(&c->rx, w != NULL ? RT_NO_WAIT : left(deadline));
+        if (r != RT_OK && w != NULL && r != RT_EINVAL) {
+            r = rt_sem_take(&w->wake, left(deadline));
+            if (r == RT_OK) {
+                continue;
+            }
+        }
         if (r != RT_OK) {
             err = abandon(c, s, ETIMEDOUT);
             break;
         }
+        if (must_yield(c, s)) {
+            rx_release(c);
+            if (rt_sem_take(&s->wake, left(deadline)) != RT_OK) {
+                (void)rt_mutex_lock(&c->lock, RT_FOREVER);
+                s->yielding = false; /* or it was woken meanwhile: claim() drops that wake-up */
+                (void)rt_mutex_unlock(&c->lock);
+                err = abandon(c, s, ETIMEDOUT);
+                break;
+            }
+            continue;
+        }
         err = read_some(c, s, deadline);
-        (void)rt_mutex_unlock(&c->rx);
+        rx_release(c);
         if (err != 0) {
             err = abandon(c, s, err);
             break;
@@ -533,12 +681,55 @@ int lsvc_call(struct lsvc_conn *c, struct lsvc_slot *s, rt_time_t timeout)
     if (err == 0) {
         err = s->err;
     }
-    if (err != 0) {
-        (void)rt_mutex_lock(&c->lock, RT_FOREVER);
-        c->stats.errors++;
-        (void)rt_mutex_unlock(&c->lock);
+    (void)rt_mutex_lock(&c->lock, RT_FOREVER);
+    if (s->state == LSVC_DONE) {
+        collected(c);
     }
+    c->stats.errors += err != 0;
+    (void)rt_mutex_unlock(&c->lock);
     return err;
+}
+
+int lsvc_call(struct lsvc_conn *c, struct lsvc_slot *s, rt_time_t timeout)
+{
+    return call(c, s, timeout, NULL);
+}
+
+int lsvc_call_watch(struct lsvc_conn *c, struct lsvc_slot *s, rt_time_t timeout, struct lsvc_watch *w)
+{
+    return call(c, s, timeout, w);
+}
+
+int lsvc_watch_add(struct lsvc_conn *c, struct lsvc_watch *w)
+{
+    w->fired = false;
+    w->next = NULL;
+    if (rt_sem_init(&w->wake, 0, 1) != RT_OK) {
+        return EINVAL;
+    }
+    int err = EAGAIN;
+    (void)rt_mutex_lock(&c->lock, RT_FOREVER);
+    if (w->n <= LSVC_WATCH_MAX - c->watched) {
+        w->next = c->watches;
+        c->watches = w;
+        c->watched += w->n;
+        err = 0;
+    }
+    (void)rt_mutex_unlock(&c->lock);
+    return err;
+}
+
+void lsvc_watch_del(struct lsvc_conn *c, struct lsvc_watch *w)
+{
+    (void)rt_mutex_lock(&c->lock, RT_FOREVER);
+    for (struct lsvc_watch **p = &c->watches; *p != NULL; p = &(*p)->next) {
+        if (*p == w) {
+            *p = w->next;
+            c->watched -= w->n;
+            break;
+        }
+    }
+    (void)rt_mutex_unlock(&c->lock);
 }
 
 void lsvc_put(struct lsvc_conn *c, struct lsvc_slot *s)

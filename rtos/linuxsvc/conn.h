@@ -50,8 +50,34 @@
 #ifndef LSVC_TIMEOUT
 #define LSVC_TIMEOUT RT_SEC(5)
 #endif
+/* How long a reader waits before it looks at its request again, in case another thread ended the
+ * session meanwhile (conn.c, read_some): the bound on noticing that. */
+#define LSVC_RECHECK RT_MSEC(100)
 
 enum lsvc_slot_state { LSVC_FREE, LSVC_BUILDING, LSVC_SENT, LSVC_DONE, LSVC_ABANDONED };
+
+/* The channels all the watches of one session may name at once (with the session's own channel, as
+ * many as one rt_chan_wait takes). */
+#define LSVC_WATCH_MAX 31u
+/* lsvc_call_watch's result when a watched channel was ready before the reply. */
+#define LSVC_FIRED (-1)
+
+/*
+ * A caller that waits for its reply and for local channels at once (poll() over sockets and channels).
+ * A thread can block on one object only, so whoever holds the reader's role waits on the watched
+ * channels as well as on the session's, and wakes the watcher through `wake` when one of them is
+ * readable or its Linux end closes; the watcher itself waits on `wake`, or reads when the role is free.
+ * A reader that was already waiting when a watch was added does not see its channels until its next
+ * frame: the watcher sends a request that Linux answers at once after lsvc_watch_add (net.c: a poll of
+ * its sockets without a wait), so from then on every reader waits on them.
+ */
+struct lsvc_watch {
+    rt_chan_t *const *chans; /* the n channels watched for RT_CHAN_READABLE or RT_CHAN_DISCONNECT */
+    unsigned n;
+    rt_sem_t wake; /* given when the reply came, a channel fired, or the reader's role was given back */
+    bool fired;    /* one of the channels was ready (under the session's lock) */
+    struct lsvc_watch *next;
+};
 
 struct lsvc_slot {
     uint16_t tag;
@@ -67,6 +93,9 @@ struct lsvc_slot {
     size_t fixed_len;
     void *data; /* Rread/Rreaddir's data goes here, at most data_cap bytes */
     size_t data_cap, data_len;
+    struct lsvc_watch *watch; /* woken at the answer (lsvc_call_watch), or NULL */
+    bool yielding;            /* its owner stepped aside for answered requests (conn.c, must_yield) */
+    rt_sem_t wake;            /* ... and waits here until they are taken or its own answer came */
 };
 
 struct lsvc_stats {
@@ -102,6 +131,7 @@ struct lsvc_conn {
     rt_mutex_t rx;      /* the reader's role */
     rt_mutex_t opening; /* opening the channel and the Tversion exchange */
     rt_sem_t free;      /* free slots */
+    unsigned collect;   /* requests answered whose owners have not taken the result yet */
     bool ready;         /* the objects above are initialised */
     bool up;            /* Tversion answered in session `sess` */
     uint32_t sess;      /* changes at every session's end */
@@ -117,6 +147,8 @@ struct lsvc_conn {
     struct lsvc_stats stats;
     struct lsvc_slot *slots; /* n_slots of them, the caller's (lsvc_init) */
     unsigned n_slots, slot_bits;
+    struct lsvc_watch *watches; /* callers waiting for channels too, and how many channels they name */
+    unsigned watched;
 };
 
 /* Sets up `c` for the channel `chan_name` with `proto`'s messages and n_slots (1..LSVC_SLOTS_MAX) slots
@@ -132,6 +164,14 @@ int lsvc_get(struct lsvc_conn *c, struct lsvc_slot **s, uint32_t *sess);
  * data filled) or an errno. The slot stays the caller's until lsvc_put. */
 int lsvc_call(struct lsvc_conn *c, struct lsvc_slot *s, rt_time_t timeout);
 void lsvc_put(struct lsvc_conn *c, struct lsvc_slot *s);
+
+/* Watches: lsvc_watch_add sets w up (chans and n filled by the caller) and makes every reader wait on its
+ * channels too (EAGAIN when the session's readers would wait on more than LSVC_WATCH_MAX). While it is
+ * added, lsvc_call_watch is lsvc_call that also returns LSVC_FIRED, abandoning the request (its reply is
+ * dropped when it comes), when one of w's channels was ready first. */
+int lsvc_watch_add(struct lsvc_conn *c, struct lsvc_watch *w);
+void lsvc_watch_del(struct lsvc_conn *c, struct lsvc_watch *w);
+int lsvc_call_watch(struct lsvc_conn *c, struct lsvc_slot *s, rt_time_t timeout, struct lsvc_watch *w);
 
 /* Whether session `sess` is still the current one. */
 bool lsvc_current(struct lsvc_conn *c, uint32_t sess);
