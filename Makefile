@@ -117,7 +117,7 @@ GCC_INC     = $(shell $(CC) -print-file-name=include)
 P          := $(BUILD)/rtos-posix
 PSRC       := $(wildcard rtos/libc/*.c rtos/posix/*.c rtos/linuxsvc/*.c)
 POSIX_INC   = -nostdinc -isystem rtos/posix/include -isystem $(PICOLIBC)/include -isystem $(GCC_INC) \
-              -Irtos/include -Irtos/arch/arm64/include -Irtos
+              -Irtos/include -Irtos/arch/arm64/include -Irtos -Ilib/include
 # __RTMUX_POSIX_IMPL: the library's own build, without <pthread.h>'s inlined mutex path.
 POSIX_FLAGS = -std=c11 -D_POSIX_C_SOURCE=200809L -D__RTMUX_POSIX_IMPL -fno-common -fno-stack-protector \
               -fno-pic -mcpu=cortex-a72 -O2 -g -ftls-model=local-exec -ffunction-sections -fdata-sections \
