@@ -572,26 +572,26 @@ static void do_version(uint16_t tag, struct r *r)
 {
     uint32_t msize = r_u32(r);
     uint16_t n = r_u16(r);
-    const uint8_t *v = r->p + r->pos;
-    (void)r_int(r, 0);
+    const uint8_t *v = r->p + r->pos; /* its n bytes: checked next */
     if (r->bad || n != r->len - r->pos) {
         refuse(tag, EPROTO, NETP_TVERSION);
         return;
     }
     end_session(); /* a new session: nothing of the old one survives */
     bool ok = n == sizeof(NETP_VERSION) - 1 && memcmp(v, NETP_VERSION, n) == 0 && msize >= NETP_MSIZE_MIN;
-    d.msize = msize < NETP_MSIZE ? msize : NETP_MSIZE;
+    uint32_t agreed = msize < NETP_MSIZE ? msize : NETP_MSIZE;
+    d.msize = ok ? agreed : NETP_MSIZE; /* no session: the frames' limit stays the protocol's */
     d.data_max = d.msize - NETP_IOHDR;
     d.up = ok;
     const char *ver = ok ? NETP_VERSION : "unknown";
     struct w w;
     w_begin(&w, NETP_RVERSION, tag, 6 + strlen(ver));
-    w_int(d.msize, 4);
+    w_int(agreed, 4);
     w_int(strlen(ver), 2);
     w_bytes(ver, strlen(ver));
     w_end(&w);
     if (verbose) {
-        say("session %s (msize %u)", ok ? "started" : "refused: another version", d.msize);
+        say("session %s (msize %u)", ok ? "started" : "refused: another version or msize", agreed);
     }
 }
 
@@ -1058,9 +1058,11 @@ static void serve(void)
         bool eof = false;
         if (!full && (pf[0].revents & (POLLIN | POLLHUP | POLLERR)) != 0) {
             eof = !read_in();
-            frames();
         } else if ((pf[0].revents & (POLLHUP | POLLERR)) != 0) {
             return; /* the rtos closed without reading its answers: nothing is left to do */
+        }
+        if (d.out_len - d.out_head <= OUT_HIGH) {
+            frames(); /* also those read before the answers backed up */
         }
         now = now_ms();
         for (unsigned i = 0; i < PENDING_MAX; i++) {

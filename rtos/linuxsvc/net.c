@@ -88,7 +88,7 @@ static int fail(int err)
 
 /* ------------------------------------------------------------------------------------------- time */
 
-/* The deadline of a wait of `t` from now (RT_FOREVER: none; 0: none, do not wait). */
+/* The deadline of a wait of `t` from now (RT_FOREVER: never). */
 static rt_time_t deadline_after(rt_time_t t)
 {
     rt_time_t now = rt_time_now();
@@ -129,13 +129,15 @@ static struct lnet_sock *sock_at(int fd)
     return fd >= LNET_FD_FIRST && fd < LNET_FD_FIRST + LNET_SOCKETS ? &ln.socks[fd - LNET_FD_FIRST] : NULL;
 }
 
+static rt_chan_t *chan_at(int fd);
+
 /* The socket `fd`, in the current session: 0, or EBADF (no such open socket, or one of a session that
- * ended), ENOTSOCK (another kind of descriptor). */
+ * ended), ENOTSOCK (a descriptor of another kind: the console's and files' range, a channel's). */
 static int ref_get(int fd, struct ref *r)
 {
     struct lnet_sock *k = sock_at(fd);
     if (k == NULL) {
-        return fd >= 0 && fd < LNET_FD_END ? ENOTSOCK : EBADF;
+        return (fd >= 0 && fd < LNET_FD_FIRST) || chan_at(fd) != NULL ? ENOTSOCK : EBADF;
     }
     (void)rt_mutex_lock(&ln.lock, RT_FOREVER);
     bool open = k->used && k->open;
