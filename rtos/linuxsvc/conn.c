@@ -344,6 +344,12 @@ static int read_some(struct lsvc_conn *c, struct lsvc_slot *me, rt_time_t deadli
         int w = rt_chan_wait(list, n, RT_CHAN_READABLE | RT_CHAN_DISCONNECT, ready,
                              t > LSVC_RECHECK ? LSVC_RECHECK : t);
         if ((w == RT_ETIMEDOUT || w == RT_EWOULDBLOCK) && t > LSVC_RECHECK) {
+            (void)rt_mutex_lock(&c->lock, RT_FOREVER);
+            bool answered = c->collect > 0; /* owners that did not run while it stepped aside */
+            (void)rt_mutex_unlock(&c->lock);
+            if (answered) {
+                return 0; /* the caller gives the role back, and may step aside again */
+            }
             continue;
         }
         if (w == RT_ETIMEDOUT || w == RT_EWOULDBLOCK) {
@@ -390,7 +396,11 @@ static void collected(struct lsvc_conn *c)
  * (on its slot's `wake`) for the owners of answered requests to take their results first. The reader gives
  * the role back after each frame it hands over, but the mutex goes to its most urgent waiter, who need not be
  * that frame's owner; without this, a caller whose reply will take long (a blocked recv) would hold the role
- * while the owner of a reply that is there already waits for it.
+ * while the owner of a reply that is there already waits for it. A caller steps aside at most LSVC_YIELD
+ * at a time (call()): it lends its priority to no one meanwhile, so a less urgent owner kept from running
+ * would otherwise hold it up; after that it takes the role through the mutex again (lending its priority
+ * to whoever has it) and reads until its next frame, or LSVC_RECHECK (read_some), then steps aside again
+ * if answers still wait: a less urgent owner kept from running waits at most that long once it can run.
  */
 static bool must_yield(struct lsvc_conn *c, struct lsvc_slot *s)
 {
@@ -619,6 +629,7 @@ static int call(struct lsvc_conn *c, struct lsvc_slot *s, rt_time_t timeout, str
     if (!current) {
         return EIO;
     }
+    bool may_yield = true;
     int err = send_request(c, s, deadline);
     if (err != 0) {
         (void)rt_mutex_lock(&c->lock, RT_FOREVER);
@@ -660,18 +671,23 @@ static int call(struct lsvc_conn *c, struct lsvc_slot *s, rt_time_t timeout, str
             err = abandon(c, s, ETIMEDOUT);
             break;
         }
-        if (must_yield(c, s)) {
+        if (may_yield && must_yield(c, s)) {
             rx_release(c);
-            if (rt_sem_take(&s->wake, left(deadline)) != RT_OK) {
+            rt_time_t t = left(deadline);
+            if (rt_sem_take(&s->wake, t < LSVC_YIELD ? t : LSVC_YIELD) != RT_OK) {
                 (void)rt_mutex_lock(&c->lock, RT_FOREVER);
                 s->yielding = false; /* or it was woken meanwhile: claim() drops that wake-up */
                 (void)rt_mutex_unlock(&c->lock);
-                err = abandon(c, s, ETIMEDOUT);
-                break;
+                if (t <= LSVC_YIELD) {
+                    err = abandon(c, s, ETIMEDOUT);
+                    break;
+                }
+                may_yield = false; /* enough: read until the next frame */
             }
             continue;
         }
         err = read_some(c, s, deadline);
+        may_yield = true;
         rx_release(c);
         if (err != 0) {
             err = abandon(c, s, err);

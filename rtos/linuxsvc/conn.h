@@ -50,6 +50,12 @@
 #ifndef LSVC_TIMEOUT
 #define LSVC_TIMEOUT RT_SEC(5)
 #endif
+/* The longest a caller steps aside at a time for others' answered requests (conn.c, must_yield). On the
+ * rtos an owner runs at once unless a more urgent thread is busy; a host test of many equal threads on a
+ * loaded machine sets it longer. */
+#ifndef LSVC_YIELD
+#define LSVC_YIELD RT_MSEC(1)
+#endif
 /* How long a reader waits before it looks at its request again, in case another thread ended the
  * session meanwhile (conn.c, read_some): the bound on noticing that. */
 #define LSVC_RECHECK RT_MSEC(100)
