@@ -117,7 +117,7 @@ GCC_INC     = $(shell $(CC) -print-file-name=include)
 P          := $(BUILD)/rtos-posix
 PSRC       := $(wildcard rtos/libc/*.c rtos/posix/*.c rtos/linuxsvc/*.c)
 POSIX_INC   = -nostdinc -isystem rtos/posix/include -isystem $(PICOLIBC)/include -isystem $(GCC_INC) \
-              -Irtos/include -Irtos/arch/arm64/include -Irtos
+              -Irtos/include -Irtos/arch/arm64/include -Irtos -Ilib/include
 # __RTMUX_POSIX_IMPL: the library's own build, without <pthread.h>'s inlined mutex path.
 POSIX_FLAGS = -std=c11 -D_POSIX_C_SOURCE=200809L -D__RTMUX_POSIX_IMPL -fno-common -fno-stack-protector \
               -fno-pic -mcpu=cortex-a72 -O2 -g -ftls-model=local-exec -ffunction-sections -fdata-sections \
@@ -264,10 +264,10 @@ $(foreach g,$(GUESTS),$(eval $(call guest_image,$(g))))
 # rtmux's programs for the Linux partition (guest/NAME/*.c, one folder each; tools/rtmux/paths.py reads
 # the same list): static arm64 executables, build/guest/NAME, which the initramfs puts in /usr/bin, and
 # the same sources built for the host, build/guest/host/NAME, for their unit tests. User space: the C
-# library, no freestanding flags.
+# library, no freestanding flags; lib/include for what they share with the rtos (lib/netproto.h).
 LP      := $(BUILD)/guest
 LPROGS  := $(notdir $(patsubst %/,%,$(dir $(wildcard guest/*/*.c))))
-LPFLAGS := -std=c11 -O2 $(WARN)
+LPFLAGS := -std=c11 -O2 $(WARN) -Ilib/include
 
 # Examples whose Linux build goes into the initramfs too (tools/rtmux/paths.py: LINUX_EXAMPLES): each
 # examples/NAME/Makefile's `linux` target, a static arm64 executable, copied to build/guest/NAME.
@@ -285,12 +285,12 @@ endef
 $(foreach e,$(LEXAMPLES),$(eval $(call linux_example,$(e))))
 
 define linux_program
-$(LP)/$(1): $(wildcard guest/$(1)/*.c guest/$(1)/*.h)
+$(LP)/$(1): $(wildcard guest/$(1)/*.c guest/$(1)/*.h lib/include/lib/*.h)
 	@mkdir -p $$(dir $$@)
 	@echo "  CC      $$@"
 	$$(Q)$$(CC) $$(LPFLAGS) -static -s -o $$@ $$(filter %.c,$$^)
 
-$(LP)/host/$(1): $(wildcard guest/$(1)/*.c guest/$(1)/*.h)
+$(LP)/host/$(1): $(wildcard guest/$(1)/*.c guest/$(1)/*.h lib/include/lib/*.h)
 	@mkdir -p $$(dir $$@)
 	@echo "  HOSTCC  $$@"
 	$$(Q)$$(HOSTCC) $$(LPFLAGS) -o $$@ $$(filter %.c,$$^)

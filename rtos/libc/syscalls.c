@@ -2,8 +2,11 @@
  * The system interface picolibc expects from its platform, on the rtos.
  *
  * Descriptors: 0 (stdin, end of file), 1 and 2 (the console; also Linux's log when the system
- * configuration says so: linuxsvc/log.c), and from 3 on Linux's files under /linux (linuxsvc/files.h,
- * docs/linux-services.md): every path goes there, and any path outside /linux gives ENOENT. There is
+ * configuration says so: linuxsvc/log.c), from 3 on Linux's files under /linux (linuxsvc/files.h,
+ * docs/linux-services.md): every path goes there, and any path outside /linux gives ENOENT; from
+ * LNET_FD_FIRST (64) on sockets and channel descriptors (linuxsvc/net.h), whose calls are linked only
+ * into an application that makes one (socket(), rtmux_chan_fd(): linuxsvc/socket.c), so they are weak
+ * here. There is
  * one process: its pid is 1, and kill() can only end it. exit() and return from main() power the system
  * (the rtos's partition, under rtmux) off after stdio is flushed.
  */
@@ -21,6 +24,7 @@
 #include "libc.h"
 #include "linuxsvc/files.h"
 #include "linuxsvc/log.h"
+#include "linuxsvc/net.h"
 #include "rtos/console.h"
 #include "rtos/system.h"
 #include "rtos/time.h"
@@ -31,13 +35,33 @@ int getentropy(void *buf, size_t len);
 int mkdir(const char *path, mode_t mode);
 int rename(const char *from, const char *to);
 
+#pragma weak lnet_read
+#pragma weak lnet_write
+#pragma weak lnet_close
+#pragma weak lnet_fstat
+
 static bool console_fd(int fd)
 {
     return fd >= 0 && fd <= STDERR_FILENO;
 }
 
+/* A descriptor of net.h's range, when net.c is linked (without it, no such descriptor was made). */
+static bool net_fd(int fd)
+{
+    return fd >= LNET_FD_FIRST && lnet_close != NULL;
+}
+
+static int no_fd(void)
+{
+    errno = EBADF;
+    return -1;
+}
+
 ssize_t write(int fd, const void *buf, size_t n)
 {
+    if (fd >= LNET_FD_FIRST) {
+        return net_fd(fd) ? lnet_write(fd, buf, n) : no_fd();
+    }
     if (fd >= LFS_FD_FIRST) {
         return lfs_write(fd, buf, n);
     }
@@ -55,6 +79,9 @@ ssize_t write(int fd, const void *buf, size_t n)
 
 ssize_t read(int fd, void *buf, size_t n)
 {
+    if (fd >= LNET_FD_FIRST) {
+        return net_fd(fd) ? lnet_read(fd, buf, n) : no_fd();
+    }
     if (fd >= LFS_FD_FIRST) {
         return lfs_read(fd, buf, n);
     }
@@ -67,7 +94,7 @@ ssize_t read(int fd, void *buf, size_t n)
 
 ssize_t pread(int fd, void *buf, size_t n, off_t off)
 {
-    if (console_fd(fd)) {
+    if (console_fd(fd) || net_fd(fd)) {
         errno = ESPIPE;
         return -1;
     }
@@ -76,7 +103,7 @@ ssize_t pread(int fd, void *buf, size_t n, off_t off)
 
 ssize_t pwrite(int fd, const void *buf, size_t n, off_t off)
 {
-    if (console_fd(fd)) {
+    if (console_fd(fd) || net_fd(fd)) {
         errno = ESPIPE;
         return -1;
     }
@@ -100,12 +127,15 @@ int close(int fd)
     if (console_fd(fd)) {
         return 0;
     }
+    if (fd >= LNET_FD_FIRST) {
+        return net_fd(fd) ? lnet_close(fd) : no_fd();
+    }
     return lfs_close(fd);
 }
 
 off_t lseek(int fd, off_t offset, int whence)
 {
-    if (console_fd(fd)) {
+    if (console_fd(fd) || net_fd(fd)) {
         errno = ESPIPE;
         return -1;
     }
@@ -114,6 +144,9 @@ off_t lseek(int fd, off_t offset, int whence)
 
 int fstat(int fd, struct stat *st)
 {
+    if (fd >= LNET_FD_FIRST) {
+        return net_fd(fd) ? lnet_fstat(fd, st) : no_fd();
+    }
     if (!console_fd(fd)) {
         return lfs_fstat(fd, st);
     }
@@ -159,6 +192,10 @@ int rename(const char *from, const char *to)
 
 int fsync(int fd)
 {
+    if (net_fd(fd)) {
+        errno = EINVAL; /* a socket has nothing to sync */
+        return -1;
+    }
     if (console_fd(fd)) {
         rtmux_console_flush();
         lsvc_log_flush();
@@ -169,7 +206,7 @@ int fsync(int fd)
 
 int ftruncate(int fd, off_t len)
 {
-    if (console_fd(fd)) {
+    if (console_fd(fd) || net_fd(fd)) {
         errno = EINVAL;
         return -1;
     }

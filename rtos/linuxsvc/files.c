@@ -43,6 +43,7 @@ struct lfs_path {
 
 static struct {
     struct lsvc_conn conn;
+    struct lsvc_slot slots[LFS_SLOTS];
     rt_mutex_t lock; /* the descriptor table, the fid map, the exports' roots */
     unsigned n_ex;
     struct lfs_export ex[LFS_EXPORTS];
@@ -135,7 +136,7 @@ void lfs_init(void)
         lfs.n_ex++;
     }
     if (lfs.n_ex > 0) {
-        (void)lsvc_init(&lfs.conn, LFS_CHANNEL);
+        (void)lsvc_init(&lfs.conn, LFS_CHANNEL, &lsvc_9p, lfs.slots, LFS_SLOTS);
     }
 }
 

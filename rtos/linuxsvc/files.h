@@ -22,6 +22,7 @@
 #define LFS_FD_FIRST  3
 #define LFS_FILES     32 /* descriptors LFS_FD_FIRST .. LFS_FD_FIRST + LFS_FILES - 1 */
 #define LFS_EXPORTS   8
+#define LFS_SLOTS     16 /* requests in flight at once */
 #define LFS_PATH_MAX  1024
 #define LFS_NAME_MAX  255
 #define LFS_DEPTH_MAX 64

@@ -4,12 +4,18 @@
  * own identifiers, which a header that pulled in <stdbool.h> or an rtos header would break (the build
  * fails). At run time: the headers' constants are the standard's.
  */
+#include <arpa/inet.h>
+#include <dirent.h>
 #include <limits.h>
 #include <mqueue.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <semaphore.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 

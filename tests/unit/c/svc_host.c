@@ -1,6 +1,6 @@
 /*
  * Host stand-ins for rtos/linuxsvc/ (svc_host.h): the kernel objects as pthread objects found by their
- * address, the channel as a stream socket.
+ * address, each channel as a stream socket.
  */
 #include "svc_host.h"
 
@@ -52,11 +52,18 @@ int rt_printf(const char *fmt, ...)
 
 #define OBJS 128
 
+/* A waiter for a mutex, in the mutex's FIFO (on the waiter's stack). */
+struct mtx_waiter {
+    bool granted;
+    struct mtx_waiter *next;
+};
+
 static struct mtx {
     const void *key;
     pthread_mutex_t m;
     pthread_cond_t c;
     bool locked;
+    struct mtx_waiter *head, *tail;
 } mtxs[OBJS];
 
 static struct sem {
@@ -91,11 +98,13 @@ static struct mtx *mtx_of(const void *key)
     pthread_mutex_init(&free_one->m, NULL);
     cond_init(&free_one->c);
     free_one->locked = false;
+    free_one->head = free_one->tail = NULL;
     pthread_mutex_unlock(&table);
     return free_one;
 }
 
-/* A mutex with a timeout on CLOCK_MONOTONIC: a flag under a pthread mutex and a condition. */
+/* A mutex with a timeout on CLOCK_MONOTONIC that, as the rtos's, hands itself over at an unlock to its
+ * first waiter (here first come, the rtos: most urgent first), who owns it before it even runs. */
 int rt_mutex_init(rt_mutex_t *m)
 {
     (void)mtx_of(m);
@@ -107,13 +116,33 @@ int rt_mutex_lock(rt_mutex_t *m, rt_time_t timeout)
     struct mtx *x = mtx_of(m);
     struct timespec until = abs_after(timeout == RT_FOREVER ? RT_SEC(3600) : timeout);
     pthread_mutex_lock(&x->m);
-    while (x->locked) {
-        if (pthread_cond_timedwait(&x->c, &x->m, &until) == ETIMEDOUT && x->locked) {
+    if (!x->locked) {
+        x->locked = true;
+        pthread_mutex_unlock(&x->m);
+        return RT_OK;
+    }
+    struct mtx_waiter me = {.granted = false};
+    if (x->tail != NULL) {
+        x->tail->next = &me;
+    } else {
+        x->head = &me;
+    }
+    x->tail = &me;
+    while (!me.granted) {
+        if (pthread_cond_timedwait(&x->c, &x->m, &until) == ETIMEDOUT && !me.granted) {
+            struct mtx_waiter **p = &x->head, *prev = NULL; /* leave the queue */
+            while (*p != &me) {
+                prev = *p;
+                p = &(*p)->next;
+            }
+            *p = me.next;
+            if (x->tail == &me) {
+                x->tail = prev;
+            }
             pthread_mutex_unlock(&x->m);
             return RT_ETIMEDOUT;
         }
     }
-    x->locked = true;
     pthread_mutex_unlock(&x->m);
     return RT_OK;
 }
@@ -122,8 +151,17 @@ int rt_mutex_unlock(rt_mutex_t *m)
 {
     struct mtx *x = mtx_of(m);
     pthread_mutex_lock(&x->m);
-    x->locked = false;
-    pthread_cond_signal(&x->c);
+    struct mtx_waiter *w = x->head;
+    if (w != NULL) { /* stays locked: w owns it now */
+        x->head = w->next;
+        if (x->head == NULL) {
+            x->tail = NULL;
+        }
+        w->granted = true;
+        pthread_cond_broadcast(&x->c);
+    } else {
+        x->locked = false;
+    }
     pthread_mutex_unlock(&x->m);
     return RT_OK;
 }
@@ -221,96 +259,140 @@ const void *rt_dt_prop(const char *path, const char *name, uint32_t *len)
     return NULL;
 }
 
-/* ------------------------------------------------------------------------------------- the channel */
+/* ------------------------------------------------------------------------------------ the channels */
 
+/* A channel: its Linux end is the other end of a stream socket (a server process or thread, or the
+ * test itself). */
 struct rt_chan {
-    int unused;
+    const char *name;
+    int fd;
+    bool open, eof;
+    unsigned events; /* latched CONNECT / DISCONNECT */
+    uint64_t sent;
+    void (*close_hook)(void);
 };
 
-static struct rt_chan the_chan;
-static pthread_mutex_t chan_lock = PTHREAD_MUTEX_INITIALIZER;
-static int chan_fd = -1;
-static bool chan_open, chan_eof;
-static unsigned chan_events;
-static uint64_t chan_sent;
-static void (*close_hook)(void);
+#define CHANS 8
 
-void svc_host_set_fd(int fd)
+static struct rt_chan chans[CHANS];
+static pthread_mutex_t chan_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* The channel `name`, made on first mention (under chan_lock). */
+static struct rt_chan *chan_named(const char *name)
+{
+    for (unsigned i = 0; i < CHANS; i++) {
+        if (chans[i].name != NULL && strcmp(chans[i].name, name) == 0) {
+            return &chans[i];
+        }
+    }
+    for (unsigned i = 0; i < CHANS; i++) {
+        if (chans[i].name == NULL) {
+            chans[i] = (struct rt_chan){.name = name, .fd = -1};
+            return &chans[i];
+        }
+    }
+    return NULL;
+}
+
+void svc_host_set_chan_fd(const char *name, int fd)
 {
     pthread_mutex_lock(&chan_lock);
-    chan_fd = fd;
-    chan_eof = false;
-    chan_events |= RT_CHAN_CONNECT;
+    struct rt_chan *c = chan_named(name);
+    c->fd = fd;
+    c->eof = false;
+    c->events |= fd >= 0 ? RT_CHAN_CONNECT : 0u;
     pthread_mutex_unlock(&chan_lock);
 }
 
-void svc_host_on_close(void (*fn)(void))
-{
-    close_hook = fn;
-}
-
-uint64_t svc_host_sent(void)
+void svc_host_on_chan_close(const char *name, void (*fn)(void))
 {
     pthread_mutex_lock(&chan_lock);
-    uint64_t n = chan_sent;
+    chan_named(name)->close_hook = fn;
+    pthread_mutex_unlock(&chan_lock);
+}
+
+uint64_t svc_host_chan_sent(const char *name)
+{
+    pthread_mutex_lock(&chan_lock);
+    uint64_t n = chan_named(name)->sent;
     pthread_mutex_unlock(&chan_lock);
     return n;
 }
 
-static int fd_now(void)
+void svc_host_set_fd(int fd)
+{
+    svc_host_set_chan_fd("rtmux-files", fd);
+}
+
+void svc_host_on_close(void (*fn)(void))
+{
+    svc_host_on_chan_close("rtmux-files", fn);
+}
+
+uint64_t svc_host_sent(void)
+{
+    return svc_host_chan_sent("rtmux-files");
+}
+
+static int fd_now(struct rt_chan *c)
 {
     pthread_mutex_lock(&chan_lock);
-    int fd = chan_eof ? -1 : chan_fd;
+    int fd = c->eof ? -1 : c->fd;
     pthread_mutex_unlock(&chan_lock);
     return fd;
 }
 
-static void saw_eof(void)
+static void saw_eof(struct rt_chan *c)
 {
     pthread_mutex_lock(&chan_lock);
-    if (!chan_eof) {
-        chan_eof = true;
-        chan_events |= RT_CHAN_DISCONNECT;
+    if (!c->eof) {
+        c->eof = true;
+        c->events |= RT_CHAN_DISCONNECT;
     }
     pthread_mutex_unlock(&chan_lock);
 }
 
+/* A channel exists once the test gave it a socket (or a hook); others are RT_ENOENT. */
 int rt_chan_open(const char *name, rt_chan_t **out)
 {
-    if (strcmp(name, "rtmux-files") != 0) {
-        return RT_ENOENT;
-    }
     pthread_mutex_lock(&chan_lock);
-    int r = chan_open ? RT_EBUSY : RT_OK;
-    chan_open = true;
+    struct rt_chan *c = NULL;
+    for (unsigned i = 0; i < CHANS && c == NULL; i++) {
+        if (chans[i].name != NULL && strcmp(chans[i].name, name) == 0) {
+            c = &chans[i];
+        }
+    }
+    int r = c == NULL ? RT_ENOENT : c->open ? RT_EBUSY : RT_OK;
+    if (r == RT_OK) {
+        c->open = true;
+        *out = c;
+    }
     pthread_mutex_unlock(&chan_lock);
-    *out = &the_chan;
     return r;
 }
 
-int rt_chan_close(rt_chan_t *ch)
+int rt_chan_close(rt_chan_t *c)
 {
-    (void)ch;
     pthread_mutex_lock(&chan_lock);
-    chan_open = false;
-    if (chan_fd >= 0) {
-        close(chan_fd);
+    c->open = false;
+    if (c->fd >= 0) {
+        close(c->fd);
     }
-    chan_fd = -1;
-    chan_eof = false;
-    chan_events = 0;
+    c->fd = -1;
+    c->eof = false;
+    c->events = 0;
+    void (*hook)(void) = c->close_hook;
     pthread_mutex_unlock(&chan_lock);
-    if (close_hook != NULL) {
-        close_hook();
+    if (hook != NULL) {
+        hook();
     }
     return RT_OK;
 }
 
-int rt_chan_send(rt_chan_t *ch, const void *buf, size_t len, rt_time_t timeout)
+int rt_chan_send(rt_chan_t *c, const void *buf, size_t len, rt_time_t timeout)
 {
-    (void)ch;
     (void)timeout;
-    int fd = fd_now();
+    int fd = fd_now(c);
     if (fd < 0) {
         return RT_ENOTCONN;
     }
@@ -318,22 +400,21 @@ int rt_chan_send(rt_chan_t *ch, const void *buf, size_t len, rt_time_t timeout)
     while (done < len) {
         ssize_t n = send(fd, (const char *)buf + done, len - done, MSG_NOSIGNAL);
         if (n <= 0) {
-            saw_eof();
+            saw_eof(c);
             break;
         }
         done += (size_t)n;
     }
     pthread_mutex_lock(&chan_lock);
-    chan_sent += done;
+    c->sent += done;
     pthread_mutex_unlock(&chan_lock);
     return done == 0 && len != 0 ? RT_ENOTCONN : (int)done;
 }
 
-int rt_chan_recv(rt_chan_t *ch, void *buf, size_t len, rt_time_t timeout)
+int rt_chan_recv(rt_chan_t *c, void *buf, size_t len, rt_time_t timeout)
 {
-    (void)ch;
     (void)timeout; /* linuxsvc only receives what is there (RT_NO_WAIT) */
-    int fd = fd_now();
+    int fd = fd_now(c);
     if (fd < 0) {
         return RT_EWOULDBLOCK;
     }
@@ -342,62 +423,88 @@ int rt_chan_recv(rt_chan_t *ch, void *buf, size_t len, rt_time_t timeout)
         return (int)n;
     }
     if (n == 0) {
-        saw_eof();
+        saw_eof(c);
     }
     return RT_EWOULDBLOCK;
 }
 
-int rt_chan_wait(rt_chan_t *const chans[], unsigned n, unsigned want, unsigned ready[], rt_time_t timeout)
+/* A channel's conditions now (under nothing: it takes chan_lock itself). */
+static unsigned conditions(struct rt_chan *c)
 {
-    (void)chans;
-    (void)n;
-    rt_time_t deadline = rt_time_now() + timeout;
-    for (;;) {
-        pthread_mutex_lock(&chan_lock);
-        unsigned ev = chan_events & want & (RT_CHAN_CONNECT | RT_CHAN_DISCONNECT);
-        chan_events &= ~ev;
-        int fd = chan_eof ? -1 : chan_fd;
-        pthread_mutex_unlock(&chan_lock);
-        if (ev != 0) {
-            ready[0] = ev;
-            return 1;
+    int fd = fd_now(c);
+    unsigned cond = 0;
+    if (fd >= 0) {
+        char b;
+        ssize_t k = recv(fd, &b, 1, MSG_PEEK | MSG_DONTWAIT);
+        if (k > 0) {
+            cond |= RT_CHAN_READABLE;
+        } else if (k == 0) {
+            saw_eof(c);
+        } else {
+            cond |= RT_CHAN_WRITABLE; /* a socket to a live peer takes what is sent */
         }
-        rt_time_t now = rt_time_now();
+        if (k > 0) {
+            cond |= RT_CHAN_WRITABLE;
+        }
+    }
+    pthread_mutex_lock(&chan_lock);
+    cond |= c->events & (RT_CHAN_CONNECT | RT_CHAN_DISCONNECT);
+    if (c->eof) {
+        cond &= ~(unsigned)RT_CHAN_WRITABLE;
+    }
+    pthread_mutex_unlock(&chan_lock);
+    return cond;
+}
+
+int rt_chan_wait(rt_chan_t *const list[], unsigned n, unsigned want, unsigned ready[], rt_time_t timeout)
+{
+    if (n == 0 || n > 32) {
+        return RT_EINVAL;
+    }
+    rt_time_t now = rt_time_now();
+    rt_time_t deadline = timeout > RT_SEC(3600) ? now + RT_SEC(3600) : now + timeout;
+    for (;;) {
+        int count = 0;
+        for (unsigned i = 0; i < n; i++) {
+            ready[i] = conditions(list[i]) & want;
+            count += ready[i] != 0;
+        }
+        if (count > 0) {
+            pthread_mutex_lock(&chan_lock);
+            for (unsigned i = 0; i < n; i++) {
+                list[i]->events &= ~ready[i]; /* the latched events reported */
+            }
+            pthread_mutex_unlock(&chan_lock);
+            return count;
+        }
+        now = rt_time_now();
         if (now >= deadline) {
             return timeout == RT_NO_WAIT ? RT_EWOULDBLOCK : RT_ETIMEDOUT;
         }
-        if (fd < 0) {
-            usleep(1000);
-            continue;
+        struct pollfd p[32];
+        nfds_t np = 0;
+        for (unsigned i = 0; i < n; i++) {
+            int fd = fd_now(list[i]);
+            if (fd >= 0) {
+                p[np++] = (struct pollfd){.fd = fd, .events = POLLIN};
+            }
         }
-        struct pollfd p = {.fd = fd, .events = POLLIN};
+        /* at most 5 ms at a time: a connect (svc_host_set_chan_fd) or a close shows no socket event */
         int ms = (int)((deadline - now) / 1000000u) + 1;
-        if (poll(&p, 1, ms > 50 ? 50 : ms) > 0) {
-            char c;
-            ssize_t k = recv(fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
-            if (k > 0 && (want & RT_CHAN_READABLE) != 0) {
-                ready[0] = RT_CHAN_READABLE;
-                return 1;
-            }
-            if (k == 0) {
-                saw_eof();
-            }
-        }
+        (void)poll(p, np, ms > 5 ? 5 : ms);
     }
 }
 
-bool rt_chan_connected(rt_chan_t *ch)
+bool rt_chan_connected(rt_chan_t *c)
 {
-    (void)ch;
-    return fd_now() >= 0;
+    return fd_now(c) >= 0;
 }
 
-unsigned rt_chan_events(rt_chan_t *ch)
+unsigned rt_chan_events(rt_chan_t *c)
 {
-    (void)ch;
     pthread_mutex_lock(&chan_lock);
-    unsigned ev = chan_events & (RT_CHAN_CONNECT | RT_CHAN_DISCONNECT);
-    chan_events = 0;
+    unsigned ev = c->events & (RT_CHAN_CONNECT | RT_CHAN_DISCONNECT);
+    c->events = 0;
     pthread_mutex_unlock(&chan_lock);
     return ev;
 }
