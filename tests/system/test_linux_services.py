@@ -11,6 +11,8 @@ SDK (tests/linuxsvc/NAME.c) in the default system's rtos partition, Linux runnin
   fail, its guarded buffers and code stay intact, the refusals are counted, and it recovers.
 - reboot: Linux reboots under the rtos's calls; they fail (EIO, EBADF, ENOTCONN) and work again after
   Linux's second boot.
+- sockets: an rtos TCP client of Linux's echo server (busybox nc), an rtos TCP server Linux's nc
+  reaches, UDP between two rtos sockets through Linux's loopback, poll().
 """
 
 from __future__ import annotations
@@ -204,3 +206,29 @@ def test_linux_reboot_under_rtos_calls(run_rtmux: Callable[..., Any], tmp_path: 
     assert m, why
     lost, sessions, eio, ebadf, enotconn, other, after = map(int, m.groups())
     assert lost >= 1 and sessions >= 1 and other == 0 and after > 0 and enotconn > 0, why
+
+
+SOCKETS_SCRIPT = (
+    WAIT_FOR
+    + r"""
+nc -ll -p 7000 -e /bin/cat &
+mkdir -p /srv/rtos
+touch /srv/rtos/ready
+wait_for /srv/rtos/listening 1200
+echo "hello-$((6 * 7))" | nc -w 10 127.0.0.1 7001 | sed 's/^/@reply /'
+wait_for /srv/rtos/sockets-done 1200
+echo "@end-$((6 * 7))"
+"""
+)
+
+
+def test_sockets_from_rtos_threads(run_rtmux: Callable[..., Any], tmp_path: Path) -> None:
+    r = _run(run_rtmux, tmp_path, "sockets", SOCKETS_SCRIPT)
+    why = r.describe()
+    out = r.stdout
+    assert r.returncode == 0 and "@end-42" in out, why
+    assert re.search(r"linux sockets: \d+ passed, 0 failed", out), why
+    assert "[rtos] SOCK| tcp echo 100000 bytes" in out, why
+    assert "[rtos] SOCK| tcp server heard 9 bytes from 127.0.0.1" in out, why
+    assert "[linux] @reply rtos-heard-9-bytes-from-127.0.0.1" in out, why
+    assert "[rtos] SOCK| udp 20 datagrams" in out, why

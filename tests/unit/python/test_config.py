@@ -915,7 +915,7 @@ def test_services_line_of_check(images: dict[str, Path]) -> None:
     lines = config.describe(config.loads(system(images))).splitlines()
     assert "services: none (no [services])" in lines
     lines = config.describe(config.loads(system(images) + services())).splitlines()
-    assert 'services: none ([services] exports no directory, and log is "off")' in lines
+    assert 'services: none ([services] exports no directory, log is "off", no network)' in lines
     text = system(images) + services('log = "file:/var/log/rtos.log"')
     text += service_dirs('path = "/srv/rtos"', 'path = "/etc/rtos"\nread_only = true')
     lines = config.describe(config.loads(text)).splitlines()

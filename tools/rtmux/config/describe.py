@@ -14,6 +14,7 @@ from rtmux.config.model import (
     KIND_RTOS,
     LINUX_FAULT_BOOTARGS,
     LOG_CHANNEL,
+    NET_CHANNEL,
     LOG_OFF,
     VBUS_STATS_PORT,
     AssignedDevice,
@@ -158,8 +159,10 @@ def _services_line(config: SystemConfig) -> str:
         offered.append(f"log appended to {services.log_file} by Linux, from channel {LOG_CHANNEL}")
     elif services.log != LOG_OFF:
         offered.append(f"log to Linux's syslog (tag rtos), from channel {LOG_CHANNEL}")
+    if services.network:
+        offered.append(f"sockets (TCP, UDP) through Linux's network by rtmux-netd, on channel {NET_CHANNEL}")
     if not offered:
-        return 'services: none ([services] exports no directory, and log is "off")'
+        return 'services: none ([services] exports no directory, log is "off", no network)'
     rtos = next(p.name for p in config.partitions if p.kind == KIND_RTOS)
     return f"services for {rtos!r}: " + "; ".join(offered)
 

@@ -51,14 +51,16 @@ VBUS_STATS_PORT = "rtmux-stats"
 RESERVED_CHANNEL_PREFIX = "rtmux-"
 
 # Linux's services for rtos threads ([services]; docs/architecture.md, "Linux's services"): files (9P2000.L,
-# served in Linux by Debian's diod) and logs (the rtos's lines kept by Linux). Each service has a channel of
-# its own that the tools add, with these fixed names and sizes (the rtos finds them by name).
+# served in Linux by Debian's diod), logs (the rtos's lines kept by Linux) and sockets (rtmux-netd). Each
+# service has a channel of its own that the tools add, with these fixed names and sizes (the rtos finds
+# them by name).
 FILES_CHANNEL = "rtmux-files"
 FILES_CHANNEL_SIZE = 16 * KIB  # each way: a 9P request or reply of a few KiB in flight
 LOG_CHANNEL = "rtmux-log"
 LOG_TO_LINUX = 4 * KIB  # the rtos's log lines
 LOG_TO_RTOS = 256  # the smallest ring: Linux sends nothing back
-NET_CHANNEL = "rtmux-net"  # the sockets service, not there yet: reserved
+NET_CHANNEL = "rtmux-net"
+NET_CHANNEL_SIZE = 32 * KIB  # each way: a few 8 KiB sends or receives in flight (lib/netproto.h)
 SERVICE_CHANNELS = (FILES_CHANNEL, LOG_CHANNEL, NET_CHANNEL)
 MAX_SERVICE_DIRS = 8
 MAX_SERVICE_PATH = 128  # bytes of one exported directory's or the log file's path
@@ -69,7 +71,8 @@ LOG_FILE_PREFIX = "file:"
 # comma-separated, ":ro" after a read-only one, and where the rtos's log goes.
 FILES_BOOTARG = "rtmux.files"
 LOG_BOOTARG = "rtmux.log"
-SERVICES_BOOTARG_KEYS = (FILES_BOOTARG, LOG_BOOTARG)
+NET_BOOTARG = "rtmux.net"  # rtmux.net=1: run rtmux-netd on the rtmux-net channel
+SERVICES_BOOTARG_KEYS = (FILES_BOOTARG, LOG_BOOTARG, NET_BOOTARG)
 READ_ONLY_SUFFIX = ":ro"
 
 # The console's focus view (hyp/core/conmux.c, HOLD_SIZE and HOLD_STATUS_S): what the hypervisor keeps of
@@ -359,6 +362,7 @@ class Services:
 
     dirs: tuple[ServiceDir, ...] = ()  # in configuration order
     log: str = LOG_OFF  # LOG_OFF, LOG_SYSLOG or LOG_FILE_PREFIX + an absolute path
+    network: bool = False  # sockets through Linux (rtmux-netd)
 
     @property
     def log_file(self) -> str | None:
@@ -371,6 +375,8 @@ class Services:
             out.append((FILES_CHANNEL, FILES_CHANNEL_SIZE, FILES_CHANNEL_SIZE))
         if self.log != LOG_OFF:
             out.append((LOG_CHANNEL, LOG_TO_LINUX, LOG_TO_RTOS))
+        if self.network:
+            out.append((NET_CHANNEL, NET_CHANNEL_SIZE, NET_CHANNEL_SIZE))
         return out
 
     def files_bootarg(self) -> str:
@@ -379,12 +385,14 @@ class Services:
 
     def linux_bootargs(self) -> str:
         """What Linux's command line gets: rtmux.files= when a directory is exported, rtmux.log= when the
-        log is not off (the check keeps spaces and commas out of every path)."""
+        log is not off (the check keeps spaces and commas out of every path), rtmux.net=1 with sockets."""
         args = []
         if self.dirs:
             args.append(f"{FILES_BOOTARG}={self.files_bootarg()}")
         if self.log != LOG_OFF:
             args.append(f"{LOG_BOOTARG}={self.log}")
+        if self.network:
+            args.append(f"{NET_BOOTARG}=1")
         return " ".join(args)
 
 

@@ -1,8 +1,9 @@
-"""[services]: Linux's services for the rtos's threads (files, logs), checked; their channels are added by
-rtmux.config.channels.
+"""[services]: Linux's services for the rtos's threads (files, logs, sockets), checked; their channels are
+added by rtmux.config.channels.
 
     [services]
     log = "file:/var/log/rtos.log"   # or "syslog", or "off" (the default)
+    network = true                   # sockets through Linux (rtmux-netd); false by default
     [[services.dir]]
     path = "/srv/rtos"               # the rtos reaches it as /linux/srv/rtos/...
     read_only = false
@@ -32,7 +33,7 @@ from rtmux.config.model import (
 )
 from rtmux.config.partitions import PartDraft
 
-SERVICES_KEYS = ("log", "dir")
+SERVICES_KEYS = ("log", "dir", "network")
 DIR_KEYS = ("path", "read_only")
 _PATH_RE = re.compile(r"^[A-Za-z0-9/._+@~-]+$")
 PATH_ALPHABET = "letters, digits, '/' and . _ - + @ ~"
@@ -78,10 +79,13 @@ class ServicesReader(Fields):
         self.check_keys(ctx, table, SERVICES_KEYS)
         dirs = self.load_dirs(table)
         log = self.load_log(ctx, table, dirs)
+        network = table.get("network", False)
+        if not isinstance(network, bool):
+            self.wrong_type(ctx, "network", network, "true or false")
         self.check_partitions(ctx, drafts)
         if len(self.errors) > before:
             return None
-        return Services(tuple(dirs), log)
+        return Services(tuple(dirs), log, network is True)
 
     def load_dirs(self, table: dict[str, Any]) -> list[ServiceDir]:
         raw = table.get("dir", [])
