@@ -85,6 +85,8 @@ mount -t tmpfs -o size=64k tmpfs /srv/small
 # diod binds its exports when it starts: the next one (the supervisor's, 1 s on) serves the tmpfs
 read -r pid </run/rtmux/diod.pid && kill -9 "$pid"
 sleep 2
+read -r up _ </proc/uptime
+echo "@ready-at $up"
 touch /srv/rtos/ready
 wait_for /srv/rtos/done 3000
 cd /srv/rtos
@@ -96,6 +98,7 @@ kill -9 "$pid"
 wait_for /srv/rtos/done2 3000
 grep -c 'diod: started' /run/rtmux/services.log | sed 's/^/@diod-starts /'
 sed 's/^/@log /' /var/log/rtos.log
+sed -n 's/^\[\([0-9.]*\)\] log-reader: /@log-reader \1 /p' /run/rtmux/services.log
 echo "@end-$((6 * 7))"
 """
 )
@@ -135,6 +138,15 @@ def test_files_from_rtos_threads(run_rtmux: Callable[..., Any], tmp_path: Path) 
     # stdout went to Linux's log as well as to the console
     log = re.findall(r"^\[linux\] @log (.*)$", out, re.M)
     assert "FILES| listed list 30" in log and "FILES| errors checked" in log, why
+    # its reader waited for the rtos to open rtmux-log (at its first line, once `ready` was there), then
+    # started right after (and ended when the rtos powered off at the application's end, closing it)
+    reader = re.findall(r"^\[linux\] @log-reader (\S+) (.*)$", out, re.M)
+    assert [what.split(" (")[0] for _, what in reader[:2]] == [
+        "waiting for the rtos to open /dev/virtio-ports/rtmux-log",
+        "started",
+    ], why
+    ready_at = re.search(r"^\[linux\] @ready-at (\S+)$", out, re.M)
+    assert ready_at and 0 <= float(reader[1][0]) - float(ready_at[1]) <= 1.0, why
 
 
 HOSTILE_SCRIPT = (
