@@ -43,11 +43,12 @@
 
 #include "lib/netproto.h"
 
-#define PORT_DIR     "/dev/virtio-ports/"
-#define PENDING_MAX  128u           /* requests waiting at once (the rtos has at most 64 in flight) */
-#define OUT_HIGH     (256u * 1024u) /* answers not yet taken by the rtos: above, no request is read */
-#define IN_CAP       (2u * NETP_MSIZE)
-#define CONNECT_POLL 20 /* ms between looks while the rtos has not opened its end yet */
+#define PORT_DIR    "/dev/virtio-ports/"
+#define PENDING_MAX 128u           /* requests waiting at once (the rtos has at most 64 in flight) */
+#define OUT_HIGH    (256u * 1024u) /* answers not yet taken by the rtos: above, no request is read */
+#define IN_CAP      (2u * NETP_MSIZE)
+#define CONNECT_POLL \
+    100 /* ms between looks while the rtos has not opened its end yet: ten a second, as rtmux-portwait */
 
 _Static_assert(NETP_POLLIN == POLLIN && NETP_POLLPRI == POLLPRI && NETP_POLLOUT == POLLOUT &&
                    NETP_POLLERR == POLLERR && NETP_POLLHUP == POLLHUP && NETP_POLLNVAL == POLLNVAL,
