@@ -240,6 +240,16 @@ def test_bench_runs_and_plans_of_the_files_case(tmp_path: Path) -> None:
     assert plan_cost(True, plan, "rtmux") == pytest.approx(10.0 + 6.0 * busy + 0.6 * idle)
 
 
+def test_bench_data_folder_is_absolute(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A relative --data names a folder of the current directory, also for the control loop's image,
+    which a make in examples/control-loop builds (it once landed there)."""
+    monkeypatch.chdir(tmp_path)
+    bench = Bench(model.Options(quick=True, data_dir=Path("rel")), io.StringIO())
+    assert bench.data == tmp_path / "rel" / model.MODE_ICOUNT
+    out = bench._control_make(2500)[-1]
+    assert out == f"OUT={tmp_path / 'rel' / model.MODE_ICOUNT / 'control-loop' / 'rtos-2500'}"
+
+
 def test_compare_records() -> None:
     a = ("RTS| 1", ("RTD| x",), ((0, 10),))
     assert model.compare_records("idle", a, a) == []

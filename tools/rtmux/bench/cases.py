@@ -112,7 +112,8 @@ class Bench:
         self.icount = not opts.realtime
         self.mode = MODE_ICOUNT if self.icount else MODE_REALTIME
         self.samples = SAMPLES_QUICK if opts.quick else SAMPLES_FULL
-        self.data = opts.data_dir / self.mode
+        # absolute: the control loop's image is built by a make in its own folder (`make -C`)
+        self.data = opts.data_dir.resolve() / self.mode
         self.guests: dict[str, initramfs.Guest] = {}
         self.systems: dict[str, tuple[list[str], Path]] = {}
         self.hyp_lines = 0
