@@ -766,12 +766,21 @@ class Bench:
         what = f"{paths.display(image)} in {paths.display(config)} ({qemu.mode_description(self.icount)})"
         text = "\n".join(line for line in rtos_lines if line.startswith("LSB|")) + "\n"
         rows = []
-        for row_id, kind, beside, load in (
-            ("files-rtos-rtmux-alone", "alone", "alone", False),
-            ("files-rtos-rtmux-io-load", "remote_io", "beside a thread on remote preads", True),
+        for row_id, kind, label, load in (
+            (
+                "files-rtos-rtmux-alone",
+                "alone",
+                "rtos partition, POSIX thread alone (Linux's files case)",
+                False,
+            ),
+            (
+                "files-rtos-rtmux-io-load",
+                "remote_io",
+                "rtos partition, POSIX thread beside remote file reads",
+                True,
+            ),
         ):
             lat = files.rtos.latency[kind]
-            label = f"rtos partition, 1 kHz POSIX thread of the Linux's-files case, {beside}"
             path = self.data / f"{row_id}.txt"
             path.write_text(f"# {label}: {what}\n{text}", encoding="utf-8")
             system_name = "rtos in rtmux, POSIX thread"
