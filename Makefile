@@ -180,14 +180,24 @@ $(PT)/cost.img: rtos/posix/bench/cost.c $(SDK)/VERSION
 	$(Q)$(MAKE) -s --no-print-directory -f $(SDK)/rtos.mk RTOS_SDK=$(SDK) APP=cost SRCS=$< \
 	    OUT=$(PT)/cost EXTRA_CFLAGS="$(WARN)" && cp $(PT)/cost/cost.img $@ && cp $(PT)/cost/cost.elf $(PT)/cost.elf
 
-# Linux's files from the rtos, measured (rtos/linuxsvc/bench/remote.c; `./rtmux bench` runs it).
-linuxsvc-bench: $(LT)/remote.img
+# Linux's files from the rtos, measured (rtos/linuxsvc/bench/remote.c; `./rtmux bench` runs it):
+# remote.img with the program's own sample counts, remote-N.img with N samples of each measurement
+# (`./rtmux bench` builds what it needs: 10000, or LSB_QUICK with --quick, which `make test` runs).
+LSB_QUICK := 1000
+linuxsvc-bench: $(LT)/remote.img $(LT)/remote-$(LSB_QUICK).img
 
 $(LT)/remote.img: rtos/linuxsvc/bench/remote.c $(SDK)/VERSION
 	@mkdir -p $(LT)/remote
 	@echo "  APP     $@"
 	$(Q)$(MAKE) -s --no-print-directory -f $(SDK)/rtos.mk RTOS_SDK=$(SDK) APP=remote SRCS=$< \
 	    OUT=$(LT)/remote EXTRA_CFLAGS="$(WARN)" && cp $(LT)/remote/remote.img $@
+
+$(LT)/remote-%.img: rtos/linuxsvc/bench/remote.c $(SDK)/VERSION
+	@mkdir -p $(LT)/remote-$*
+	@echo "  APP     $@"
+	$(Q)$(MAKE) -s --no-print-directory -f $(SDK)/rtos.mk RTOS_SDK=$(SDK) APP=remote SRCS=$< \
+	    OUT=$(LT)/remote-$* EXTRA_CFLAGS="$(WARN) -DLSB_SAMPLES=$* -DLSB_PERIODS=$*" \
+	    && cp $(LT)/remote-$*/remote.img $@
 
 -include $(shell find $(P) -name '*.d' 2>/dev/null)
 
@@ -350,7 +360,7 @@ pytest-system: deps rtos
 # one host thread each, so TEST_JOBS pytest workers (default: one per core, at most 4) share them out
 # file by file (a file's tests share module fixtures and run in order on one worker).
 TEST_JOBS ?= $(shell n=$$(nproc 2>/dev/null || echo 1); [ $$n -gt 4 ] && n=4; echo $$n)
-test: deps lint unit rtos hyp guests sdk posix-tests linuxsvc-tests posix-bench
+test: deps lint unit rtos hyp guests sdk posix-tests linuxsvc-tests posix-bench linuxsvc-bench
 	$(PYTHON) -m pytest -n $(TEST_JOBS) --dist loadfile tests/unit/python tests/system
 
 bench: deps rtos hyp

@@ -1,7 +1,7 @@
 """Smoke test of `./rtmux bench --quick`: every case gives a well-formed row (not checked: the figures,
 except one: the rtos partition's CPU takes no EL2 entry while it measures, with Linux idle, loaded or
-talking to it over the V-Bus, or while it runs the POSIX control loop; icount makes that count repeat
-exactly).
+talking to it over the V-Bus, or while it runs the POSIX control loop or uses Linux's files; icount
+makes that count repeat exactly).
 
 Writes into a temporary folder (--output, --data), never into the repository's BENCHMARKS.md or its
 pictures; checks that every figure is there, a valid image, and linked from the section.
@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from rtmux.bench import report as benchreport
-from rtmux.formats import control_loop, latmus
+from rtmux.formats import control_loop, latmus, linux_files
 
 pytestmark = pytest.mark.system
 
@@ -40,9 +40,12 @@ CASES = [
     "ctl-rtos-bare",
     "ctl-rtos-rtmux-load",
     "ctl-linux-rt-load",
+    "files-rtos-rtmux-alone",
+    "files-rtos-rtmux-io-load",
 ]  # --quick leaves out the artifact check (linux-rtmux0-load) and the shared-CPU idle case
 # --quick took about 2.5 minutes on an otherwise idle 2-core machine before the control loop's cases,
-# which add one system boot (35-55 s alone, 2026-11-26) and a second of PREEMPT_RT's load
+# which add one system boot (35-55 s alone, 2026-11-26) and a second of PREEMPT_RT's load; the
+# Linux's-files case adds one system boot (about 30 s alone beside two other QEMUs, 2026-11-27)
 TIMEOUT_S = 900
 
 
@@ -74,13 +77,19 @@ def test_bench_quick(run_rtmux: Callable[..., Any], tmp_path: Path) -> None:
         assert 0 <= lo <= avg <= hi and lo <= p99 <= p999 <= hi, f"{label}: {row}"
         assert int(row["samples"]) >= 1000, f"{label}: {row}"
         assert row["load"] == ("1" if label.endswith("-load") else "0")
-        assert (row["overruns"] != "") == label.startswith(("rtos-", "ctl-")), f"{label}: {row}"
+        assert (row["overruns"] != "") == label.startswith(("rtos-", "ctl-", "files-")), f"{label}: {row}"
         # the rtos partition's CPU: not one EL2 entry after its initialisation, whatever Linux does
-        in_partition = label.startswith(("rtos-rtmux-", "ctl-rtos-rtmux-"))
+        in_partition = label.startswith(("rtos-rtmux-", "ctl-rtos-rtmux-", "files-rtos-rtmux-"))
         assert row["rtos_el2_entries"] == ("0" if in_partition else ""), f"{label}: {row}"
         if label.startswith("ctl-"):  # the POSIX control loop's own histogram and result lines
             run = control_loop.parse((data / "icount" / f"{label}.txt").read_text())
             assert run.samples == int(row["samples"]) and run.prio > 0, label
+            continue
+        if label.startswith("files-"):  # Linux's files: rtos/linuxsvc/bench/remote.c's own LSB| lines
+            files = linux_files.parse((data / "icount" / f"{label}.txt").read_text())
+            kind = "remote_io" if label.endswith("-load") else "alone"
+            assert files.latency[kind].samples == int(row["samples"]) == files.pread.samples, label
+            assert files.latency["remote_io"].reads > 0 and files.write.nbytes == 4 << 20, label
             continue
         header, counts = latmus.read_histogram_file(data / "icount" / f"{label}.dat")
         assert sum(counts.values()) == int(row["samples"]) == int(header["sample count"]), label
@@ -90,8 +99,8 @@ def test_bench_quick(run_rtmux: Callable[..., Any], tmp_path: Path) -> None:
     section = text[text.index(begin) : text.index(end)]
     assert "**Quick run**" in section
     table = [line for line in section.splitlines() if line.startswith("| ") and line.count("|") == 10]
-    # the latency table and the control loop's (header + one row per case each)
-    assert len(table) == 2 + len(CASES), section
+    # the latency table, the control loop's and Linux's files' (header + one row per case each)
+    assert len(table) == 3 + len(CASES), section
     assert "### Same source, two systems: a POSIX control loop" in section
     assert "What it shows: the same source, unchanged, wakes up at worst" in section
     assert "were run three times: **identical" in section
@@ -105,6 +114,26 @@ def test_bench_quick(run_rtmux: Callable[..., Any], tmp_path: Path) -> None:
     assert len(vbus) == 2 and all(line.count("|") == 8 for line in vbus), section
     assert "| V-Bus round trip avg <= 1.5 x the pipe reference, same run |" in section
     assert "| rtos in partition, V-Bus traffic: max <= 1.05 x its max without (Linux idle) |" in section
+    # Linux's files: its tables (round trips, writes against Linux's dd) and its targets
+    assert "### Linux's files from an rtos thread" in section
+    assert "| remote `pread` of 64 B: rtos thread to Linux's `diod` and back (1000 calls) |" in section
+    assert (
+        "| V-Bus echo of 64 B, same run: Linux program to rtos thread and back (1000 round trips" in section
+    )
+    assert "| rtos thread, remote (`write`, `fsync`; open and close not timed) |" in section
+    assert "| Linux, local: `dd if=/dev/zero of=/srv/rtos/bench-w.bin bs=8k count=512 conv=fsync`" in section
+    assert (
+        "| Linux's files: remote pread of 64 B, avg <= 1.5 x the V-Bus echo round trip avg, same run |"
+        in section
+    )
+    assert (
+        "| Linux's files: 1 kHz POSIX thread's max beside a thread on remote preads <= 1.05 x its max"
+        in section
+    )
+    assert (
+        "| Linux's files: EL2 entries of the rtos CPU from 4 ms after boot to the program's exit (its "
+        "wait for Linux, remote calls, both latency runs) = 0 | 0 | met |" in section
+    )
     # Every figure, drawn into the temporary folder and linked beside its table.
     import matplotlib.image
 

@@ -1,17 +1,25 @@
 /*
  * Linux's files from the rtos, measured (issue 25, `make bench`): one boot of the whole system, the
  * rtos partition running this application while Linux's script (tools/rtmux/bench) prepares the files,
- * waits, and times a local dd on the same file system.
+ * waits, and times a local dd on the same file system. It waits (at most 120 s) for Linux's
+ * /srv/rtos/ready, then prints:
  *
  *   LSB| pread64 samples N min_ns A avg_ns B p99_ns C max_ns D
- *        a 64-byte pread of Linux's /srv/rtos/bench.bin, from the call to its return (one 9P round trip)
+ *        a 64-byte pread of Linux's /srv/rtos/bench.bin, from the call to its return (one 9P round trip),
+ *        N = LSB_SAMPLES after 100 not counted
  *   LSB| write bytes N ns T
- *        N bytes written in 8 KiB writes then fsync'd to /srv/rtos/bench-w.bin
- *   LSB| latency KIND samples N avg_ns A max_ns M [reads R]
+ *        N bytes written in 8 KiB writes then fsync'd to /srv/rtos/bench-w.bin (open and close not timed)
+ *   LSB| hist KIND US COUNT                                    (one per non-empty 1-us cell, in order)
+ *   LSB| latency KIND samples N min_ns A avg_ns B p99_ns C p999_ns D max_ns M overruns O reads R
  *        a 1 kHz SCHED_FIFO thread's lateness after its release point (clock_nanosleep, TIMER_ABSTIME),
- *        alone (KIND alone) and while a less urgent thread loops on 8 KiB remote preads (remote_io)
+ *        N = LSB_PERIODS periods: alone (KIND alone, R = 0) and while a less urgent thread loops on 8 KiB
+ *        remote preads of bench-w.bin (KIND remote_io; R: its reads from its start, 50 ms before the
+ *        run, to the run's end); O: the periods that woke a whole period late or more
  *   LSB| done
- * then `done` in /srv/rtos (Linux's script goes on) and exit(0).
+ * then `done` in /srv/rtos (Linux's script goes on) and exit(0). A failure prints `LSB| error ...` and
+ * exits with status 1. Averages are rounded down to the nanosecond; percentiles are nearest-rank, exact
+ * (every sample is kept). LSB_SAMPLES and LSB_PERIODS are compile-time (-DLSB_SAMPLES=N; `make
+ * build/linuxsvc/remote-N.img` sets both to N).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
@@ -31,12 +39,19 @@
 
 RTMUX_MAIN_THREAD(100, 16 * 1024);
 
+#ifndef LSB_SAMPLES
+#define LSB_SAMPLES 2000
+#endif
+#ifndef LSB_PERIODS
+#define LSB_PERIODS 2000
+#endif
+
 #define BASE       "/linux/srv/rtos"
 #define WARMUP     100u
-#define SAMPLES    2000u
+#define SAMPLES    ((unsigned)(LSB_SAMPLES))
+#define PERIODS    ((unsigned)(LSB_PERIODS))
 #define WRITE_SIZE (4u << 20)
 #define CHUNK      8192u
-#define PERIODS    2000u
 #define PERIOD_NS  1000000L
 #define HIGH_PRIO  250
 #define IO_PRIO    10
@@ -60,7 +75,13 @@ static int cmp_u64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-static uint64_t samples[SAMPLES];
+static uint64_t samples[SAMPLES > PERIODS ? SAMPLES : PERIODS];
+
+/* The nearest-rank quantile permille/1000 of the first n samples, sorted: the one of rank ceil(p * n). */
+static uint64_t rank(unsigned n, unsigned permille)
+{
+    return samples[(n * permille + 999u) / 1000u - 1u];
+}
 
 static int pread64_rtt(void)
 {
@@ -91,8 +112,7 @@ static int pread64_rtt(void)
     qsort(samples, SAMPLES, sizeof(samples[0]), cmp_u64);
     printf("LSB| pread64 samples %u min_ns %llu avg_ns %llu p99_ns %llu max_ns %llu\n", SAMPLES,
            (unsigned long long)samples[0], (unsigned long long)(sum / SAMPLES),
-           (unsigned long long)samples[(SAMPLES * 99u + 99u) / 100u - 1u],
-           (unsigned long long)samples[SAMPLES - 1]);
+           (unsigned long long)rank(SAMPLES, 990u), (unsigned long long)samples[SAMPLES - 1]);
     return 0;
 }
 
@@ -143,13 +163,9 @@ static void *remote_io(void *arg)
     return NULL;
 }
 
-struct lateness {
-    uint64_t sum, max;
-};
-
 static void *periodic(void *arg)
 {
-    struct lateness *l = arg;
+    (void)arg;
     struct timespec next;
     clock_gettime(CLOCK_MONOTONIC, &next);
     for (unsigned i = 0; i < PERIODS; i++) {
@@ -159,9 +175,7 @@ static void *periodic(void *arg)
             next.tv_sec++;
         }
         clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL);
-        uint64_t late = now_ns() - ((uint64_t)next.tv_sec * 1000000000u + (uint64_t)next.tv_nsec);
-        l->sum += late;
-        l->max = late > l->max ? late : l->max;
+        samples[i] = now_ns() - ((uint64_t)next.tv_sec * 1000000000u + (uint64_t)next.tv_nsec);
     }
     return NULL;
 }
@@ -185,7 +199,6 @@ static pthread_t start(void *(*fn)(void *), void *arg, int prio)
 
 static void latency(const char *kind, bool with_io)
 {
-    struct lateness l = {0};
     pthread_t io = NULL;
     atomic_store(&io_stop, 0);
     atomic_store(&io_reads, 0);
@@ -193,16 +206,32 @@ static void latency(const char *kind, bool with_io)
         io = start(remote_io, NULL, IO_PRIO);
         sleep_ms(50); /* its reads under way */
     }
-    pthread_join(start(periodic, &l, HIGH_PRIO), NULL);
+    pthread_join(start(periodic, NULL, HIGH_PRIO), NULL);
+    long reads = atomic_load(&io_reads);
     atomic_store(&io_stop, 1);
     if (with_io) {
         pthread_join(io, NULL);
-        printf("LSB| latency %s samples %u avg_ns %llu max_ns %llu reads %ld\n", kind, PERIODS,
-               (unsigned long long)(l.sum / PERIODS), (unsigned long long)l.max, atomic_load(&io_reads));
-    } else {
-        printf("LSB| latency %s samples %u avg_ns %llu max_ns %llu\n", kind, PERIODS,
-               (unsigned long long)(l.sum / PERIODS), (unsigned long long)l.max);
     }
+    uint64_t sum = 0;
+    unsigned overruns = 0;
+    for (unsigned i = 0; i < PERIODS; i++) {
+        sum += samples[i];
+        overruns += samples[i] >= (uint64_t)PERIOD_NS;
+    }
+    qsort(samples, PERIODS, sizeof(samples[0]), cmp_u64);
+    for (unsigned i = 0; i < PERIODS;) { /* the 1-us cells, for the benchmark's histogram figure */
+        uint64_t us = samples[i] / 1000u;
+        unsigned n = 0;
+        for (; i < PERIODS && samples[i] / 1000u == us; i++) {
+            n++;
+        }
+        printf("LSB| hist %s %llu %u\n", kind, (unsigned long long)us, n);
+    }
+    printf("LSB| latency %s samples %u min_ns %llu avg_ns %llu p99_ns %llu p999_ns %llu max_ns %llu "
+           "overruns %u reads %ld\n",
+           kind, PERIODS, (unsigned long long)samples[0], (unsigned long long)(sum / PERIODS),
+           (unsigned long long)rank(PERIODS, 990u), (unsigned long long)rank(PERIODS, 999u),
+           (unsigned long long)samples[PERIODS - 1], overruns, reads);
 }
 
 int main(void)

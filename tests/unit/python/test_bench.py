@@ -222,6 +222,34 @@ def test_bench_runs_and_plans_of_the_multi_cpu_case(tmp_path: Path) -> None:
     assert full.plans()["linux-std-smp3"].phases == ["hackbench", "dump"]
 
 
+def test_bench_runs_and_plans_of_the_files_case(tmp_path: Path) -> None:
+    """Linux's files (issue 25): in quick and full runs, remote.c built with the run's sample count, Linux
+    waiting for it with a bound that grows with the samples; its cost counts Linux's busy diod."""
+    for quick, samples in ((False, model.SAMPLES_FULL), (True, model.SAMPLES_QUICK)):
+        bench = Bench(model.Options(quick=quick, data_dir=tmp_path), io.StringIO())
+        assert "rtmux-files" in [r.id for r in bench.runs()]
+        plan = bench.plans()["rtmux-files"]
+        assert plan.files is not None and plan.samples == samples
+        assert plan.files.wait_s == pytest.approx(
+            model.FILES_WAIT_BASE_S + model.FILES_WAIT_PER_SAMPLE_S * samples
+        )
+        assert plan.phases == ["files", "dump"]
+    assert model.files_image(1000).parts[-2:] == ("linuxsvc", "remote-1000.img")
+    plan = linux_script.Plan(1000, files=linux_script.FilesPlan(34.0))
+    busy, idle = 1000 * (50e-6 + 1e-3) + 0.5, 1.0
+    assert plan_cost(True, plan, "rtmux") == pytest.approx(10.0 + 6.0 * busy + 0.6 * idle)
+
+
+def test_bench_data_folder_is_absolute(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A relative --data names a folder of the current directory, also for the control loop's image,
+    which a make in examples/control-loop builds (it once landed there)."""
+    monkeypatch.chdir(tmp_path)
+    bench = Bench(model.Options(quick=True, data_dir=Path("rel")), io.StringIO())
+    assert bench.data == tmp_path / "rel" / model.MODE_ICOUNT
+    out = bench._control_make(2500)[-1]
+    assert out == f"OUT={tmp_path / 'rel' / model.MODE_ICOUNT / 'control-loop' / 'rtos-2500'}"
+
+
 def test_compare_records() -> None:
     a = ("RTS| 1", ("RTD| x",), ((0, 10),))
     assert model.compare_records("idle", a, a) == []

@@ -434,3 +434,103 @@ def test_system_argv_with_an_sdk_image_refuses_boot_arguments(tmp_path: Path) ->
         linux_script.system_argv(
             "x", "samples=1", icount=True, folder=tmp_path, rtos_image=tmp_path / "control_loop.img"
         )
+
+
+# ------------------------------------------------------------------------------------- Linux's files
+
+LSB_LINES = [
+    "LSB| pread64 samples 1000 min_ns 38304 avg_ns 45069 p99_ns 50000 max_ns 319904",
+    "LSB| write bytes 4194304 ns 72006832",
+    "LSB| hist alone 0 1000",
+    "LSB| latency alone samples 1000 min_ns 448 avg_ns 448 p99_ns 448 p999_ns 448 max_ns 448 overruns 0 "
+    "reads 0",
+    "LSB| hist remote_io 0 836",
+    "LSB| hist remote_io 1 164",
+    "LSB| latency remote_io samples 1000 min_ns 448 avg_ns 658 p99_ns 1792 p999_ns 1824 max_ns 1840 "
+    "overruns 0 reads 8143",
+    "LSB| done",
+]
+FILES_LINUX = [
+    "@bench kernel=6.1.0-56-arm64",
+    "@bench cpus=1",
+    "@bench uptime=1.19",
+    "@bench phase=files",
+    "@bench files_wait=done",
+    "@bench dd_status=0",
+    "@bench dd_ns=3664564080 3666652272 3677339648",
+    "@bench dd_bytes=4194304",
+    "@bench phase=dump",
+    "@bench done=1",
+]
+
+
+def files_console(linux: list[str] = FILES_LINUX, lsb: list[str] = LSB_LINES) -> str:
+    """A boot of the files case: the rtos partition's remote.c lines, its stop, then Linux's dd."""
+    rtos = [f"[rtos] {x}" for x in ["rtos: rtmux rtos 0.1.0", *lsb, "rtos: exit(0)"]]
+    return "\n".join(
+        BOOT + [f"[linux] {x}" for x in linux[:4]] + rtos + STOP + [f"[linux] {x}" for x in linux[4:]]
+    )
+
+
+FILES_PLAN = linux_script.Plan(1000, files=linux_script.FilesPlan(34.0))
+
+
+def test_files_plan_script() -> None:
+    assert FILES_PLAN.phases == ["files", "dump"]
+    text = linux_script.script(FILES_PLAN)
+    ready, wait = (
+        text.index("touch /srv/rtos/ready"),
+        text.index("while [ ! -e /srv/rtos/done ] && [ $i -lt 340 ]"),
+    )
+    written = text.index("dd if=/dev/zero of=/srv/rtos/bench.bin bs=4096 count=1")
+    empty = text.index(linux_script.files_dd(0))
+    whole = text.index(linux_script.files_dd(512))
+    assert written < ready < wait < empty < whole < text.index("say phase dump")
+    assert "dd if=/dev/zero of=/srv/rtos/bench-w.bin bs=8k count=512 conv=fsync" in text
+    assert "say files_wait" in text and 'say dd_ns "$t0 $t1 $t2"' in text
+    with pytest.raises(ValueError, match="otherwise idle"):
+        linux_script.Plan(1000, load=True, files=linux_script.FilesPlan(34.0))
+    with pytest.raises(ValueError, match="bound"):
+        linux_script.FilesPlan(0)
+
+
+def test_read_results_files() -> None:
+    r = linux_script.read_results(files_console(), FILES_PLAN, what="x", rtos_samples=None, rtos_files=1000)
+    assert r.files is not None and r.rtos is None and r.rtos_control is None
+    f = r.files
+    assert f.rtos.pread.avg_ns == 45069 and f.rtos.latency["remote_io"].reads == 8143
+    # the dd of 512 blocks took 10.687376 ms, the dd of none 2.088192 ms: 8.599184 ms for the writes
+    assert (f.dd_whole_ns, f.dd_empty_ns, f.dd.ns, f.dd.nbytes) == (10687376, 2088192, 8599184, 4194304)
+    assert f.dd.mbps == pytest.approx(487.76, abs=0.01)
+    assert r.rtos_el2 == 0  # 4 at the stop = 3 at boot + the SYSTEM_OFF call
+
+
+def swap(lines: list[str], old: str, new: str) -> list[str]:
+    assert any(old in line for line in lines)
+    return [line.replace(old, new) for line in lines]
+
+
+@pytest.mark.parametrize(
+    ("text", "samples", "message"),
+    [
+        (files_console(swap(FILES_LINUX, "files_wait=done", "files_wait=timeout")), 1000, "did not create"),
+        (files_console(lsb=LSB_LINES[:-1]), 1000, "rtos partition: no `LSB| done`"),
+        (files_console(), 2000, r"took \[1000, 1000, 1000\] samples"),
+        (files_console(lsb=swap(LSB_LINES, "reads 8143", "reads 0")), 1000, "no remote read"),
+        (files_console(swap(FILES_LINUX, "dd_status=0", "dd_status=1")), 1000, "exited with status 1"),
+        (files_console(swap(FILES_LINUX, "dd_ns=3664564080 ", "dd_ns=")), 1000, "no valid `@bench dd_ns"),
+        (files_console(swap(FILES_LINUX, "dd_ns=3664564080", "dd_ns=3666652273")), 1000, "went backwards"),
+        (files_console(swap(FILES_LINUX, "dd_bytes=4194304", "dd_bytes=4096")), 1000, "wrote 4096 bytes"),
+    ],
+)
+def test_read_results_files_refuses(text: str, samples: int, message: str) -> None:
+    with pytest.raises(RtmuxError, match=message):
+        linux_script.read_results(text, FILES_PLAN, what="x", rtos_samples=None, rtos_files=samples)
+
+
+def test_read_results_files_needs_plan_and_program() -> None:
+    with pytest.raises(RtmuxError, match="need both"):
+        linux_script.read_results(files_console(), FILES_PLAN, what="x", rtos_samples=None)
+    plain = linux_script.Plan(1000)
+    with pytest.raises(RtmuxError, match="need both"):
+        linux_script.read_results(files_console(), plain, what="x", rtos_samples=None, rtos_files=1000)

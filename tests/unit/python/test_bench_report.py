@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from rtmux.bench import linux_script, model, plot, report
-from rtmux.formats import cyclictest, hyp_console, latmus, latstats, posix_cost, rtmux_ping
+from rtmux.formats import cyclictest, hyp_console, latmus, latstats, linux_files, posix_cost, rtmux_ping
 
 
 def rtos_stats(lat_max: float, samples: int = 10000, overruns: int = 0) -> latstats.LatencyStats:
@@ -362,6 +362,102 @@ def test_smp_targets_and_table() -> None:
     plain = results()
     assert "Linux on three CPUs" not in report.render_section(plain, Path("/x/B.csv"), None, Path("/x/B.md"))
     assert not [t for t in report.targets(plain) if "3-CPU" in t.name or "3 CPUs" in t.name]
+
+
+FILES_RUN = """\
+LSB| pread64 samples 1000 min_ns 38304 avg_ns 45069 p99_ns 50000 max_ns 319904
+LSB| write bytes 4194304 ns 72006832
+LSB| hist alone 0 1000
+LSB| latency alone samples 1000 min_ns 448 avg_ns 448 p99_ns 448 p999_ns 448 max_ns 448 overruns 0 reads 0
+LSB| hist remote_io 0 836
+LSB| hist remote_io 1 164
+LSB| latency remote_io samples 1000 min_ns 448 avg_ns 658 p99_ns 1792 p999_ns 1824 max_ns 1840 overruns 0 \
+reads 8143
+LSB| done
+"""
+
+
+def add_files(r: model.BenchResults, el2: int = 0) -> None:
+    """The Linux's-files case: its two latency rows and its boot's figures."""
+    rtos = linux_files.parse(FILES_RUN)
+    for row_id, kind, load in (
+        ("files-rtos-rtmux-alone", "alone", False),
+        ("files-rtos-rtmux-io-load", "remote_io", True),
+    ):
+        lat = rtos.latency[kind]
+        r.rows.append(
+            model.Row(row_id, f"label {row_id}", "rtos in rtmux, POSIX thread", load, lat.stats(),
+                      dict(lat.cells), Path(f"/x/{row_id}.txt"), "rtmux-files", el2)
+        )  # fmt: skip
+    res = linux_result("6.1.0-56-arm64", 1.19, None)
+    res.files = linux_script.FilesResult(rtos, linux_files.Throughput(4194304, 8599184), 10687376, 2088192)
+    res.rtos_el2 = el2
+    r.linux["rtmux-files"] = res
+
+
+def test_files_targets_and_table() -> None:
+    r = results()
+    add_vbus(r)
+    add_files(r)
+    got = {t.name: t for t in report.targets(r)}
+    pread = got["Linux's files: remote pread of 64 B, avg <= 1.5 x the V-Bus echo round trip avg, same run"]
+    assert not pread.met and pread.measured == "45.1 vs 18.9 us = 2.38 x" and pread.measured_here
+    lat = got[
+        "Linux's files: 1 kHz POSIX thread's max beside a thread on remote preads <= 1.05 x its max alone, "
+        "same boot"
+    ]
+    assert not lat.met and lat.measured == "1.840 us = 4.11 x 0.448 us"
+    el2 = got[
+        "Linux's files: EL2 entries of the rtos CPU from 4 ms after boot to the program's exit (its wait for "
+        "Linux, remote calls, both latency runs) = 0"
+    ]
+    assert el2.met and el2.measured == "0"
+    section = report.render_section(r, Path("/x/B.csv"), None, Path("/x/B.md"))
+    assert "### Linux's files from an rtos thread" in section
+    assert (
+        "| remote `pread` of 64 B: rtos thread to Linux's `diod` and back (1000 calls) | 38.3 | 45.1 | 50.0 "
+        "| 319.9 |" in section
+    )
+    assert (
+        "| V-Bus echo of 64 B, same run: Linux program to rtos thread and back (10000 round trips, above) "
+        in section
+    )
+    assert "cRTOS's 27.7 us on a Xeon" in section
+    assert "| rtos thread, remote (`write`, `fsync`; open and close not timed) | 72.007 | 58.2 |" in section
+    assert (
+        "| Linux, local: `dd if=/dev/zero of=/srv/rtos/bench-w.bin bs=8k count=512 conv=fsync` (its start, "
+        "open, sync and close subtracted: a dd of no block took 2.088 ms) | 8.599 | 487.8 |" in section
+    )
+    assert "reach 0.12 x Linux's local rate" in section
+    assert (
+        "| label files-rtos-rtmux-io-load | 0.448 | 0.658 | ≤1.792 | ≤1.824 | 1.840 | 0 | 0 | 1000 |"
+        in section
+    )
+    assert "remote preads during the second run: 8143" in section
+    # its rows are in its own table and the CSV, not in the main latency table
+    assert not any("files-" in line for line in report.table_rows(r))
+    assert len(report.table_rows(r, files=True)) == 4
+    assert [row["case"] for row in report.read_csv(report.render_csv(r))][-2:] == list(model.FILES_ROWS)
+    assert (
+        "| Linux's files: remote pread of 64 B" in section
+        and "| 45.1 vs 18.9 us = 2.38 x | **missed** |" in section
+    )
+
+
+def test_files_without_the_vbus_case_and_without_the_case() -> None:
+    r = results()
+    add_files(r, el2=2)
+    got = {t.name: t for t in report.targets(r)}
+    pread = got["Linux's files: remote pread of 64 B, avg <= 1.5 x the V-Bus echo round trip avg, same run"]
+    assert not pread.measured_here and pread.measured == "45.1 us; the V-Bus case did not run"
+    assert not [t for t in got.values() if "EL2 entries of the rtos CPU from 4 ms" in t.name][0].met
+    section = report.render_section(r, Path("/x/B.csv"), None, Path("/x/B.md"))
+    assert "| 45.1 us; the V-Bus case did not run | not measured |" in section
+    assert "V-Bus echo of 64 B" not in section
+    assert any(line.endswith("(not measured)") for line in report.summary_lines(r))
+    plain = results()
+    assert "Linux's files" not in report.render_section(plain, Path("/x/B.csv"), None, Path("/x/B.md"))
+    assert not [t for t in report.targets(plain) if "Linux's files" in t.name]
 
 
 def add_shared(r: model.BenchResults) -> None:

@@ -19,6 +19,11 @@ under load:
                            `echo` (echo=1): Linux measures round trips and throughput through it and
                            through a pipe pair (rtmux-ping), then keeps V-Bus traffic going while the
                            rtos partition measures
+  Linux's files            rtos/linuxsvc/bench/remote.c as the rtos partition of the default system
+                           (built with the case's sample count): 64-byte remote preads of a file Linux
+                           wrote, 4 MiB of remote writes, a 1 kHz POSIX thread's lateness alone and beside
+                           a thread looping on remote preads; then Linux times a local dd of the same
+                           writes to the same file
   Linux on 3 CPUs          (not with --quick) configs/qemu-virt-4cpu.toml, Linux on CPUs 1-3: boot,
                            hackbench, then the Linux load while the rtos partition (CPU 0) measures;
                            references: Debian's standard kernel bare with -smp 3, boot and hackbench;
@@ -47,6 +52,8 @@ from rtmux.bench import linux_script
 from rtmux.bench.model import (
     CONTROL_EXAMPLE,
     CPU1_REFERENCE,
+    FILES_WAIT_BASE_S,
+    FILES_WAIT_PER_SAMPLE_S,
     HACKBENCH_LOOPS_FULL,
     HACKBENCH_LOOPS_QUICK,
     MODE_ICOUNT,
@@ -72,6 +79,7 @@ from rtmux.bench.model import (
     Run,
     RunDoc,
     RunOutput,
+    files_image,
     records,
     smp_extra_samples,
     vbus_extra_samples,
@@ -104,7 +112,8 @@ class Bench:
         self.icount = not opts.realtime
         self.mode = MODE_ICOUNT if self.icount else MODE_REALTIME
         self.samples = SAMPLES_QUICK if opts.quick else SAMPLES_FULL
-        self.data = opts.data_dir / self.mode
+        # absolute: the control loop's image is built by a make in its own folder (`make -C`)
+        self.data = opts.data_dir.resolve() / self.mode
         self.guests: dict[str, initramfs.Guest] = {}
         self.systems: dict[str, tuple[list[str], Path]] = {}
         self.hyp_lines = 0
@@ -114,7 +123,7 @@ class Bench:
 
     def prepare(self) -> None:
         if self.opts.build:
-            system.make(["rtos", "hyp", "sdk", "posix-bench"])
+            system.make(["rtos", "hyp", "sdk", "posix-bench", paths.display(files_image(self.samples))])
         self.hyp_lines = linux_script.hypervisor_lines()  # the sources of the hypervisor just built
         for flavour in ("std", "rt"):
             self.guests[flavour] = initramfs.build(flavour)
@@ -132,6 +141,20 @@ class Bench:
                 encoding="utf-8"
             ),
             rtos_image=self.control_images[n + w],
+        )
+        image = files_image(n)
+        if not image.is_file():
+            raise SetupError(
+                f"{paths.display(image)} not found: run `make {paths.display(image)}` "
+                "(or leave out --no-build)"
+            )
+        self.systems["files"] = linux_script.system_argv(
+            f"{self.mode}-files",
+            "",
+            icount=self.icount,
+            folder=self.data / "configs",
+            script_text=self._write_script("rtmux-files", plans["rtmux-files"]).read_text(encoding="utf-8"),
+            rtos_image=image,
         )
         for name, args, run_id in (
             ("rtos-idle", f"period_us={PERIOD_US} samples={n + w}", "rtmux-rtos-idle"),
@@ -220,6 +243,9 @@ class Bench:
                 hold_until_s=self.vbus_rtos_samples() * PERIOD_US / 1e6 + PARTITION_HOLD_MARGIN_S,
             ),
             "linux-std-smp3": linux_script.Plan(n, hackbench=True, hackbench_loops=loops),
+            "rtmux-files": linux_script.Plan(
+                n, files=linux_script.FilesPlan(FILES_WAIT_BASE_S + FILES_WAIT_PER_SAMPLE_S * n)
+            ),
             "rtmux-shared-idle": linux_script.Plan(n, hold_until_s=hold),
             "rtmux-shared-loaded": linux_script.Plan(n, load=True, hold_until_s=hold),
             "rtmux-shared-hackbench": linux_script.Plan(n, hackbench=True, hackbench_loops=loops),
@@ -314,6 +340,12 @@ class Bench:
                 "rtmux: POSIX control loop in the rtos partition, Linux loaded",
                 plan_cost(icount, plans["rtmux-ctl-loaded"], "rtmux"),
                 lambda phase: self.rtmux_control_loaded(plans["rtmux-ctl-loaded"], phase),
+            ),
+            Run(
+                "rtmux-files",
+                "rtmux: Linux's files from an rtos thread: remote pread, write, latency beside remote I/O",
+                plan_cost(icount, plans["rtmux-files"], "rtmux"),
+                lambda phase: self.rtmux_files(plans["rtmux-files"], phase),
             ),
         ]
         # --quick (make test's smoke run) keeps the loaded case only: each shared case is a Linux boot.
@@ -696,6 +728,74 @@ class Bench:
             linux=result,
             docs=[doc],
             summary=f"{_summary(row.stats)}; rtos CPU EL2 entries {result.rtos_el2}",
+        )
+
+    # ------------------------------------------------------------------------ Linux's files
+
+    def rtmux_files(self, plan: linux_script.Plan, phase: Callable[[str], None]) -> RunOutput:
+        """rtos/linuxsvc/bench/remote.c as the rtos partition (it waits for Linux's files, then measures),
+        Linux's script preparing its files, waiting for it and timing a local dd (FilesPlan)."""
+        run_id = "rtmux-files"
+        n = self.samples
+        image = files_image(n)
+        argv, config = self.systems["files"]
+        script_path = self._write_script(run_id, plan)
+        args = ["run", paths.display(config), "--icount" if self.icount else "--plain"]
+        args += ["--seed", str(linux_script.SEED), "--linux-script", paths.display(script_path)]
+        title = "rtmux: Linux's files from an rtos thread (rtos/linuxsvc/bench/remote.c), then Linux's dd"
+        doc = RunDoc(
+            run_id,
+            title,
+            f"make {paths.display(image)}\n{_rtmux_cmd(args)}",
+            _shown_argv(argv),
+            linux_script.script(plan),
+        )
+        result = linux_script.run(
+            argv,
+            plan,
+            what=title,
+            timeout_s=self._linux_timeout(plan),
+            rtos_files=n,
+            on_phase=phase,
+        )
+        _check_kernel(result, self.guests["std"].kernel.release, run_id)
+        assert result.files is not None
+        files = result.files
+        # the data file of both rows: the program's result lines, after a comment saying what ran
+        rtos_lines = linux_script.parse_console(result.console).rtos.splitlines()
+        what = f"{paths.display(image)} in {paths.display(config)} ({qemu.mode_description(self.icount)})"
+        text = "\n".join(line for line in rtos_lines if line.startswith("LSB|")) + "\n"
+        rows = []
+        for row_id, kind, label, load in (
+            (
+                "files-rtos-rtmux-alone",
+                "alone",
+                "rtos partition, POSIX thread alone (Linux's files case)",
+                False,
+            ),
+            (
+                "files-rtos-rtmux-io-load",
+                "remote_io",
+                "rtos partition, POSIX thread beside remote file reads",
+                True,
+            ),
+        ):
+            lat = files.rtos.latency[kind]
+            path = self.data / f"{row_id}.txt"
+            path.write_text(f"# {label}: {what}\n{text}", encoding="utf-8")
+            system_name = "rtos in rtmux, POSIX thread"
+            row = Row(row_id, label, system_name, load, lat.stats(), dict(lat.cells), path, run_id)
+            row.el2_entries = result.rtos_el2
+            rows.append(row)
+        p, w = files.rtos.pread, files.rtos.write
+        return RunOutput(
+            rows=rows,
+            linux=result,
+            docs=[doc],
+            summary=f"pread64 avg {p.avg_ns / 1000:.1f} us (max {p.max_ns / 1000:.1f}); write "
+            f"{w.mbps:.1f} MB/s (Linux's dd {files.dd.mbps:.1f}); latency max alone "
+            f"{rows[0].stats.max_us:.3f} us, beside remote I/O {rows[1].stats.max_us:.3f} us; "
+            f"rtos CPU EL2 entries {result.rtos_el2}",
         )
 
     def _system_doc(

@@ -14,9 +14,11 @@ A script runs, in order and each only when its Plan asks: the Linux boot-to-shel
 and a hackbench run; an idle cyclictest; the load (LOAD_SCRIPT); a cyclictest under the load; the
 POSIX control loop (examples/control-loop, /usr/bin/control-loop; under the load when there is one); the V-Bus
 measurements (VbusPlan: rtmux-ping through the channel `echo`, served by the rtos partition's latency
-app with echo=1, and the same through a pipe pair, then V-Bus traffic kept going); then it waits, the
-load or traffic still running, until Linux's uptime reaches `hold_until_s` (the end of the rtos
-partition's measurement), stops the load and dumps the histograms.
+app with echo=1, and the same through a pipe pair, then V-Bus traffic kept going); Linux's side of
+the files measurements (FilesPlan: the files the rtos partition's rtos/linuxsvc/bench/remote.c reads,
+a wait for its end, then a local dd on the same file); then it waits, the load or traffic still
+running, until Linux's uptime reaches `hold_until_s` (the end of the rtos partition's measurement),
+stops the load and dumps the histograms.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from pathlib import Path
 
 from rtmux import paths, sdk
 from rtmux.errors import GuestFailure, RtmuxError
-from rtmux.formats import control_loop, cyclictest, hyp_console, latmus, rtmux_ping
+from rtmux.formats import control_loop, cyclictest, hyp_console, latmus, linux_files, rtmux_ping
 from rtmux.run import linux, system
 
 # The fixed seed of every Linux boot of the benchmark (./rtmux run --seed, ./rtmux linux run --seed).
@@ -93,6 +95,39 @@ class VbusPlan:
         }
 
 
+# Linux's files from the rtos (FilesPlan): the exported directory (configs/qemu-virt.toml's), the file
+# the rtos reads, the one it writes and Linux's dd writes after it, and dd's writes (as the rtos's: 4 MiB
+# in 8 KiB writes, then fsync).
+FILES_DIR = "/srv/rtos"
+FILES_READ = f"{FILES_DIR}/bench.bin"
+FILES_WRITE = f"{FILES_DIR}/bench-w.bin"
+FILES_DD_BS = "8k"
+FILES_DD_COUNT = 512
+FILES_DD_BYTES = 8192 * FILES_DD_COUNT
+# Linux's monotonic clock in nanoseconds (busybox's date has no %N and its dd prints no rate).
+FILES_NS = r"ns() { sed -n 's/^now at \([0-9]*\) nsecs$/\1/p;3q' /proc/timer_list; }"
+
+
+def files_dd(count: int) -> str:
+    """The local dd of the files measurements: `count` blocks of FILES_DD_BS onto FILES_WRITE, synced."""
+    return f"dd if=/dev/zero of={FILES_WRITE} bs={FILES_DD_BS} count={count} conv=fsync"
+
+
+@dataclass(frozen=True)
+class FilesPlan:
+    """Linux's side of the rtos partition's rtos/linuxsvc/bench/remote.c (Linux's files from an rtos
+    thread): write the 4 KiB file it reads (FILES_READ), touch `ready`, wait for its `done` (at most
+    `wait_s` guest seconds), then time the same writes with a local dd (files_dd): the time of
+    `files_dd(FILES_DD_COUNT)` less that of `files_dd(0)` just before it (a dd that only starts, opens,
+    syncs and closes), each between two reads of Linux's monotonic clock."""
+
+    wait_s: float
+
+    def __post_init__(self) -> None:
+        if self.wait_s <= 0:
+            raise ValueError("the wait for the rtos needs a bound")
+
+
 @dataclass(frozen=True)
 class Plan:
     """What one Linux boot does (see the module's docstring)."""
@@ -106,12 +141,15 @@ class Plan:
     hackbench_loops: int = 500
     vbus: VbusPlan | None = None
     control: int = 0  # periods of the POSIX control loop (examples/control-loop), after the cyclictests
+    files: FilesPlan | None = None
 
     def __post_init__(self) -> None:
         if self.loaded and not self.load:
             raise ValueError("a loaded cyclictest needs the load")
         if self.vbus is not None and self.load:
             raise ValueError("the V-Bus measurements run with Linux otherwise idle")
+        if self.files is not None and (self.load or self.vbus is not None):
+            raise ValueError("the files measurements run with Linux otherwise idle")
 
     @property
     def phases(self) -> list[str]:
@@ -119,6 +157,7 @@ class Plan:
         names = ["hackbench"] * self.hackbench + ["idle"] * self.idle + ["loaded"] * self.load
         names += ["control"] * (self.control > 0)
         names += ["vbus"] * (self.vbus is not None)
+        names += ["files"] * (self.files is not None)
         return names + (["hold"] if self.hold_until_s else []) + ["dump"]
 
 
@@ -170,6 +209,24 @@ def script(plan: Plan) -> str:
             if name.endswith("_rtt"):  # its distribution (--hist), one line
                 lines += [f'say {name}_hist "$(echo "$out" | sed -n \'s/^rtt_hist_ns //p\')"']
         lines += ["say vbus_end \"$(cut -d' ' -f1 /proc/uptime)\"", VBUS_TRAFFIC, "traffic=$!"]
+    if plan.files is not None:
+        ticks = max(1, round(plan.files.wait_s * 10))
+        lines += [
+            "say phase files",
+            f"mkdir -p {FILES_DIR} && rm -f {FILES_DIR}/ready {FILES_DIR}/done {FILES_WRITE}",
+            f"dd if=/dev/zero of={FILES_READ} bs=4096 count=1 2>/dev/null",
+            f"touch {FILES_DIR}/ready",
+            "i=0",
+            f"while [ ! -e {FILES_DIR}/done ] && [ $i -lt {ticks} ]; do usleep 100000; i=$((i+1)); done",
+            f'say files_wait "$([ -e {FILES_DIR}/done ] && echo done || echo timeout)"',
+            FILES_NS,
+            f"rm -f {FILES_WRITE}",
+            f"t0=$(ns); {files_dd(0)} 2>/dev/null; t1=$(ns)",
+            f"{files_dd(FILES_DD_COUNT)} 2>/dev/null; st=$?; t2=$(ns)",
+            'say dd_status "$st"',
+            'say dd_ns "$t0 $t1 $t2"',
+            f'say dd_bytes "$(wc -c <{FILES_WRITE})"',
+        ]
     if plan.hold_until_s:
         lines += [
             "say phase hold",
@@ -250,6 +307,18 @@ class LinuxResult:
     share: hyp_console.ShareReport | None = None  # shared-core mode: the books at the last report
     control: control_loop.Report | None = None  # Linux's run of the POSIX control loop (Plan.control)
     rtos_control: control_loop.Report | None = None  # the rtos partition's, when it ran the control loop
+    files: FilesResult | None = None  # FilesPlan's: the rtos partition's report and Linux's dd
+
+
+@dataclass(frozen=True)
+class FilesResult:
+    """The files measurements of one boot: the rtos partition's remote.c report and Linux's local dd
+    (FilesPlan: the same bytes in the same writes, its start, open, sync and close subtracted)."""
+
+    rtos: linux_files.Report
+    dd: linux_files.Throughput
+    dd_whole_ns: int  # the dd of FILES_DD_COUNT blocks, not subtracted
+    dd_empty_ns: int  # the dd of no block (subtracted)
 
 
 @dataclass(frozen=True)
@@ -292,6 +361,41 @@ def _vbus_result(values: dict[str, str], plan: VbusPlan, what: str) -> VbusResul
     )
 
 
+def _files_result(values: dict[str, str], rtos_text: str, samples: int, what: str) -> FilesResult:
+    """The files measurements of a boot whose rtos partition ran remote.c with `samples` samples of
+    each measurement (RtmuxError naming what is wrong)."""
+    if values.get("files_wait") != "done":
+        raise RtmuxError(
+            f"{what}: the rtos partition's remote.c did not create {FILES_DIR}/done in time "
+            f"(`@bench files_wait={values.get('files_wait')}`)"
+        )
+    try:
+        report = linux_files.parse(rtos_text)
+    except linux_files.LinuxFilesFormatError as exc:
+        raise RtmuxError(f"{what}: rtos partition: {exc}") from exc
+    counts = [report.pread.samples] + [run.samples for run in report.latency.values()]
+    if counts != [samples] * len(counts):
+        raise RtmuxError(
+            f"{what}: the rtos partition's remote.c took {counts} samples (pread, latency runs), "
+            f"{samples} each were expected (its image's LSB_SAMPLES, LSB_PERIODS)"
+        )
+    if report.latency["remote_io"].reads < 1:
+        raise RtmuxError(f"{what}: no remote read while the latency ran beside remote I/O")
+    if values.get("dd_status") != "0":
+        raise RtmuxError(f"{what}: `{files_dd(FILES_DD_COUNT)}` exited with status {values.get('dd_status')}")
+    times = values.get("dd_ns", "").split()
+    if len(times) != 3 or not all(t.isdigit() for t in times):
+        raise RtmuxError(f"{what}: no valid `@bench dd_ns=T0 T1 T2` line (got {values.get('dd_ns')!r})")
+    t0, t1, t2 = (int(t) for t in times)
+    if not t0 <= t1 <= t2:
+        raise RtmuxError(f"{what}: Linux's clock went backwards around dd: {t0} {t1} {t2}")
+    nbytes = int(_float(values, "dd_bytes", what))
+    if nbytes != FILES_DD_BYTES:
+        raise RtmuxError(f"{what}: dd wrote {nbytes} bytes, not {FILES_DD_BYTES}")
+    whole, empty = t2 - t1, t1 - t0
+    return FilesResult(report, linux_files.Throughput(nbytes, max(whole - empty, 1)), whole, empty)
+
+
 def _float(values: dict[str, str], key: str, what: str) -> float:
     try:
         return float(values[key])
@@ -323,10 +427,12 @@ def read_results(
     rtos_samples: int | None,
     wall_s: float = 0.0,
     rtos_control: int | None = None,
+    rtos_files: int | None = None,
 ) -> LinuxResult:
     """Check and read the console of a boot that ran script(plan); RtmuxError naming what is wrong.
     `rtos_samples`: the rtos partition ran the latency app for that many samples; `rtos_control`: it ran
-    the POSIX control loop for that many periods (one of the two, or neither)."""
+    the POSIX control loop for that many periods; `rtos_files`: it ran rtos/linuxsvc/bench/remote.c with
+    that many samples of each measurement (one of the three, or none; the last with plan.files)."""
     found = parse_console(console)
     values = found.values
     if "done" not in values:
@@ -362,6 +468,13 @@ def read_results(
         rtos_ctl = control_report(found.rtos, rtos_control, f"{what}: rtos partition")
         by_cause = rtos_el2_counts(console, what=what)
         rtos_el2 = by_cause["total"]
+    files = None
+    if (rtos_files is None) != (plan.files is None):
+        raise RtmuxError(f"{what}: the files measurements need both the plan's FilesPlan and remote.c")
+    if rtos_files is not None:
+        files = _files_result(values, found.rtos, rtos_files, what)
+        by_cause = rtos_el2_counts(console, what=what)
+        rtos_el2 = by_cause["total"]
     if rtos_samples is not None:
         try:
             report = latmus.parse_latency(found.rtos)
@@ -393,6 +506,7 @@ def read_results(
         share=shares[-1] if shares else None,
         control=control,
         rtos_control=rtos_ctl,
+        files=files,
     )
 
 
@@ -464,6 +578,7 @@ def run(
     rtos_samples: int | None = None,
     on_phase: Callable[[str], None] | None = None,
     rtos_control: int | None = None,
+    rtos_files: int | None = None,
 ) -> LinuxResult:
     """Boot `argv`, whose Linux runs script(plan) at boot (linux.boot_argv's or system_argv's `script`),
     and read the figures (GuestFailure or RtmuxError, with the console, when something failed)."""
@@ -480,6 +595,7 @@ def run(
             rtos_samples=rtos_samples,
             wall_s=cmd_run.result.elapsed_s,
             rtos_control=rtos_control,
+            rtos_files=rtos_files,
         )
     except RtmuxError as exc:
         raise GuestFailure(str(exc), cmd_run.result) from exc

@@ -146,6 +146,11 @@ def plan_cost(
             idle += plan.hold_until_s - shell_s
     if plan.load:
         loaded += 0.3  # stopping the load
+    if plan.files is not None:
+        # remote.c's plan.samples preads (~50 us each) and its latency run beside remote I/O keep Linux's
+        # diod busy, as V-Bus traffic does; its latency run alone leaves Linux idle
+        vbus += plan.samples * (50e-6 + PERIOD_US / 1e6) + 0.5
+        idle += plan.samples * PERIOD_US / 1e6
     loops = plan.hackbench_loops if plan.hackbench else 0
     if icount:
         loaded *= linux_cpus

@@ -20,6 +20,7 @@ from rtmux.bench import report
 from rtmux.bench.cases import Bench
 from rtmux.bench.model import (
     CONTROL_ROWS,
+    FILES_ROWS,
     HACKBENCH_LOOPS_FULL,
     HACKBENCH_LOOPS_QUICK,
     PARTITION_WARMUP,
@@ -205,9 +206,11 @@ def run_bench(opts: Options, out: TextIO | None = None) -> BenchResults:
         "linux-rtmux0-load",
     ]
 
-    def rank(row_id: str) -> int:  # the others in the runs' order, then the POSIX control loop's
+    def rank(row_id: str) -> int:  # the others in the runs' order, the POSIX control loop's, Linux's files'
         if row_id in CONTROL_ROWS:
             return len(order) + 1 + CONTROL_ROWS.index(row_id)
+        if row_id in FILES_ROWS:
+            return len(order) + 1 + len(CONTROL_ROWS) + FILES_ROWS.index(row_id)
         return order.index(row_id) if row_id in order else len(order)
 
     results.rows.sort(key=lambda r: rank(r.id))
