@@ -43,7 +43,8 @@ CHANNEL = re.compile(
 DEVICE = re.compile(r"^rtmux: vbus: device in linux: (\d+) resets, (\d+) violations \(NEEDS_RESET\)", re.M)
 RESET_LINE = "rtmux: partition linux: reset requested; restarting from its pristine images"
 READY = (
-    r"^\[linux\] rtmux-linux: ready: .*V-Bus ports: echo rtmux-files rtmux-log rtmux-stats setpoint telemetry"
+    r"^\[linux\] rtmux-linux: ready: .*V-Bus ports: "
+    r"echo rtmux-files rtmux-log rtmux-net rtmux-stats setpoint telemetry"
 )
 
 
@@ -116,7 +117,8 @@ def test_round_trips_all_channels_and_full_rings() -> None:
     # bytes each way as the hypervisor counted them until then, the rtos's own full count (its echo
     # found the ring to Linux full while rtmux-fill did not read), nothing wrong
     first, second = vbus_stats.parse(out)
-    assert set(first.channels) == {"echo", "telemetry", "setpoint", "rtmux-files", "rtmux-log"}, why
+    services = {"rtmux-files", "rtmux-log", "rtmux-net"}
+    assert set(first.channels) == {"echo", "telemetry", "setpoint"} | services, why
     assert first.device["needs_reset"] == 0 and first.device["violations"] == 0, why
     assert first.counter("echo", "linux_open") == 0 and first.counter("echo", "rtos_open") == 1, why
     assert 1_000_000 < first.counter("echo", "to_rtos_bytes") <= echo["to_rtos"], why
