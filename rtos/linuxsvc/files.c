@@ -248,6 +248,17 @@ static void req_end(struct req *q)
     lsvc_put(&lfs.conn, q->s);
 }
 
+/* req_begin for a request on fids of session `sess`: EBADF when that session has ended. */
+static int req_begin_in(struct req *q, uint8_t type, uint32_t sess)
+{
+    int err = req_begin(q, type);
+    if (err == 0 && q->sess != sess) {
+        req_end(q);
+        err = EBADF;
+    }
+    return err;
+}
+
 /* A request with no reply body but success (Rclunk, Rsetattr, Rfsync, ...). */
 static int req_simple(struct req *q)
 {
@@ -268,12 +279,7 @@ static int clunk(uint32_t fid, uint32_t sess)
     int first = 0;
     for (int attempt = 0; attempt < 2; attempt++) {
         struct req q;
-        bool open = lsvc_current(&lfs.conn, sess) && req_begin(&q, P9_TCLUNK) == 0;
-        if (open && q.sess != sess) {
-            req_end(&q);
-            open = false;
-        }
-        if (!open) {
+        if (!lsvc_current(&lfs.conn, sess) || req_begin_in(&q, P9_TCLUNK, sess) != 0) {
             fid_free(fid, sess); /* the session ended: its fids mean nothing now */
             return first;
         }
@@ -361,11 +367,7 @@ static int walk(const struct lfs_path *p, unsigned n, uint32_t *out, uint32_t *s
     do {
         struct req q;
         bool made = false;
-        err = req_begin(&q, P9_TWALK);
-        if (err == 0 && q.sess != *sess) {
-            req_end(&q);
-            err = EBADF;
-        }
+        err = req_begin_in(&q, P9_TWALK, *sess);
         if (err != 0) {
             fid_free(fid, *sess); /* the session is gone, and its fids with it */
             return err;
@@ -513,11 +515,7 @@ int lfs_open(const char *path, int flags, mode_t mode)
         return fail(err);
     }
     struct req q;
-    err = req_begin(&q, op);
-    if (err == 0 && q.sess != sess) {
-        req_end(&q);
-        err = EBADF;
-    }
+    err = req_begin_in(&q, op, sess);
     if (err == 0) {
         p9_w_u32(&q.w, fid);
         if (op == P9_TLCREATE) {
@@ -583,11 +581,7 @@ int lfs_close(int fd)
 static ssize_t read_once(struct lfs_file *f, void *buf, size_t n, uint64_t off, uint8_t type)
 {
     struct req q;
-    int err = req_begin(&q, type);
-    if (err == 0 && q.sess != f->sess) {
-        req_end(&q);
-        err = EBADF;
-    }
+    int err = req_begin_in(&q, type, f->sess);
     if (err != 0) {
         return -err;
     }
@@ -635,11 +629,7 @@ static ssize_t write_at(struct lfs_file *f, const void *buf, size_t n, uint64_t 
     size_t done = 0;
     while (done < n) {
         struct req q;
-        int err = req_begin(&q, P9_TWRITE);
-        if (err == 0 && q.sess != f->sess) {
-            req_end(&q);
-            err = EBADF;
-        }
+        int err = req_begin_in(&q, P9_TWRITE, f->sess);
         if (err != 0) {
             return done > 0 ? (ssize_t)done : -err;
         }
@@ -710,26 +700,29 @@ ssize_t lfs_pread(int fd, void *buf, size_t n, off_t off)
     return r < 0 ? fail((int)-r) : r;
 }
 
-/* Linux's size of an open file, or -errno. */
-static int64_t file_size(struct lfs_file *f)
+/* Tgetattr of a fid: its basic attributes, or an errno. */
+static int attr_of(uint32_t fid, uint32_t sess, struct p9_attr *a)
 {
     struct req q;
-    int err = req_begin(&q, P9_TGETATTR);
-    if (err == 0 && q.sess != f->sess) {
-        req_end(&q);
-        err = EBADF;
-    }
+    int err = req_begin_in(&q, P9_TGETATTR, sess);
     if (err != 0) {
-        return -err;
+        return err;
     }
-    p9_w_u32(&q.w, f->fid);
+    p9_w_u32(&q.w, fid);
     p9_w_u64(&q.w, P9_GETATTR_BASIC);
     err = req_call(&q);
-    struct p9_attr a;
-    if (err == 0 && !p9_parse_getattr(q.s->fixed, q.s->fixed_len, &a)) {
+    if (err == 0 && !p9_parse_getattr(q.s->fixed, q.s->fixed_len, a)) {
         err = EIO;
     }
     req_end(&q);
+    return err;
+}
+
+/* Linux's size of an open file, or -errno. */
+static int64_t file_size(struct lfs_file *f)
+{
+    struct p9_attr a;
+    int err = attr_of(f->fid, f->sess, &a);
     return err != 0 ? -err : (int64_t)(a.size & INT64_MAX);
 }
 
@@ -821,23 +814,8 @@ static void fill_stat(const struct p9_attr *a, struct stat *st)
 
 static int getattr(uint32_t fid, uint32_t sess, struct stat *st)
 {
-    struct req q;
-    int err = req_begin(&q, P9_TGETATTR);
-    if (err == 0 && q.sess != sess) {
-        req_end(&q);
-        err = EBADF;
-    }
-    if (err != 0) {
-        return err;
-    }
-    p9_w_u32(&q.w, fid);
-    p9_w_u64(&q.w, P9_GETATTR_BASIC);
-    err = req_call(&q);
     struct p9_attr a;
-    if (err == 0 && !p9_parse_getattr(q.s->fixed, q.s->fixed_len, &a)) {
-        err = EIO;
-    }
-    req_end(&q);
+    int err = attr_of(fid, sess, &a);
     if (err == 0) {
         fill_stat(&a, st);
     }
@@ -906,11 +884,7 @@ int lfs_mkdir(const char *path, mode_t mode)
         return fail(err == EBUSY ? EEXIST : err);
     }
     struct req q;
-    err = req_begin(&q, P9_TMKDIR);
-    if (err == 0 && q.sess != sess) {
-        req_end(&q);
-        err = EBADF;
-    }
+    err = req_begin_in(&q, P9_TMKDIR, sess);
     if (err == 0) {
         unsigned last = p.n - 1;
         p9_w_u32(&q.w, dfid);
@@ -953,11 +927,7 @@ static int remove_path(const char *path, bool want_dir)
         return fail(want_dir ? ENOTDIR : EISDIR);
     }
     struct req q;
-    err = req_begin(&q, P9_TREMOVE);
-    if (err == 0 && q.sess != sess) {
-        req_end(&q);
-        err = EBADF;
-    }
+    err = req_begin_in(&q, P9_TREMOVE, sess);
     if (err == 0) {
         p9_w_u32(&q.w, fid);
         err = req_simple(&q);
@@ -1008,11 +978,7 @@ int lfs_rename(const char *from, const char *to)
         return fail(err);
     }
     struct req q;
-    err = sess != sess_b ? EBADF : req_begin(&q, P9_TRENAME);
-    if (err == 0 && q.sess != sess) {
-        req_end(&q);
-        err = EBADF;
-    }
+    err = sess != sess_b ? EBADF : req_begin_in(&q, P9_TRENAME, sess);
     if (err == 0) {
         p9_w_u32(&q.w, fid);
         p9_w_u32(&q.w, dfid);
@@ -1033,11 +999,7 @@ static int fid_op(int fd, uint8_t type, uint64_t size)
     int err = type == P9_TSETATTR && f->access == O_RDONLY ? EINVAL : 0;
     struct req q;
     if (err == 0) {
-        err = req_begin(&q, type);
-        if (err == 0 && q.sess != f->sess) {
-            req_end(&q);
-            err = EBADF;
-        }
+        err = req_begin_in(&q, type, f->sess);
     }
     if (err == 0) {
         p9_w_u32(&q.w, f->fid);
