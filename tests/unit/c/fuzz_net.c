@@ -31,6 +31,7 @@
 #include "check.h"
 #include "lib/netproto.h"
 #include "linuxsvc/net.h"
+#include "svc_fuzz.h"
 #include "svc_host.h"
 
 #define CLIENTS 4u
@@ -38,33 +39,8 @@
 
 static unsigned seed;
 static volatile int stopping;
-static pthread_mutex_t rng_lock = PTHREAD_MUTEX_INITIALIZER;
-static uint64_t rng_state;
-
-static uint32_t rnd(void)
-{
-    pthread_mutex_lock(&rng_lock);
-    rng_state = rng_state * 6364136223846793005ull + 1442695040888963407ull;
-    uint32_t v = (uint32_t)(rng_state >> 33);
-    pthread_mutex_unlock(&rng_lock);
-    return v;
-}
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 /* ------------------------------------------------------------------------------------ the server */
-
-static void put(uint8_t *b, size_t *n, uint64_t v, unsigned bytes)
-{
-    for (unsigned i = 0; i < bytes; i++) {
-        b[(*n)++] = (uint8_t)(v >> (8 * i));
-    }
-}
 
 static uint32_t get32(const uint8_t *p)
 {
@@ -402,7 +378,7 @@ int main(int argc, char **argv)
         }
     }
     printf("fuzz_net: seed %u\n", seed);
-    rng_state = seed;
+    rnd_seed(seed);
     svc_host_on_chan_close("rtmux-net", new_server);
     new_server();
     lnet_init();

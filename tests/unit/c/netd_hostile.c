@@ -31,32 +31,11 @@
 
 #include "check.h"
 #include "lib/netproto.h"
+#include "svc_fuzz.h"
 
 #ifndef NETD
 #define NETD "rtmux-netd"
 #endif
-
-static uint64_t rng_state;
-
-static uint32_t rnd(void)
-{
-    rng_state = rng_state * 6364136223846793005ull + 1442695040888963407ull;
-    return (uint32_t)(rng_state >> 33);
-}
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static void put(uint8_t *b, size_t *n, uint64_t v, unsigned bytes)
-{
-    for (unsigned i = 0; i < bytes; i++) {
-        b[(*n)++] = (uint8_t)(v >> (8 * i));
-    }
-}
 
 static uint32_t get32(const uint8_t *p)
 {
@@ -429,7 +408,7 @@ int main(int argc, char **argv)
         return 1;
     }
     printf("netd_hostile: seed %u\n", seed);
-    rng_state = seed;
+    rnd_seed(seed);
     signal(SIGPIPE, SIG_IGN);
     hold_ports();
     /* the hostile rtos, then a good session, then its end: status 0 */
