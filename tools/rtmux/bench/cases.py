@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import shlex
 import subprocess
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import TextIO
@@ -200,6 +200,13 @@ class Bench:
         return self._control_out(periods) / "rtos" / "control_loop.img"  # the Makefile's $(OUT)/rtos/
 
     # ----------------------------------------------------------------------------- the runs
+
+    def _run_args(self, config: Path, script_path: Path, extra: Sequence[str] = ()) -> list[str]:
+        """`./rtmux run`'s arguments that reproduce a case on the system `config` (after `./rtmux`):
+        its QEMU mode, the measurement seed, `extra`, Linux's boot-time script."""
+        args = ["run", paths.display(config), "--icount" if self.icount else "--plain"]
+        args += ["--seed", str(linux_script.SEED), *extra]
+        return args + ["--linux-script", paths.display(script_path)]
 
     def vbus_plan(self) -> linux_script.VbusPlan:
         if self.opts.quick:
@@ -693,8 +700,7 @@ class Bench:
         periods = self.samples + PARTITION_WARMUP
         argv, config = self.systems["ctl-loaded"]
         script_path = self._write_script(run_id, plan)
-        args = ["run", paths.display(config), "--icount" if self.icount else "--plain"]
-        args += ["--seed", str(linux_script.SEED), "--linux-script", paths.display(script_path)]
+        args = self._run_args(config, script_path)
         title = "rtmux: POSIX control loop as the rtos partition, Linux loaded"
         doc = RunDoc(
             run_id,
@@ -740,8 +746,7 @@ class Bench:
         image = files_image(n)
         argv, config = self.systems["files"]
         script_path = self._write_script(run_id, plan)
-        args = ["run", paths.display(config), "--icount" if self.icount else "--plain"]
-        args += ["--seed", str(linux_script.SEED), "--linux-script", paths.display(script_path)]
+        args = self._run_args(config, script_path)
         title = "rtmux: Linux's files from an rtos thread (rtos/linuxsvc/bench/remote.c), then Linux's dd"
         doc = RunDoc(
             run_id,
@@ -803,12 +808,8 @@ class Bench:
     ) -> RunDoc:
         argv, config = self.systems[name]
         script_path = self._write_script(run_id, plan)
-        args = (
-            ["run", paths.display(config)]
-            + ["--icount" if self.icount else "--plain"]
-            + ["--seed", str(linux_script.SEED)]
-            + ["--rtos-app", "latency", "--bootargs", f"rtos={rtos_args}"]
-            + ["--linux-script", paths.display(script_path)]
+        args = self._run_args(
+            config, script_path, ["--rtos-app", "latency", "--bootargs", f"rtos={rtos_args}"]
         )
         return RunDoc(
             run_id,
@@ -1110,9 +1111,9 @@ class Bench:
         rtos_args = f"period_us={PERIOD_US} samples=0"
         argv, config = self.systems["linux-cpu0"]
         script_path = self._write_script(run_id, plan)
-        args = ["run", paths.display(config), "--icount" if self.icount else "--plain"]
-        args += ["--seed", str(linux_script.SEED), "--rtos-app", "latency", "--bootargs", f"rtos={rtos_args}"]
-        args += ["--linux-script", paths.display(script_path)]
+        args = self._run_args(
+            config, script_path, ["--rtos-app", "latency", "--bootargs", f"rtos={rtos_args}"]
+        )
         doc = RunDoc(
             run_id,
             "rtmux, artifact check: Linux partition on CPU 0 (qemu-virt.toml with the CPUs exchanged)",
