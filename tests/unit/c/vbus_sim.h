@@ -18,7 +18,8 @@
 #include <sys/mman.h>
 
 #include "arch/vgic.h"
-#include "drivers/gicv3.h"
+#include "drivers/gicv3.h"   /* the hypervisor's (-I hyp first) */
+#include "drivers/vbus_ep.h" /* the rtos's */
 #include "hyp/mmio.h"
 #include "hyp/partition.h"
 #include "hyp/printf.h"
@@ -26,7 +27,6 @@
 #include "hyp/vcpu.h"
 #include "hyp_stubs.h"
 #include "lib/virtio.h"
-#include "vbus_ep.h"
 
 struct vcpu hyp_vcpu[HYP_MAX_CPUS];
 struct vcpu hyp_rtos_vcpu[HYP_MAX_CPUS]; /* no CPU is shared here */
