@@ -455,7 +455,7 @@ static void test_virtq_limits(void)
 /* ------------------------------------------------------------------------------------------------ */
 /* Bounded passes (hyp/core/vpass.c) */
 
-/* Descriptor visits one pass may make: vpass.c's PASS_DESCS, plus one chain it never cuts (three walks
+/* Descriptor visits one pass may make: vpass.h's VPASS_DESCS, plus one chain it never cuts (three walks
  * of at most a 64-entry queue). */
 #define PASS_VISITS_MAX (512u + 3u * 64u)
 #define BIG_QN          64u
