@@ -72,11 +72,14 @@ endef
 
 # ---------------------------------------------------------------- rtos images
 # The kernel library, then each application under rtos/apps/NAME/ linked with it into NAME.img. The
-# selftest links a second build of the library with the kernel's assertions on (K_ASSERT).
+# selftest links a second build of the library with the kernel's assertions on (K_ASSERT). A layer's
+# interface to the others is its include/ folder ("arch/X.h", "drivers/X.h"), so no file reaches into
+# another folder by a relative path; the SDK ships rtos/include only.
 B       := $(BUILD)/rtos
-$(eval $(call image_rules,RTOS,$(B),-Irtos/include -Irtos/arch/arm64/include,,rtos/arch/arm64/asm-offsets.c,lib/arm64/image.ld.S))
+RTOS_INC := -Irtos/include -Irtos/arch/arm64/include -Irtos/drivers/include
+$(eval $(call image_rules,RTOS,$(B),$(RTOS_INC),,rtos/arch/arm64/asm-offsets.c,lib/arm64/image.ld.S))
 BA      := $(BUILD)/rtos-assert
-$(eval $(call image_rules,RTOSA,$(BA),-Irtos/include -Irtos/arch/arm64/include,-DK_ASSERTS=1,rtos/arch/arm64/asm-offsets.c,lib/arm64/image.ld.S))
+$(eval $(call image_rules,RTOSA,$(BA),$(RTOS_INC),-DK_ASSERTS=1,rtos/arch/arm64/asm-offsets.c,lib/arm64/image.ld.S))
 
 KSRC := $(wildcard rtos/kernel/*.c rtos/lib/*.c rtos/drivers/*.c lib/*.c) \
         $(filter-out rtos/arch/arm64/asm-offsets.c,$(wildcard rtos/arch/arm64/*.c))

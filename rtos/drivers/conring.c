@@ -5,7 +5,7 @@
  * dropped, the rest of its line is dropped too, and a line the ring already holds the start of is ended
  * there, so a line is never cut and glued to the next.
  */
-#include "conring.h"
+#include "drivers/conring.h"
 
 #include <stdbool.h>
 

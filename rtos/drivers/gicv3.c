@@ -3,7 +3,7 @@
  * the distributor only for the SPIs it attaches, so inside an rtmux partition it touches nothing that
  * belongs to Linux.
  */
-#include "gicv3.h"
+#include "drivers/gicv3.h"
 
 #include "arch/cpu.h"
 #include "arm64/gicv3.h"

@@ -2,7 +2,7 @@
  * PL011 UART, transmit only, polled. The boot firmware (or QEMU, or the rtmux virtual UART) has set
  * the baud rate; the rtos only makes sure the transmitter is enabled.
  */
-#include "pl011.h"
+#include "drivers/pl011.h"
 
 #include <stdint.h>
 

@@ -4,10 +4,10 @@
  * to a Linux CPU, where the hypervisor takes it at EL2, through ICC_SGI1R_EL1, which does not trap on
  * the rtos's CPU (HCR_EL2.IMO is clear there). So the rtos never enters the hypervisor on this path.
  */
-#include "vbus.h"
+#include "drivers/vbus.h"
 
 #include "../kernel/kernel.h"
-#include "gicv3.h"
+#include "drivers/gicv3.h"
 #include "lib/string.h"
 #include "rtos/console.h"
 #include "rtos/types.h"

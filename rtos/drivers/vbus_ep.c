@@ -4,7 +4,7 @@
  * (a bad one is treated as an empty or full ring), so a bug there cannot make the rtos copy outside a
  * ring.
  */
-#include "vbus_ep.h"
+#include "drivers/vbus_ep.h"
 
 #include "lib/string.h"
 

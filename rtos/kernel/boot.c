@@ -1,8 +1,8 @@
 /*
  * Boot: console, interrupt controller, time base, boot arguments, then the idle and main threads.
  */
-#include "../drivers/pl011.h"
 #include "arch/cpu.h"
+#include "drivers/pl011.h"
 #include "kernel.h"
 #include "lib/string.h"
 #include "rtos/console.h"

@@ -11,9 +11,9 @@
  */
 #include "rtos/chan.h"
 
-#include "../drivers/vbus.h"
-#include "../drivers/vbus_ep.h"
 #include "arch/cpu.h"
+#include "drivers/vbus.h"
+#include "drivers/vbus_ep.h"
 #include "kernel.h"
 #include "lib/string.h"
 #include "rtos/console.h"

@@ -2,7 +2,7 @@
  * Interrupt handler table and dispatch over the GIC driver.
  */
 #include "rtos/irq.h"
-#include "../drivers/gicv3.h"
+#include "drivers/gicv3.h"
 #include "kernel.h"
 #include "lib/prio.h"
 

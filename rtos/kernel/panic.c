@@ -5,9 +5,9 @@
  */
 #include <stdarg.h>
 
-#include "../drivers/conring.h"
-#include "../drivers/pl011.h"
 #include "arch/cpu.h"
+#include "drivers/conring.h"
+#include "drivers/pl011.h"
 #include "kernel.h"
 #include "lib/fmt.h"
 #include "rtos/system.h"

@@ -1,10 +1,11 @@
 /*
- * The V-Bus device (core/vbus.c): a virtio-mmio console device with VIRTIO_CONSOLE_F_MULTIPORT in the
- * Linux partition, one named port per configured channel, whose bytes the hypervisor moves to and from
- * the serving rtos partition's rings (lib/vbus.h) on Linux's CPU.
+ * The V-Bus device: a virtio console with VIRTIO_CONSOLE_F_MULTIPORT in the Linux partition (core/vbus.c,
+ * on the virtio-mmio transport of core/vmmio.c), one named port per configured channel, whose bytes the
+ * hypervisor moves to and from the serving rtos partition's rings (lib/vbus.h; core/vchan.c) on Linux's
+ * CPU, in bounded passes (core/vpass.c).
  *
  * The configuration (struct vbus_config) comes from the blob (core/config.c fills hyp_vbus); the rest
- * of this header is the device model's interface.
+ * of this header is the device's interface to the rest of the hypervisor.
  */
 #ifndef HYP_VBUS_H
 #define HYP_VBUS_H
@@ -43,7 +44,7 @@ struct vbus_config {
 extern struct vbus_config hyp_vbus;
 
 /*
- * The device model (core/vbus.c). Everything runs on the Linux partition's CPU (its register traps, its
+ * The device (core/vbus.c). Everything runs on the Linux partition's CPU (its register traps, its
  * doorbell interrupt), except vbus_part_down/vbus_part_up, which an rtos partition's CPU calls when it
  * stops or restarts; one lock orders the two (held for one bounded pass at a time).
  *
@@ -64,8 +65,6 @@ struct vbus_chan_stats {
 /* Sets the device up from hyp_vbus once every partition is set up and before any runs: its registers in
  * the Linux partition's MMIO table at mmio_ipa, every rtos region checked. Nothing when nchan is 0. */
 void vbus_init(void);
-/* The device's registers (mmio_handler_t; ctx unused). */
-bool vbus_mmio(struct vcpu *v, void *ctx, uint64_t off, bool write, uint64_t *val, unsigned size);
 /* The device's interrupt line: InterruptStatus is not 0 (vgic level source; ctx unused). */
 bool vbus_irq_line(const void *ctx);
 /* VBUS_SGI_TO_HYP taken on the Linux CPU (vgic_hyp_irq_t): what the rtos rang for. */

@@ -1,8 +1,8 @@
 /*
  * The V-Bus's shared memory: how an rtos partition and the hypervisor exchange a channel's bytes without
  * the rtos ever trapping to EL2 or touching Linux's memory. The hypervisor moves bytes between these
- * rings and the Linux partition's virtqueues on Linux's CPU (hyp/core/vbus.c); the rtos reads and
- * writes the rings (rtos/drivers/vbus.c). This header is the one definition of the layout and of the
+ * rings and the Linux partition's virtqueues on Linux's CPU (hyp/core/vchan.c); the rtos reads and
+ * writes the rings (rtos/drivers/vbus_ep.c). This header is the one definition of the layout and of the
  * protocol; the tools place the region (tools/rtmux/config) and describe it twice, identically: to the
  * hypervisor in the configuration blob, to the rtos in its DTB (node /rtmux-vbus).
  *

@@ -1,8 +1,8 @@
 /*
  * Virtio definitions (OASIS virtio 1.1): the virtio-mmio transport's registers (version 2, the modern
  * interface), the device status and feature bits, the split virtqueue's layout, and the console device's
- * configuration and control messages. Definitions only; the hypervisor's V-Bus device (hyp/core/vbus.c,
- * hyp/core/virtq.c) and the test guests use them.
+ * configuration and control messages. Definitions only; the hypervisor's V-Bus device (hyp/core/vbus.c
+ * on the transport of hyp/core/vmmio.c, hyp/core/vchan.c, hyp/core/virtq.c) and the test guests use them.
  *
  * Every field in guest memory and in the registers is little-endian (VIRTIO_F_VERSION_1), as both
  * images are.

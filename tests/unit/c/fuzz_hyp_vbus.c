@@ -1,8 +1,8 @@
 /*
- * Fuzzer of the V-Bus device (hyp/core/vbus.c, hyp/core/virtq.c), built natively with AddressSanitizer
- * and UndefinedBehaviorSanitizer, on vbus_sim.h's system: Linux's RAM and the rtos's region have an
- * inaccessible page on each side. A hostile Linux drives the device through its MMIO handler (any
- * offset, size and value, mostly its registers), rewrites its rings with random bytes, chains and
+ * Fuzzer of the V-Bus device (hyp/core/vbus.c, vmmio.c, vchan.c, vpass.c, virtq.c), built natively with
+ * AddressSanitizer and UndefinedBehaviorSanitizer, on vbus_sim.h's system: Linux's RAM and the rtos's
+ * region have an inaccessible page on each side. A hostile Linux drives the device through its MMIO handler
+ * (any offset, size and value, mostly its registers), rewrites its rings with random bytes, chains and
  * indices, and sometimes behaves like the real driver (probe, writes, reads, port opens and closes); a
  * hostile rtos writes random values into its own words of the region; the rtos partition restarts and
  * Linux resets the device in between.
@@ -30,8 +30,9 @@
 
 #include "hyp/virtq.h"
 
-/* The device model is compiled into this file, so the checks read its state (the queues it has, whether
- * it needs a reset) without a register access, which would make it do work itself. */
+/* The console device is compiled into this file, so the checks read its state (the queues it has, whether
+ * it needs a reset, the writes its channels hold) without a register access, which would make it do work
+ * itself; the transport, the channels and the passes are linked. */
 #include "../../../hyp/core/vbus.c"
 
 /* Smaller than the unit tests' (every device call is bracketed by a copy and a comparison of both). */
@@ -116,8 +117,8 @@ static void allow(uint64_t ipa, uint64_t len)
  * the device has the queues and `ram` holds the tables. */
 static void allow_from(const uint8_t *ram)
 {
-    for (unsigned qi = 0; qi < dev.nqueues; qi++) {
-        const struct virtq *q = &dev.q[qi];
+    for (unsigned qi = 0; qi < vbus_dev.mmio.nqueues; qi++) {
+        const struct virtq *q = &vbus_dev.q[qi];
         if (!q->ready) {
             continue;
         }
@@ -174,8 +175,8 @@ static bool chain_ok(const struct virtq *q, const uint8_t *ram, uint32_t head, u
 /* Every buffer the device returned in the call passed its checks (in the tables before or after). */
 static void check_returned(void)
 {
-    for (unsigned qi = 0; qi < dev.nqueues; qi++) {
-        const struct virtq *b = &queue_before[qi], *q = &dev.q[qi];
+    for (unsigned qi = 0; qi < vbus_dev.mmio.nqueues; qi++) {
+        const struct virtq *b = &queue_before[qi], *q = &vbus_dev.q[qi];
         if (!b->ready || !q->ready || b->used_ipa != q->used_ipa || b->desc_ipa != q->desc_ipa ||
             b->num != q->num) {
             continue;
@@ -201,12 +202,13 @@ static void before_device(void)
 {
     memcpy(ram_before, sim.ram, SIM_RAM_SIZE);
     memcpy(region_before, sim.region, SIM_REGION_SIZE);
-    memcpy(queue_before, dev.q, sizeof(queue_before));
-    for (unsigned i = 0; i < dev.nports; i++) {
-        held_before[i] = dev.port[i].held;
-        held_head_before[i] = dev.port[i].held_head;
+    memcpy(queue_before, vbus_dev.q, sizeof(queue_before));
+    for (unsigned i = 0; i < vbus_dev.nports; i++) {
+        const struct vchan *ch = vbus_dev.port[i].chan; /* NULL: the counters' port, which holds nothing */
+        held_before[i] = ch != NULL && ch->held;
+        held_head_before[i] = ch != NULL ? ch->held_head : 0u;
     }
-    broken_before = dev.broken;
+    broken_before = vbus_dev.mmio.broken;
 }
 
 static void after_device(void)
@@ -215,7 +217,7 @@ static void after_device(void)
         memset(allowed, 0, SIM_RAM_SIZE);
         if (broken_before) {
             /* Needing a reset, the device only gives control messages back (unread, 0 bytes). */
-            const struct virtq *q = &dev.q[VIRTIO_CONSOLE_CTRL_TX];
+            const struct virtq *q = &vbus_dev.q[VIRTIO_CONSOLE_CTRL_TX];
             if (q->ready) {
                 allow(q->used_ipa, VIRTQ_USED_BYTES(q->num));
             }
@@ -663,7 +665,7 @@ int main(int argc, char **argv)
         uint64_t r = below(100);
         /* the rtos's timer due at some of the next steps' checks: passes stop there, the rest later */
         sim.rtos_soon = sim.shared && below(4) == 0 ? (unsigned)below(4) : 0u;
-        if (dev.broken && below(3) == 0) {
+        if (vbus_dev.mmio.broken && below(3) == 0) {
             reprobe();
         } else if (r < 15) {
             counts[0]++;
@@ -695,6 +697,6 @@ int main(int argc, char **argv)
         "rtos steps), %llu recoveries, %llu device violations, in %.1f s: no failure\n",
         (unsigned long long)n, (unsigned long long)counts[0], (unsigned long long)counts[1],
         (unsigned long long)counts[2], (unsigned long long)counts[3], (unsigned long long)recoveries + 1u,
-        (unsigned long long)dev.breaks, now() - start);
+        (unsigned long long)vbus_dev.mmio.breaks, now() - start);
     return 0;
 }

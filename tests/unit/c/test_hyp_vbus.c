@@ -1,11 +1,11 @@
 /*
- * The V-Bus device (hyp/core/vbus.c, hyp/core/virtq.c) with the rtos's end (rtos/drivers/vbus_ep.c),
- * on the host (vbus_sim.h): Linux's driver sequence, data both ways with content checked, full rings,
- * connections and reconnections, the rtos restarting, Linux resetting the device, the 16-bit indices
- * wrapping; and hand-made bad rings and register misuse, each of which must end in DEVICE_NEEDS_RESET
- * with the configuration interrupt and a log line naming the reason, the rtos's channel closed, and a
- * device that works again after Linux resets it. Each case runs in its own child process (the device
- * model's state is static).
+ * The V-Bus device (hyp/core/vbus.c, vmmio.c, vchan.c, vpass.c, virtq.c) with the rtos's end
+ * (rtos/drivers/vbus_ep.c), on the host (vbus_sim.h): Linux's driver sequence, data both ways with content
+ * checked, full rings, connections and reconnections, the rtos restarting, Linux resetting the device, the
+ * 16-bit indices wrapping; and hand-made bad rings and register misuse, each of which must end in
+ * DEVICE_NEEDS_RESET with the configuration interrupt and a log line naming the reason, the rtos's channel
+ * closed, and a device that works again after Linux resets it. Each case runs in its own child process (the
+ * device model's state is static).
  */
 #include <sys/wait.h>
 #include <unistd.h>
@@ -453,9 +453,9 @@ static void test_virtq_limits(void)
 }
 
 /* ------------------------------------------------------------------------------------------------ */
-/* Bounded passes (hyp/core/vbus.c, "Bounded passes") */
+/* Bounded passes (hyp/core/vpass.c) */
 
-/* Descriptor visits one pass may make: vbus.c's PASS_DESCS, plus one chain it never cuts (three walks
+/* Descriptor visits one pass may make: vpass.h's VPASS_DESCS, plus one chain it never cuts (three walks
  * of at most a 64-entry queue). */
 #define PASS_VISITS_MAX (512u + 3u * 64u)
 #define BIG_QN          64u

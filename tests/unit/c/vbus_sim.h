@@ -1,8 +1,8 @@
 /*
  * A V-Bus system on the host, for test_hyp_vbus.c and fuzz_hyp_vbus.c: the hypervisor's device model
- * (hyp/core/vbus.c, hyp/core/virtq.c) between a small model of Linux's virtio console driver (the
- * sequence of drivers/char/virtio_console.c and drivers/virtio/virtio_mmio.c, one descriptor per buffer)
- * and the rtos's end of the channels (rtos/drivers/vbus_ep.c).
+ * (hyp/core/vbus.c, vmmio.c, vchan.c, vpass.c, virtq.c) between a small model of Linux's virtio console
+ * driver (the sequence of drivers/char/virtio_console.c and drivers/virtio/virtio_mmio.c, one descriptor per
+ * buffer) and the rtos's end of the channels (rtos/drivers/vbus_ep.c).
  *
  * Linux's RAM and the rtos's V-Bus region are mappings with an inaccessible page on each side, so an
  * access of the hypervisor outside them crashes the test (ASan reports the SEGV). The doorbells are
@@ -18,7 +18,8 @@
 #include <sys/mman.h>
 
 #include "arch/vgic.h"
-#include "drivers/gicv3.h"
+#include "drivers/gicv3.h"   /* the hypervisor's (-I hyp first) */
+#include "drivers/vbus_ep.h" /* the rtos's */
 #include "hyp/mmio.h"
 #include "hyp/partition.h"
 #include "hyp/printf.h"
@@ -26,7 +27,6 @@
 #include "hyp/vcpu.h"
 #include "hyp_stubs.h"
 #include "lib/virtio.h"
-#include "vbus_ep.h"
 
 struct vcpu hyp_vcpu[HYP_MAX_CPUS];
 struct vcpu hyp_rtos_vcpu[HYP_MAX_CPUS]; /* no CPU is shared here */

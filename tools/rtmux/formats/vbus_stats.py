@@ -1,5 +1,5 @@
 """What `/dev/virtio-ports/rtmux-stats` reads in Linux: the V-Bus device's counters, one snapshot per
-open (hyp/core/vbus.c, stats_snapshot; the format is docs/architecture.md's "V-Bus counters").
+open (hyp/core/vbus.c, stats_snapshot_step; the format is docs/architecture.md's "V-Bus counters").
 
     rtmux-stats 1 uptime_us=N
     device partition=NAME status=0xNN needs_reset=0|1 resets=N violations=N control_errors=N
