@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "files.h"
+#include "net.h"
 #include "rtmux/linux.h"
 #include "rtos/chan.h"
 #include "rtos/sync.h"
@@ -115,20 +116,31 @@ void lsvc_log_flush(void)
     }
 }
 
+/* Sockets are linked only into an application that makes one (syscalls.c); without them, no session. */
+#pragma weak lnet_stats
+
+static struct rtmux_linux_session_stats session_stats(const struct lsvc_stats *s)
+{
+    return (struct rtmux_linux_session_stats){
+        .requests = s->requests,
+        .errors = s->errors,
+        .timeouts = s->timeouts,
+        .sessions = s->sessions,
+        .lost = s->lost,
+        .bad_frames = s->bad_frames,
+        .unknown_tags = s->unknown_tags,
+        .bad_replies = s->bad_replies,
+    };
+}
+
 int rtmux_linux_stats(struct rtmux_linux_stats *out)
 {
-    struct lsvc_stats f;
+    struct lsvc_stats f, n = {0};
     lfs_stats(&f);
-    *out = (struct rtmux_linux_stats){
-        .requests = f.requests,
-        .errors = f.errors,
-        .timeouts = f.timeouts,
-        .sessions = f.sessions,
-        .lost = f.lost,
-        .bad_frames = f.bad_frames,
-        .unknown_tags = f.unknown_tags,
-        .bad_replies = f.bad_replies,
-    };
+    if (lnet_stats != NULL) {
+        lnet_stats(&n);
+    }
+    *out = (struct rtmux_linux_stats){.files = session_stats(&f), .net = session_stats(&n)};
     if (lg.on && rt_mutex_lock(&lg.lock, RT_FOREVER) == RT_OK) {
         out->log_sent = lg.sent;
         out->log_dropped = lg.dropped;

@@ -258,7 +258,7 @@ static void server_dies(void)
     for (int i = 0; i < 600; i++) {
         sleep_ms(100);
         CHECK_EQ(rtmux_linux_stats(&s), 0);
-        if (s.lost > s0.lost && s.sessions > s0.sessions) {
+        if (s.files.lost > s0.files.lost && s.files.sessions > s0.files.sessions) {
             int before = atomic_load(&reads_ok);
             sleep_ms(300);
             ok_after = atomic_load(&reads_ok) - before;
@@ -269,12 +269,12 @@ static void server_dies(void)
     for (unsigned i = 0; i < 3; i++) {
         CHECK_EQ(pthread_join(t[i], NULL), 0);
     }
-    CHECK(s.lost > s0.lost);
+    CHECK(s.files.lost > s0.files.lost);
     CHECK(ok_after > 0);
     CHECK_EQ(atomic_load(&seen_other), 0);
     printf("FILES| server restart: lost %llu sessions %llu, errors EIO %d EBADF %d ENOTCONN %d, reads after "
            "%d\n",
-           (unsigned long long)s.lost, (unsigned long long)s.sessions, atomic_load(&seen_eio),
+           (unsigned long long)s.files.lost, (unsigned long long)s.files.sessions, atomic_load(&seen_eio),
            atomic_load(&seen_ebadf), atomic_load(&seen_enotconn), ok_after);
     touch(BASE "/done2");
 }
@@ -297,8 +297,9 @@ int main(void)
     CHECK_EQ(rtmux_linux_stats(&s), 0);
     printf("FILES| stats requests %llu errors %llu timeouts %llu sessions %llu lost %llu bad_frames %llu "
            "unknown_tags %llu bad_replies %llu\n",
-           (unsigned long long)s.requests, (unsigned long long)s.errors, (unsigned long long)s.timeouts,
-           (unsigned long long)s.sessions, (unsigned long long)s.lost, (unsigned long long)s.bad_frames,
-           (unsigned long long)s.unknown_tags, (unsigned long long)s.bad_replies);
+           (unsigned long long)s.files.requests, (unsigned long long)s.files.errors,
+           (unsigned long long)s.files.timeouts, (unsigned long long)s.files.sessions,
+           (unsigned long long)s.files.lost, (unsigned long long)s.files.bad_frames,
+           (unsigned long long)s.files.unknown_tags, (unsigned long long)s.files.bad_replies);
     POSIX_TEST_END("linux files");
 }

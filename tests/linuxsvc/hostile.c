@@ -123,13 +123,13 @@ int main(void)
     CHECK_EQ(fd >= 0 ? close(fd) : -1, 0);
     for (int i = 0; i < 600; i++) { /* the real server's session ends */
         CHECK_EQ(rtmux_linux_stats(&s), 0);
-        if (s.lost > s0.lost) {
+        if (s.files.lost > s0.files.lost) {
             break;
         }
         (void)stat(BASE "/ready", &st);
         sleep_ms(100);
     }
-    CHECK(s.lost > s0.lost);
+    CHECK(s.files.lost > s0.files.lost);
     printf("HOSTILE| swapping\n");
     int reached = 0, failed = 0, waited = 0;
     while (reached < HOSTILE_CALLS && waited < 600) {
@@ -145,10 +145,10 @@ int main(void)
     }
     CHECK_EQ(rtmux_linux_stats(&s), 0);
     printf("HOSTILE| calls %d failed %d; bad_frames %llu unknown_tags %llu bad_replies %llu sessions %llu\n",
-           reached, failed, (unsigned long long)s.bad_frames, (unsigned long long)s.unknown_tags,
-           (unsigned long long)s.bad_replies, (unsigned long long)s.sessions);
+           reached, failed, (unsigned long long)s.files.bad_frames, (unsigned long long)s.files.unknown_tags,
+           (unsigned long long)s.files.bad_replies, (unsigned long long)s.files.sessions);
     CHECK_EQ(reached, HOSTILE_CALLS);
-    CHECK(s.bad_frames > 0 && s.unknown_tags > 0 && s.bad_replies > 0);
+    CHECK(s.files.bad_frames > 0 && s.files.unknown_tags > 0 && s.files.bad_replies > 0);
     CHECK(code_sum() == sum);
     /* Linux puts its real server back and writes after.txt through it */
     char text[32] = {0};

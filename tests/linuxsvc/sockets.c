@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "rtmux/linux.h"
 
 #define BASE       "/linux/srv/rtos"
 #define ECHO_BYTES 100000
@@ -185,6 +186,18 @@ int main(void)
     tcp_client();
     tcp_server();
     udp();
+    /* Every call above was a request of the network's session, none refused; files have their own. */
+    struct rtmux_linux_stats s;
+    CHECK_EQ(rtmux_linux_stats(&s), 0);
+    printf("SOCK| stats requests %llu errors %llu sessions %llu bad_frames %llu unknown_tags %llu "
+           "bad_replies %llu\n",
+           (unsigned long long)s.net.requests, (unsigned long long)s.net.errors,
+           (unsigned long long)s.net.sessions, (unsigned long long)s.net.bad_frames,
+           (unsigned long long)s.net.unknown_tags, (unsigned long long)s.net.bad_replies);
+    CHECK(s.net.requests >= 20);
+    CHECK(s.net.sessions >= 1);
+    CHECK_EQ(s.net.bad_frames + s.net.unknown_tags + s.net.bad_replies, 0);
+    CHECK(s.files.requests > 0);
     touch(BASE "/sockets-done");
     POSIX_TEST_END("linux sockets");
 }
