@@ -8,7 +8,10 @@
  *      answers one computed here (the test matches it in Linux's output);
  *   3. UDP: datagrams between two rtos sockets through Linux's loopback, each way, with the sender's
  *      address; poll() on a socket;
- *   4. `sockets-done` in /srv/rtos (Linux's script ends on it); exit with the failed checks.
+ *   4. UDP with a stock Linux program: busybox tftp reads a file from an rtos TFTP server on port 7005
+ *      (request, data, acknowledgement); the file's line is computed here and the test matches it in
+ *      Linux's copy;
+ *   5. `sockets-done` in /srv/rtos (Linux's script ends on it); exit with the failed checks.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -173,6 +176,48 @@ static void udp(void)
     printf("SOCK| udp 20 datagrams\n");
 }
 
+/* One TFTP read (RFC 1350) served to Linux's busybox tftp: its RRQ comes to port 7005, the file (one DATA
+ * block of fewer than 512 bytes, which ends the transfer) goes back to its address, its ACK comes back.
+ * Options a client adds after the mode (RFC 2347) are ignored, which a client must accept. */
+static void udp_linux(void)
+{
+    int s = socket(AF_INET, SOCK_DGRAM, 0);
+    CHECK(s >= 0);
+    struct sockaddr_in a;
+    memset(&a, 0, sizeof(a));
+    a.sin_family = AF_INET;
+    a.sin_port = htons(7005);
+    a.sin_addr.s_addr = htonl(INADDR_ANY);
+    CHECK_EQ(bind(s, (struct sockaddr *)&a, sizeof(a)), 0);
+    touch(BASE "/udp-listening"); /* Linux's tftp asks on it */
+    struct pollfd p = {.fd = s, .events = POLLIN};
+    CHECK_EQ(poll(&p, 1, 60000), 1); /* guest time: Linux's script looks for the file every 100 ms */
+    unsigned char rrq[516];
+    struct sockaddr_in src;
+    socklen_t slen = sizeof(src);
+    ssize_t k = recvfrom(s, rrq, sizeof(rrq) - 1, 0, (struct sockaddr *)&src, &slen);
+    CHECK(k > 4 && rrq[0] == 0 && rrq[1] == 1); /* RRQ */
+    rrq[k > 0 ? k : 0] = 0;
+    const char *name = (const char *)rrq + 2;
+    CHECK(strcmp(name, "greeting") == 0);
+    char addr[INET_ADDRSTRLEN] = "?";
+    inet_ntop(AF_INET, &src.sin_addr, addr, sizeof(addr));
+    CHECK(strcmp(addr, "127.0.0.1") == 0);
+    unsigned char data[4 + 64] = {0, 3, 0, 1}; /* DATA, block 1 */
+    int n =
+        snprintf((char *)data + 4, sizeof(data) - 4, "rtos-tftp-%s-%d-bytes-from-%s\n", name, (int)k, addr);
+    CHECK_EQ(sendto(s, data, (size_t)n + 4, 0, (struct sockaddr *)&src, slen), n + 4);
+    CHECK_EQ(poll(&p, 1, 10000), 1);
+    unsigned char ack[16];
+    struct sockaddr_in from;
+    socklen_t flen = sizeof(from);
+    k = recvfrom(s, ack, sizeof(ack), 0, (struct sockaddr *)&from, &flen);
+    CHECK(k == 4 && ack[0] == 0 && ack[1] == 4 && ack[2] == 0 && ack[3] == 1); /* ACK of block 1 */
+    CHECK(from.sin_port == src.sin_port && from.sin_addr.s_addr == src.sin_addr.s_addr);
+    CHECK_EQ(close(s), 0);
+    printf("SOCK| udp: tftp read of %s by %s:%u, acknowledged\n", name, addr, (unsigned)ntohs(src.sin_port));
+}
+
 int main(void)
 {
     struct stat st;
@@ -186,6 +231,7 @@ int main(void)
     tcp_client();
     tcp_server();
     udp();
+    udp_linux();
     /* Every call above was a request of the network's session, none refused; files have their own. */
     struct rtmux_linux_stats s;
     CHECK_EQ(rtmux_linux_stats(&s), 0);

@@ -12,7 +12,8 @@ SDK (tests/linuxsvc/NAME.c) in the default system's rtos partition, Linux runnin
 - reboot: Linux reboots under the rtos's calls; they fail (EIO, EBADF, ENOTCONN) and work again after
   Linux's second boot.
 - sockets: an rtos TCP client of Linux's echo server (busybox nc), an rtos TCP server Linux's nc
-  reaches, UDP between two rtos sockets through Linux's loopback, poll().
+  reaches, UDP between two rtos sockets through Linux's loopback, a file read
+  from an rtos TFTP server by busybox tftp, poll().
 """
 
 from __future__ import annotations
@@ -228,6 +229,8 @@ mkdir -p /srv/rtos
 touch /srv/rtos/ready
 wait_for /srv/rtos/listening 1200
 echo "hello-$((6 * 7))" | nc -w 10 127.0.0.1 7001 | sed 's/^/@reply /'
+wait_for /srv/rtos/udp-listening 1200
+cd /tmp && tftp -g -r greeting -l /tmp/greeting 127.0.0.1 7005 && sed 's/^/@tftp /' /tmp/greeting
 wait_for /srv/rtos/sockets-done 1200
 echo "@end-$((6 * 7))"
 """
@@ -244,3 +247,5 @@ def test_sockets_from_rtos_threads(run_rtmux: Callable[..., Any], tmp_path: Path
     assert "[rtos] SOCK| tcp server heard 9 bytes from 127.0.0.1" in out, why
     assert "[linux] @reply rtos-heard-9-bytes-from-127.0.0.1" in out, why
     assert "[rtos] SOCK| udp 20 datagrams" in out, why
+    assert re.search(r"\[rtos\] SOCK\| udp: tftp read of greeting by 127\.0\.0\.1:\d+, acknowledged", out), why
+    assert re.search(r"\[linux\] @tftp rtos-tftp-greeting-\d+-bytes-from-127\.0\.0\.1\n", out), why
