@@ -85,15 +85,8 @@ class Report:
 
     def stats(self) -> latstats.LatencyStats:
         """The benchmark's figures (microseconds; percentiles are upper bounds, to the cell)."""
-        return latstats.LatencyStats(
-            samples=self.samples,
-            min_us=self.min_ns / 1000,
-            avg_us=self.avg_ns / 1000,
-            p99_us=self.p99_ns / 1000,
-            p999_us=self.p999_ns / 1000,
-            max_us=self.max_ns / 1000,
-            overruns=self.overruns,
-            whole_us=False,
+        return latstats.from_ns(
+            self.samples, self.min_ns, self.avg_ns, self.p99_ns, self.p999_ns, self.max_ns, self.overruns
         )
 
 

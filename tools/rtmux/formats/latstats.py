@@ -37,6 +37,22 @@ class LatencyStats:
     whole_us: bool  # True: the tool measures whole microseconds (cyclictest), shown without decimals
 
 
+def from_ns(
+    samples: int, min_ns: int, avg_ns: int, p99_ns: int, p999_ns: int, max_ns: int, overruns: int | None
+) -> LatencyStats:
+    """The figures of a tool that reports nanoseconds."""
+    return LatencyStats(
+        samples=samples,
+        min_us=min_ns / 1000,
+        avg_us=avg_ns / 1000,
+        p99_us=p99_ns / 1000,
+        p999_us=p999_ns / 1000,
+        max_us=max_ns / 1000,
+        overruns=overruns,
+        whole_us=False,
+    )
+
+
 def nearest_rank(total: int, fraction: float) -> int:
     """The 1-based rank of the `fraction` quantile among `total` samples (nearest-rank method)."""
     if total < 1:
