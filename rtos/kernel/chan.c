@@ -21,20 +21,20 @@
 /* Bytes copied under one hold of the kernel lock (interrupts masked) by a receive, or by a send longer
  * than a message: between chunks pending interrupts come in, so the latency a channel call adds stays
  * that of one chunk's copy. A send of at most RT_CHAN_MSG_MAX bytes is one copy written whole or not at
- * all (vbus_ep_write_all), so it reaches the ring whole, never interleaved with another sender's bytes:
- * up to 256 bytes under one hold, which the application chooses by sending messages.
+ * all (vbus_ep_write_all), so it reaches the ring whole, never interleaved with another sender's bytes.
  * Measured with make bench's Linux's-files case (icount; 10,000 periods of a 1 kHz thread beside a
  * thread on 8 KiB remote preads, whose 9P payloads sit at odd offsets in the ring; memcpy copying
- * doublewords at any alignment), worst / p99.9 / p99 in us and the case's remote writes:
- *   256-byte chunks 0.912 / 0.848 / 0.832, 97.0 MB/s
- *   128-byte chunks 0.864 / 0.816 / 0.736, 90.1 MB/s
+ * doublewords at any alignment), worst / p99.9 / p99 in us, the case's remote writes, and make bench's
+ * V-Bus case's echo throughput:
+ *   256-byte chunks 0.912 / 0.848 / 0.832, 97.0 MB/s, echo 28.8 MB/s
+ *   128-byte chunks 0.864 / 0.816 / 0.736, 90.1 MB/s, echo 27.8 MB/s (before these changes: 28.1)
  *    64-byte chunks 0.864 / 0.816 / 0.704, 77.7 MB/s
- * (the same thread with Linux as busy but no remote I/O: 0.656). Below 128 bytes the copy no longer sets
- * the worst case: the kernel's own masked paths do (a thread blocking, a doorbell waking one: a thread
- * switch each, 0.3-0.4 us), while each chunk's fixed work costs throughput. (With a bytewise memcpy,
- * 256-byte chunks gave 1.824 us over 1,000 periods and 56.0 MB/s; before that, make bench's V-Bus case:
- * 1 KiB chunks gave 1.376 us under echo traffic, 256 B 0.960 us.) */
-#define CHAN_CHUNK 128u
+ * (the same thread beside a busy Linux without remote I/O: 0.656; alone 0.448). Smaller chunks save at
+ * most 0.05 us of the worst case and cost throughput (each chunk's fixed work): below 128 bytes the copy
+ * no longer sets the worst case, the kernel's own masked paths do (a thread blocking, a doorbell waking
+ * one: a thread switch each, 0.3-0.4 us). With a bytewise memcpy 256-byte chunks gave 1.872 us and
+ * 56.7 MB/s; before that, the V-Bus case: 1 KiB chunks gave 1.376 us under echo traffic, 256 B 0.960. */
+#define CHAN_CHUNK 256u
 _Static_assert(CHAN_CHUNK <= RT_CHAN_MSG_MAX, "a message is copied whole, a chunk at most as much");
 _Static_assert(RT_CHAN_MSG_MAX <= VBUS_RING_MIN, "every ring can hold a whole message");
 

@@ -11,16 +11,15 @@
  * before a new one began are dropped and counted (rt_chan_stats), so none crosses a reconnection.
  *
  * Every call does a bounded amount of work (a ring copy, a look at the connection), with interrupts
- * masked for at most one copy at a time: a message (up to 256 bytes), or 128 bytes of a receive or of a
- * longer send; the calls may be used from threads, and
+ * masked for at most a 256-byte copy at a time; the calls may be used from threads, and
  * rt_chan_send/rt_chan_recv with RT_NO_WAIT from interrupt handlers too. No memory is allocated.
  *
  * Messages: a send of at most RT_CHAN_MSG_MAX bytes goes into the ring to Linux in one step, all of it or
  * nothing: it waits (up to its timeout) until the ring has room for all of it, and returns an error
  * having written nothing otherwise. So its bytes reach the ring, and Linux's reader, contiguous and never
  * with another sender's bytes (another thread's or a handler's) inside; sends from different threads
- * are in the order they got room. A longer send is a stream: it is written 128 bytes at a time as room
- * appears, and other senders' messages may land between its parts. Senders waiting for room look
+ * are in the order they got room. A longer send is a stream: it is written up to 256 bytes at a time as
+ * room appears, and other senders' messages may land between its parts. Senders waiting for room look
  * again each time the hypervisor frees some, most urgent first (FIFO within a priority), so a send never
  * waits behind a less urgent one; a long message may wait while more urgent senders take the room.
  */
