@@ -474,16 +474,27 @@ def _files_targets(r: BenchResults) -> list[Target]:
     else:
         out.append(Target(name, f"{pread:.1f} us; the V-Bus case did not run", False, measured_here=False))
     alone, busy, beside = (files.rtos.latency[k] for k in ("alone", "linux_busy", "remote_io"))
-    for base, what in ((alone, "its max alone"), (busy, "its max alone beside a busy Linux (no remote I/O)")):
-        ratio = _ratio(beside.max_ns, base.max_ns)
-        out.append(
-            Target(
-                f"Linux's files: 1 kHz POSIX thread's max beside a thread on remote preads <= "
-                f"{TARGET_FILES_LATENCY_VS_ALONE:g} x {what}, same boot",
-                f"{beside.max_ns / 1000:.3f} us = {ratio:.2f} x {base.max_ns / 1000:.3f} us",
-                ratio <= TARGET_FILES_LATENCY_VS_ALONE,
-            )
+    ratio = _ratio(beside.max_ns, alone.max_ns)
+    out.append(
+        Target(
+            f"Linux's files: 1 kHz POSIX thread's max beside a thread on remote preads <= "
+            f"{TARGET_FILES_LATENCY_VS_ALONE:g} x its max alone, same boot",
+            f"{beside.max_ns / 1000:.3f} us = {ratio:.2f} x {alone.max_ns / 1000:.3f} us",
+            ratio <= TARGET_FILES_LATENCY_VS_ALONE,
         )
+    )
+    # Against the fair baseline, p99.9s: in icount a lone sample of either run may wait for the busy
+    # vCPU beside the rtos's, by tens of microseconds (FILES_TEXT), which the maxima would compare.
+    ratio = _ratio(beside.p999_ns, busy.p999_ns)
+    out.append(
+        Target(
+            f"Linux's files: 1 kHz POSIX thread's p99.9 beside a thread on remote preads <= "
+            f"{TARGET_FILES_LATENCY_VS_ALONE:g} x its p99.9 alone beside a busy Linux (no remote I/O), "
+            "same boot",
+            f"{beside.p999_ns / 1000:.3f} us = {ratio:.2f} x {busy.p999_ns / 1000:.3f} us",
+            ratio <= TARGET_FILES_LATENCY_VS_ALONE,
+        )
+    )
     if res.rtos_el2 is not None:
         out.append(
             Target(
@@ -560,7 +571,10 @@ def _files_table(r: BenchResults) -> list[str]:
             {files.busy_rounds}; the other thread's remote preads during the last run:
             {files.rtos.latency["remote_io"].reads}. In QEMU's icount mode a busy vCPU delays the rtos
             CPU's timer interrupt by itself (the round-robin of vCPUs: BENCHMARKS.md, "The rtos beside a
-            busy vCPU"), so the Linux-busy run is the remote-I/O run's fair baseline."""),
+            busy vCPU"), so the Linux-busy run is the remote-I/O run's fair baseline; its target compares
+            p99.9s, because a lone sample of either run can wait tens of microseconds for the busy vCPU
+            (the Linux-busy run, where the rtos runs nothing but the measuring thread, once had one of
+            26 us in 10,000)."""),
     ]
     return lines
 
