@@ -12,9 +12,13 @@
  *   LSB| hist KIND US COUNT                                    (one per non-empty 1-us cell, in order)
  *   LSB| latency KIND samples N min_ns A avg_ns B p99_ns C p999_ns D max_ns M overruns O reads R
  *        a 1 kHz SCHED_FIFO thread's lateness after its release point (clock_nanosleep, TIMER_ABSTIME),
- *        N = LSB_PERIODS periods: alone (KIND alone, R = 0) and while a less urgent thread loops on 8 KiB
- *        remote preads of bench-w.bin (KIND remote_io; R: its reads from its start, 50 ms before the
- *        run, to the run's end); O: the periods that woke a whole period late or more
+ *        N = LSB_PERIODS periods: alone, Linux idle (KIND alone, R = 0); alone while Linux keeps its CPU
+ *        busy (KIND linux_busy, R = 0: from `busy` in /srv/rtos, which Linux's script looks for, until
+ *        its removal, Linux reads the same file locally in a loop and the V-Bus's counters' port); and
+ *        while a less urgent thread loops on 8 KiB remote preads of bench-w.bin (KIND remote_io; R: its
+ *        reads from its start, 50 ms before the run, to the run's end); O: the periods that woke a
+ *        whole period late or more. linux_busy is remote_io's baseline without the rtos's remote I/O:
+ *        in QEMU's icount mode a busy vCPU beside the rtos's delays its timer interrupt by itself.
  *   LSB| done
  * then `done` in /srv/rtos (Linux's script goes on) and exit(0). A failure prints `LSB| error ...` and
  * exits with status 1. Averages are rounded down to the nanosecond; percentiles are nearest-rank, exact
@@ -234,6 +238,25 @@ static void latency(const char *kind, bool with_io)
            (unsigned long long)samples[PERIODS - 1], overruns, reads);
 }
 
+/* Creates (on) or removes BASE/busy, then gives Linux's script, which looks for it every 100 ms and
+ * between two rounds of its load, 300 ms to start or stop. */
+static int linux_busy(bool on)
+{
+    int r = 0;
+    if (on) {
+        int fd = open(BASE "/busy", O_CREAT | O_WRONLY, 0644);
+        r = fd < 0 ? -1 : close(fd);
+    } else {
+        r = unlink(BASE "/busy");
+    }
+    if (r != 0) {
+        printf("LSB| error %s busy: errno %d\n", on ? "create" : "remove", errno);
+        return 1;
+    }
+    sleep_ms(300);
+    return 0;
+}
+
 int main(void)
 {
     struct stat st;
@@ -248,6 +271,13 @@ int main(void)
         return 1;
     }
     latency("alone", false);
+    if (linux_busy(true) != 0) {
+        return 1;
+    }
+    latency("linux_busy", false);
+    if (linux_busy(false) != 0) {
+        return 1;
+    }
     latency("remote_io", true);
     printf("LSB| done\n");
     int fd = open(BASE "/done", O_CREAT | O_WRONLY, 0644);

@@ -236,8 +236,8 @@ def test_bench_runs_and_plans_of_the_files_case(tmp_path: Path) -> None:
         assert plan.phases == ["files", "dump"]
     assert model.files_image(1000).parts[-2:] == ("linuxsvc", "remote-1000.img")
     plan = linux_script.Plan(1000, files=linux_script.FilesPlan(34.0))
-    busy, idle = 1000 * (50e-6 + 1e-3) + 0.5, 1.0
-    assert plan_cost(True, plan, "rtmux") == pytest.approx(10.0 + 6.0 * busy + 0.6 * idle)
+    busy, idle, linux_busy = 1000 * (50e-6 + 1e-3) + 0.5, 1.0, 0.55 * (1.0 + 0.6)
+    assert plan_cost(True, plan, "rtmux") == pytest.approx(10.0 + 6.0 * busy + 0.6 * idle + 37.0 * linux_busy)
 
 
 def test_bench_data_folder_is_absolute(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -444,6 +444,9 @@ LSB_LINES = [
     "LSB| hist alone 0 1000",
     "LSB| latency alone samples 1000 min_ns 448 avg_ns 448 p99_ns 448 p999_ns 448 max_ns 448 overruns 0 "
     "reads 0",
+    "LSB| hist linux_busy 0 1000",
+    "LSB| latency linux_busy samples 1000 min_ns 448 avg_ns 493 p99_ns 656 p999_ns 656 max_ns 656 "
+    "overruns 0 reads 0",
     "LSB| hist remote_io 0 836",
     "LSB| hist remote_io 1 164",
     "LSB| latency remote_io samples 1000 min_ns 448 avg_ns 658 p99_ns 1792 p999_ns 1824 max_ns 1840 "
@@ -456,6 +459,7 @@ FILES_LINUX = [
     "@bench uptime=1.19",
     "@bench phase=files",
     "@bench files_wait=done",
+    "@bench files_busy_rounds=57",
     "@bench dd_status=0",
     "@bench dd_ns=3664564080 3666652272 3677339648",
     "@bench dd_bytes=4194304",
@@ -478,10 +482,18 @@ FILES_PLAN = linux_script.Plan(1000, files=linux_script.FilesPlan(34.0))
 def test_files_plan_script() -> None:
     assert FILES_PLAN.phases == ["files", "dump"]
     text = linux_script.script(FILES_PLAN)
-    ready, wait = (
+    ready, deadline, wait = (
         text.index("touch /srv/rtos/ready"),
-        text.index("while [ ! -e /srv/rtos/done ] && [ $i -lt 340 ]"),
+        text.index("read up rest </proc/uptime; end=$((${up%.*} + 34)); b=0"),
+        text.index("while [ ! -e /srv/rtos/done ] && read up rest </proc/uptime && [ ${up%.*} -lt $end ]"),
     )
+    # while remote.c's `busy` is there, Linux loops on its load (local reads, the V-Bus's counters)
+    busy = text.index(
+        "  if [ -e /srv/rtos/busy ]; then dd if=/srv/rtos/bench-w.bin of=/dev/null bs=8k 2>/dev/null; "
+        "cat /dev/virtio-ports/rtmux-stats >/dev/null; b=$((b+1)); else usleep 100000; fi"
+    )
+    assert ready < deadline < wait < busy < text.index('say files_busy_rounds "$b"')
+    assert "rm -f /srv/rtos/ready /srv/rtos/done /srv/rtos/busy /srv/rtos/bench-w.bin" in text
     written = text.index("dd if=/dev/zero of=/srv/rtos/bench.bin bs=4096 count=1")
     empty = text.index(linux_script.files_dd(0))
     whole = text.index(linux_script.files_dd(512))
@@ -499,6 +511,7 @@ def test_read_results_files() -> None:
     assert r.files is not None and r.rtos is None and r.rtos_control is None
     f = r.files
     assert f.rtos.pread.avg_ns == 45069 and f.rtos.latency["remote_io"].reads == 8143
+    assert f.rtos.latency["linux_busy"].max_ns == 656 and f.busy_rounds == 57
     # the dd of 512 blocks took 10.687376 ms, the dd of none 2.088192 ms: 8.599184 ms for the writes
     assert (f.dd_whole_ns, f.dd_empty_ns, f.dd.ns, f.dd.nbytes) == (10687376, 2088192, 8599184, 4194304)
     assert f.dd.mbps == pytest.approx(487.76, abs=0.01)
@@ -515,7 +528,9 @@ def swap(lines: list[str], old: str, new: str) -> list[str]:
     [
         (files_console(swap(FILES_LINUX, "files_wait=done", "files_wait=timeout")), 1000, "did not create"),
         (files_console(lsb=LSB_LINES[:-1]), 1000, "rtos partition: no `LSB| done`"),
-        (files_console(), 2000, r"took \[1000, 1000, 1000\] samples"),
+        (files_console(), 2000, r"took \[1000, 1000, 1000, 1000\] samples"),
+        (files_console(swap(FILES_LINUX, "files_busy_rounds=57", "files_busy_rounds=0")), 1000, "no round"),
+        (files_console([x for x in FILES_LINUX if "busy_rounds" not in x]), 1000, "no busy Linux"),
         (files_console(lsb=swap(LSB_LINES, "reads 8143", "reads 0")), 1000, "no remote read"),
         (files_console(swap(FILES_LINUX, "dd_status=0", "dd_status=1")), 1000, "exited with status 1"),
         (files_console(swap(FILES_LINUX, "dd_ns=3664564080 ", "dd_ns=")), 1000, "no valid `@bench dd_ns"),

@@ -12,6 +12,9 @@ LINES = [
     "LSB| hist alone 0 1000",
     "LSB| latency alone samples 1000 min_ns 448 avg_ns 448 p99_ns 448 p999_ns 448 max_ns 448 overruns 0 "
     "reads 0",
+    "LSB| hist linux_busy 0 1000",
+    "LSB| latency linux_busy samples 1000 min_ns 448 avg_ns 493 p99_ns 656 p999_ns 656 max_ns 656 "
+    "overruns 0 reads 0",
     "LSB| hist remote_io 0 836",
     "LSB| hist remote_io 1 164",
     "LSB| latency remote_io samples 1000 min_ns 448 avg_ns 658 p99_ns 1792 p999_ns 1824 max_ns 1840 "
@@ -26,7 +29,9 @@ def test_parse_a_complete_run() -> None:
     assert r.pread == linux_files.RoundTrips(1000, 38304, 45069, 50000, 319904)
     assert (r.write.nbytes, r.write.ns) == (4194304, 72006832)
     assert r.write.mbps == pytest.approx(58.25, abs=0.01)
-    assert list(r.latency) == ["alone", "remote_io"]
+    assert list(r.latency) == ["alone", "linux_busy", "remote_io"]
+    busy = r.latency["linux_busy"]
+    assert (busy.max_ns, busy.reads, busy.cells) == (656, 0, {0: 1000})
     alone, io = r.latency["alone"], r.latency["remote_io"]
     assert alone.cells == {0: 1000} and alone.reads == 0
     assert (io.min_ns, io.avg_ns, io.p99_ns, io.p999_ns, io.max_ns, io.reads) == (
@@ -78,7 +83,12 @@ def replaced(old: str, new: str) -> str:
         (replaced("p99_ns 1792", "p99_ns 992"), "p99 is not in its histogram cell"),
         (replaced("p999_ns 1824 max_ns 1840", "p999_ns 1900 max_ns 1840"), "out of order"),
         (replaced("min_ns 38304 avg_ns 45069", "min_ns 48304 avg_ns 45069"), "pread64 figures out of order"),
-        (replaced("overruns 0 reads 0", "overruns 0 reads 3"), "remote reads counted while it ran alone"),
+        (replaced("overruns 0 reads 0", "overruns 0 reads 3"), "latency alone: remote reads counted"),
+        (
+            replaced("max_ns 656 overruns 0 reads 0", "max_ns 656 overruns 0 reads 3"),
+            "latency linux_busy: remote reads counted while it ran alone",
+        ),
+        (replaced("LSB| hist linux_busy 0 1000\n", ""), "histograms of"),
         (replaced("LSB| hist alone 0 1000", "LSB| hist alone 0 990\nLSB| hist alone 7 10"), "min or max"),
         (replaced("LSB| latency remote_io", "LSB| latency alone"), "two `LSB| latency alone` lines"),
         (replaced("LSB| hist remote_io 1 164", "LSB| hist remote_io 0 164"), "out of place"),

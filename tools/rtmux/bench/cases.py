@@ -21,9 +21,9 @@ under load:
                            rtos partition measures
   Linux's files            rtos/linuxsvc/bench/remote.c as the rtos partition of the default system
                            (built with the case's sample count): 64-byte remote preads of a file Linux
-                           wrote, 4 MiB of remote writes, a 1 kHz POSIX thread's lateness alone and beside
-                           a thread looping on remote preads; then Linux times a local dd of the same
-                           writes to the same file
+                           wrote, 4 MiB of remote writes, a 1 kHz POSIX thread's lateness alone, alone
+                           beside a busy Linux, and beside a thread looping on remote preads; then Linux
+                           times a local dd of the same writes to the same file
   Linux on 3 CPUs          (not with --quick) configs/qemu-virt-4cpu.toml, Linux on CPUs 1-3: boot,
                            hackbench, then the Linux load while the rtos partition (CPU 0) measures;
                            references: Debian's standard kernel bare with -smp 3, boot and hackbench;
@@ -779,6 +779,12 @@ class Bench:
                 False,
             ),
             (
+                "files-rtos-rtmux-linux-load",
+                "linux_busy",
+                "rtos partition, POSIX thread alone beside a busy Linux (no remote I/O)",
+                True,
+            ),
+            (
                 "files-rtos-rtmux-io-load",
                 "remote_io",
                 "rtos partition, POSIX thread beside remote file reads",
@@ -799,7 +805,8 @@ class Bench:
             docs=[doc],
             summary=f"pread64 avg {p.avg_ns / 1000:.1f} us (max {p.max_ns / 1000:.1f}); write "
             f"{w.mbps:.1f} MB/s (Linux's dd {files.dd.mbps:.1f}); latency max alone "
-            f"{rows[0].stats.max_us:.3f} us, beside remote I/O {rows[1].stats.max_us:.3f} us; "
+            f"{rows[0].stats.max_us:.3f} us, beside a busy Linux {rows[1].stats.max_us:.3f} us, beside "
+            f"remote I/O {rows[2].stats.max_us:.3f} us; "
             f"rtos CPU EL2 entries {result.rtos_el2}",
         )
 

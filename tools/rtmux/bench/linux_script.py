@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rtmux import paths, sdk
+from rtmux.config.model import VBUS_STATS_PORT
 from rtmux.errors import GuestFailure, RtmuxError
 from rtmux.formats import control_loop, cyclictest, hyp_console, latmus, linux_files, rtmux_ping
 from rtmux.run import linux, system
@@ -104,6 +105,15 @@ FILES_WRITE = f"{FILES_DIR}/bench-w.bin"
 FILES_DD_BS = "8k"
 FILES_DD_COUNT = 512
 FILES_DD_BYTES = 8192 * FILES_DD_COUNT
+# While remote.c's `busy` is in FILES_DIR (its run linux_busy: the rtos's periodic thread with no remote
+# I/O of its own), Linux loops on FILES_LINUX_LOAD, which keeps its CPU as busy as diod's serving does:
+# the file the rtos reads in its remote-I/O run, read locally, and the V-Bus device's counters' port,
+# which the hypervisor serves on Linux's CPU without the rtos.
+FILES_BUSY = f"{FILES_DIR}/busy"
+FILES_LINUX_LOAD = (
+    f"dd if={FILES_WRITE} of=/dev/null bs={FILES_DD_BS} 2>/dev/null; "
+    f"cat /dev/virtio-ports/{VBUS_STATS_PORT} >/dev/null"
+)
 # Linux's monotonic clock in nanoseconds (busybox's date has no %N and its dd prints no rate).
 FILES_NS = r"ns() { sed -n 's/^now at \([0-9]*\) nsecs$/\1/p;3q' /proc/timer_list; }"
 
@@ -210,15 +220,19 @@ def script(plan: Plan) -> str:
                 lines += [f'say {name}_hist "$(echo "$out" | sed -n \'s/^rtt_hist_ns //p\')"']
         lines += ["say vbus_end \"$(cut -d' ' -f1 /proc/uptime)\"", VBUS_TRAFFIC, "traffic=$!"]
     if plan.files is not None:
-        ticks = max(1, round(plan.files.wait_s * 10))
+        # the wait is bounded in Linux's uptime (whole seconds; `read` and `${up%.*}` are the shell's own)
+        wait = max(1, round(plan.files.wait_s))
         lines += [
             "say phase files",
-            f"mkdir -p {FILES_DIR} && rm -f {FILES_DIR}/ready {FILES_DIR}/done {FILES_WRITE}",
+            f"mkdir -p {FILES_DIR} && rm -f {FILES_DIR}/ready {FILES_DIR}/done {FILES_BUSY} {FILES_WRITE}",
             f"dd if=/dev/zero of={FILES_READ} bs=4096 count=1 2>/dev/null",
             f"touch {FILES_DIR}/ready",
-            "i=0",
-            f"while [ ! -e {FILES_DIR}/done ] && [ $i -lt {ticks} ]; do usleep 100000; i=$((i+1)); done",
+            f"read up rest </proc/uptime; end=$((${{up%.*}} + {wait})); b=0",
+            f"while [ ! -e {FILES_DIR}/done ] && read up rest </proc/uptime && [ ${{up%.*}} -lt $end ]; do",
+            f"  if [ -e {FILES_BUSY} ]; then {FILES_LINUX_LOAD}; b=$((b+1)); else usleep 100000; fi",
+            "done",
             f'say files_wait "$([ -e {FILES_DIR}/done ] && echo done || echo timeout)"',
+            'say files_busy_rounds "$b"',
             FILES_NS,
             f"rm -f {FILES_WRITE}",
             f"t0=$(ns); {files_dd(0)} 2>/dev/null; t1=$(ns)",
@@ -319,6 +333,7 @@ class FilesResult:
     dd: linux_files.Throughput
     dd_whole_ns: int  # the dd of FILES_DD_COUNT blocks, not subtracted
     dd_empty_ns: int  # the dd of no block (subtracted)
+    busy_rounds: int = 0  # rounds of FILES_LINUX_LOAD while remote.c's run linux_busy asked for them
 
 
 @dataclass(frozen=True)
@@ -381,6 +396,12 @@ def _files_result(values: dict[str, str], rtos_text: str, samples: int, what: st
         )
     if report.latency["remote_io"].reads < 1:
         raise RtmuxError(f"{what}: no remote read while the latency ran beside remote I/O")
+    busy = values.get("files_busy_rounds", "")
+    if not busy.isdigit() or int(busy) < 1:
+        raise RtmuxError(
+            f"{what}: Linux ran no round of its load while the rtos asked for it (`@bench files_busy_rounds="
+            f"{busy}`): the run linux_busy had no busy Linux beside it"
+        )
     if values.get("dd_status") != "0":
         raise RtmuxError(f"{what}: `{files_dd(FILES_DD_COUNT)}` exited with status {values.get('dd_status')}")
     times = values.get("dd_ns", "").split()
@@ -393,7 +414,7 @@ def _files_result(values: dict[str, str], rtos_text: str, samples: int, what: st
     if nbytes != FILES_DD_BYTES:
         raise RtmuxError(f"{what}: dd wrote {nbytes} bytes, not {FILES_DD_BYTES}")
     whole, empty = t2 - t1, t1 - t0
-    return FilesResult(report, linux_files.Throughput(nbytes, max(whole - empty, 1)), whole, empty)
+    return FilesResult(report, linux_files.Throughput(nbytes, max(whole - empty, 1)), whole, empty, int(busy))
 
 
 def _float(values: dict[str, str], key: str, what: str) -> float:

@@ -148,9 +148,12 @@ def plan_cost(
         loaded += 0.3  # stopping the load
     if plan.files is not None:
         # remote.c's plan.samples preads (~50 us each) and its latency run beside remote I/O keep Linux's
-        # diod busy, as V-Bus traffic does; its latency run alone leaves Linux idle
+        # diod busy, as V-Bus traffic does; its latency run alone leaves Linux idle; the one beside a busy
+        # Linux (a dd and a cat in a loop: processes started, ~20 s of wall a guest second, measured
+        # 2026-11-27) costs about half as much as Linux's load
         vbus += plan.samples * (50e-6 + PERIOD_US / 1e6) + 0.5
         idle += plan.samples * PERIOD_US / 1e6
+        loaded += 0.55 * (plan.samples * PERIOD_US / 1e6 + 0.6)
     loops = plan.hackbench_loops if plan.hackbench else 0
     if icount:
         loaded *= linux_cpus

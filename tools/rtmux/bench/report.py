@@ -473,7 +473,7 @@ def _files_targets(r: BenchResults) -> list[Target]:
         )
     else:
         out.append(Target(name, f"{pread:.1f} us; the V-Bus case did not run", False, measured_here=False))
-    alone, beside = (files.rtos.latency[k] for k in ("alone", "remote_io"))
+    alone, busy, beside = (files.rtos.latency[k] for k in ("alone", "linux_busy", "remote_io"))
     ratio = _ratio(beside.max_ns, alone.max_ns)
     out.append(
         Target(
@@ -483,11 +483,23 @@ def _files_targets(r: BenchResults) -> list[Target]:
             ratio <= TARGET_FILES_LATENCY_VS_ALONE,
         )
     )
+    # Against the fair baseline, p99.9s: in icount a lone sample of either run may wait for the busy
+    # vCPU beside the rtos's, by tens of microseconds (FILES_TEXT), which the maxima would compare.
+    ratio = _ratio(beside.p999_ns, busy.p999_ns)
+    out.append(
+        Target(
+            f"Linux's files: 1 kHz POSIX thread's p99.9 beside a thread on remote preads <= "
+            f"{TARGET_FILES_LATENCY_VS_ALONE:g} x its p99.9 alone beside a busy Linux (no remote I/O), "
+            "same boot",
+            f"{beside.p999_ns / 1000:.3f} us = {ratio:.2f} x {busy.p999_ns / 1000:.3f} us",
+            ratio <= TARGET_FILES_LATENCY_VS_ALONE,
+        )
+    )
     if res.rtos_el2 is not None:
         out.append(
             Target(
                 "Linux's files: EL2 entries of the rtos CPU from 4 ms after boot to the program's exit "
-                f"(its wait for Linux, remote calls, both latency runs) = {TARGET_RTOS_EL2_ENTRIES}",
+                f"(its wait for Linux, remote calls, the latency runs) = {TARGET_RTOS_EL2_ENTRIES}",
                 str(res.rtos_el2),
                 res.rtos_el2 == TARGET_RTOS_EL2_ENTRIES,
             )
@@ -502,10 +514,12 @@ by Debian's `diod` over the V-Bus channel `rtmux-files`). Linux's boot-time scri
 it reads and tells it to start; the program then measures, one after the other: {n} remote `pread`s of
 64 B (after 100 not counted), each from the call to its return, one 9P round trip; 4 MiB of remote
 `write`s of 8 KiB and an `fsync`; a 1 kHz SCHED_FIFO thread's lateness ({n} periods of
-`clock_nanosleep(TIMER_ABSTIME)`, measured as the control loop's) alone, then while a less urgent thread
-loops on 8 KiB remote `pread`s. Then Linux's script times a local `dd` of the same writes to the same
-file. Guest time; percentiles nearest-rank and exact (the program keeps every sample; the latency table
-marks them `≤` as the other rtos rows)."""
+`clock_nanosleep(TIMER_ABSTIME)`, measured as the control loop's) alone with Linux idle, alone while
+Linux keeps its CPU busy (its script reads the same file locally in a loop and the V-Bus's counters'
+port, which the hypervisor serves on Linux's CPU: the remote-I/O run's Linux without the rtos's remote
+I/O), then while a less urgent thread loops on 8 KiB remote `pread`s. Then Linux's script times a local
+`dd` of the same writes to the same file. Guest time; percentiles nearest-rank and exact (the program
+keeps every sample; the latency table marks them `≤` as the other rtos rows)."""
 
 
 def _files_table(r: BenchResults) -> list[str]:
@@ -552,9 +566,15 @@ def _files_table(r: BenchResults) -> list[str]:
         "",
         _para(f"""
             The EL2 entries of these rows are one count: the rtos CPU's, from the hypervisor's report 4 ms
-            after the boot to the program's exit (its wait for Linux, every remote call and both latency
-            runs). The other thread's remote preads during the second run:
-            {files.rtos.latency["remote_io"].reads}."""),
+            after the boot to the program's exit (its wait for Linux, every remote call and the three
+            latency runs). Linux's rounds of its load while the rtos asked for it:
+            {files.busy_rounds}; the other thread's remote preads during the last run:
+            {files.rtos.latency["remote_io"].reads}. In QEMU's icount mode a busy vCPU delays the rtos
+            CPU's timer interrupt by itself (the round-robin of vCPUs: BENCHMARKS.md, "The rtos beside a
+            busy vCPU"), so the Linux-busy run is the remote-I/O run's fair baseline; its target compares
+            p99.9s, because a lone sample of either run can wait tens of microseconds for the busy vCPU
+            (the Linux-busy run, where the rtos runs nothing but the measuring thread, once had one of
+            26 us in 10,000)."""),
     ]
     return lines
 

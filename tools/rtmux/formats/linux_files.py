@@ -4,6 +4,7 @@
     LSB| write bytes 4194304 ns 51200000
     LSB| hist alone 0 1000                 KIND US COUNT: a non-empty 1-us cell of the run KIND
     LSB| latency alone samples 1000 min_ns 400 avg_ns 402 p99_ns 416 p999_ns 416 max_ns 416 overruns 0 reads 0
+    LSB| latency linux_busy samples 1000 min_ns 448 ... overruns 0 reads 0
     LSB| latency remote_io samples 1000 min_ns 400 ... overruns 0 reads 5210
     LSB| done
 
@@ -33,8 +34,9 @@ _LATENCY_RE = re.compile(
 )
 _DONE_RE = re.compile(_TAG + r"LSB\| done\s*$")
 _ERROR_RE = re.compile(_TAG + r"LSB\| error:? (?P<what>.*)$")
-# The latency runs, in the order the program makes them: alone, then beside a thread on remote I/O.
-KINDS = ("alone", "remote_io")
+# The latency runs, in the order the program makes them: alone (Linux idle), alone beside a busy Linux,
+# then beside a thread on remote I/O.
+KINDS = ("alone", "linux_busy", "remote_io")
 
 
 class LinuxFilesFormatError(ValueError):
@@ -169,5 +171,6 @@ def _check(r: Report) -> None:
         for name, fraction, value in (("p99", 0.99, run.p99_ns), ("p99.9", 0.999, run.p999_ns)):
             if latstats.quantile_cell(run.cells, fraction) != value // 1000:
                 raise LinuxFilesFormatError(f"latency {run.kind}: {name} is not in its histogram cell")
-    if r.latency["alone"].reads != 0:
-        raise LinuxFilesFormatError("latency alone: remote reads counted while it ran alone")
+    for kind in ("alone", "linux_busy"):
+        if r.latency[kind].reads != 0:
+            raise LinuxFilesFormatError(f"latency {kind}: remote reads counted while it ran alone")
