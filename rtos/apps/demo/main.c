@@ -10,9 +10,10 @@
  * /srv/rtos; docs/linux-services.md, "The demo uses it"), by main()'s thread once the others run, at a
  * priority below them all but the busy load (files.c): the control loop never waits for Linux.
  *  - the profile, /linux/srv/rtos/demo/profile.csv: "time_ms,setpoint_mm" lines (profile.h), followed
- *    over and over; looked at every 2 s and read again when it changed. Missing, or Linux's files not
- *    there (bare metal; Linux still booting): the square wave, said in one line. Rejected (the line
- *    and what is wrong with it said): the profile before stays, or the square wave;
+ *    over and over; looked at every 2 s and read again when it changed. Missing, or no Linux files at
+ *    all (bare metal): the square wave, said in one line; until Linux's files come (Linux boots): the
+ *    square wave. Rejected (the line and what is wrong with it said): the profile before stays, or the
+ *    square wave;
  *  - the telemetry, appended to /linux/srv/rtos/demo/telemetry.csv: a header when the file is new, then
  *    a row a second (time_s, cycle, setpoint_mm, position_mm, overruns, worst_wakeup_us, source:
  *    square|profile|setpoint, profile_ms: the time into the profile's cycle), an fsync every 10 rows.
