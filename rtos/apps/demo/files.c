@@ -52,7 +52,7 @@ static struct {
 static struct {
     int fd; /* -1: not open */
     bool opened;
-    int said;                          /* the errno said since the file was last open; 0 none */
+    int said;                          /* the errno said since a row was last written; 0 none */
     struct demo_status kept[CSV_KEPT]; /* rows not written yet, oldest at head */
     unsigned head, count;
     uint32_t dropped, lost_seen; /* rows dropped here; the logger's count already reported */
@@ -211,7 +211,7 @@ static void csv_failed(rt_time_t now, int e)
     }
     if (away(e) && !linux_came) {
         say_away(now, e);       /* not come yet */
-    } else if (csv.said == 0) { /* once until the file is open again */
+    } else if (csv.said == 0) { /* once until a row is written again */
         csv.said = e;
         rt_printf("demo: telemetry: %s: %s; rows kept (the last %u) until it can be written\n", cfg->csv,
                   strerror(e), CSV_KEPT);
@@ -240,24 +240,32 @@ static bool csv_open(rt_time_t now)
         csv_failed(now, e);
         return false;
     }
-    uint32_t lost = *cfg->rows_lost;
     if (!csv.opened) {
         rt_printf("demo: telemetry: a row a second appended to %s\n", cfg->csv);
-    } else {
-        rt_printf("demo: telemetry: %s open again; %u rows kept meanwhile, %lu dropped\n", cfg->csv,
-                  csv.count, (unsigned long)(csv.dropped + (lost - csv.lost_seen)));
+        csv.lost_seen = *cfg->rows_lost;
     }
     csv.opened = true;
     linux_came = true;
-    csv.said = 0;
-    csv.dropped = 0;
-    csv.lost_seen = lost;
     return true;
 }
 
-/* Writes the rows kept, oldest first, one write each (a row is whole in the file or not there). */
+/* The first row written after a failure that was said: the end of it, once. */
+static void csv_back(unsigned kept)
+{
+    uint32_t lost = *cfg->rows_lost;
+    rt_printf("demo: telemetry: %s open again; %u rows kept meanwhile, %lu dropped\n", cfg->csv, kept,
+              (unsigned long)(csv.dropped + (lost - csv.lost_seen)));
+    csv.said = 0;
+    csv.dropped = 0;
+    csv.lost_seen = lost;
+}
+
+/* Writes the rows kept, oldest first, one write each: a row whose write failed is kept and written again
+ * whole (after a write Linux cut short, which diod's pwrite to a file system that fills can do, the file
+ * would hold that row's start before it). */
 static void csv_write(rt_time_t now)
 {
+    unsigned kept = csv.count;
     while (csv.count > 0) {
         char line[192];
         int n = csv_row(line, sizeof(line), &csv.kept[csv.head]);
@@ -271,6 +279,9 @@ static void csv_write(rt_time_t now)
         }
         csv.head = (csv.head + 1u) % CSV_KEPT;
         csv.count--;
+        if (csv.said != 0) {
+            csv_back(kept);
+        }
         if (++csv.unsynced >= CSV_SYNC_ROWS) {
             csv.unsynced = 0;
             if (fsync(csv.fd) != 0) {
