@@ -86,6 +86,10 @@ KSRC := $(wildcard rtos/kernel/*.c rtos/lib/*.c rtos/drivers/*.c lib/*.c) \
 ASRC := $(wildcard rtos/arch/arm64/*.S)
 APPS := $(notdir $(wildcard rtos/apps/*))
 ASSERT_APPS := selftest
+# Applications linked with the C library as well (below, "the C library, POSIX and the SDK"): their
+# main() runs in a thread of its own, and they reach Linux's files (the demo: its profile and telemetry).
+LIBC_APPS := demo
+LIBC_APP_HEAP := 262144
 IMGS := $(foreach a,$(APPS),$(B)/$(a).img)
 
 rtos: $(IMGS)
@@ -102,11 +106,29 @@ define rtos_app
 $(B)/$(1).elf: $(patsubst %.c,$(B)/%.o,$(wildcard rtos/apps/$(1)/*.c)) \
     $(if $(filter $(1),$(ASSERT_APPS)),$(BA),$(B))/librtos.a $(RTOS_LDS)
 endef
-$(foreach a,$(APPS),$(eval $(call rtos_app,$(a))))
+$(foreach a,$(filter-out $(LIBC_APPS),$(APPS)),$(eval $(call rtos_app,$(a))))
 $(B)/%.elf:
 	@echo "  LD      $@"
 	$(Q)$(LD) -nostdlib -T $(RTOS_LDS) -Map $(B)/$*.map -o $@ \
 	    $(filter %.o,$^) --whole-archive $(filter %.a,$^) --no-whole-archive $(LIBGCC) --no-warn-rwx-segments
+
+# A LIBC_APPS application: its objects compiled as the kernel's applications are, with picolibc's headers
+# and the POSIX layer's (thread-local data local-exec: one image), linked as the SDK links one
+# (rtos/sdk/rtos.mk): the kernel library whole, then librtos-posix.a, picolibc and libgcc.
+LIBC_APP_CFLAGS = $(TFLAGS) -D_POSIX_C_SOURCE=200809L -ftls-model=local-exec $(POSIX_INC)
+define libc_app
+$(patsubst %.c,$(B)/%.o,$(wildcard rtos/apps/$(1)/*.c)): $(B)/%.o: %.c
+	@mkdir -p $$(dir $$@)
+	@echo "  CC      $$<"
+	$$(Q)$$(CC) $$(LIBC_APP_CFLAGS) -MMD -MP -c -o $$@ $$<
+
+$(B)/$(1).elf: $(patsubst %.c,$(B)/%.o,$(wildcard rtos/apps/$(1)/*.c)) $(B)/librtos.a $(P)/librtos-posix.a \
+    $(RTOS_LDS)
+	@echo "  LD      $$@"
+	$$(Q)$$(LD) -nostdlib --defsym=__rtos_heap_size=$(LIBC_APP_HEAP) -T $(RTOS_LDS) -Map $(B)/$(1).map -o $$@ \
+	    $$(filter %.o,$$^) --whole-archive $(B)/librtos.a --no-whole-archive --start-group $(P)/librtos-posix.a \
+	    $(PICOLIBC)/lib/libc.a $(PICOLIBC)/lib/libm.a $$(LIBGCC) --end-group --no-warn-rwx-segments
+endef
 
 # ---------------------------------------------------------------- the C library, POSIX and the SDK
 # Applications written against POSIX link the kernel library with picolibc (Debian's
@@ -135,6 +157,8 @@ $(P)/librtos-posix.a: $(patsubst %.c,$(P)/%.o,$(PSRC))
 	@rm -f $@
 	@echo "  AR      $@"
 	$(Q)$(CROSS)ar rcs $@ $^
+
+$(foreach a,$(LIBC_APPS),$(eval $(call libc_app,$(a))))
 
 SDK := $(BUILD)/sdk
 SDK_HEADERS := $(wildcard rtos/include/rtos/*.h) rtos/arch/arm64/include/arch/context.h \

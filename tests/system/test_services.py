@@ -1,7 +1,8 @@
 """Linux's side of the services for rtos threads ([services]; guest/initramfs/services), booted in icount
 mode with a boot-time script (--linux-script) that looks from Linux's side.
 
-- The default system: the rtos's demo opens neither rtmux-files nor rtmux-log, so each start of diod and
+- The default system with its demo's files turned off (DEMO_WITHOUT_FILES): the demo then opens neither
+  rtmux-files nor rtmux-log, so each start of diod and
   of the log reader waits (rtmux-portwait) for the rtos to open its end, and waits for good: diod never
   starts, nothing is started again, and the supervisor and its waiting processes take no CPU time to
   speak of. When the V-Bus device's driver is unbound and bound again (the reset of README), the waits on
@@ -38,6 +39,9 @@ LOG_LINE = re.compile(r"^\[(\d+\.\d+)\] (\S+): (.*)$")
 PORT_NODE = re.compile(r"/dev/vport\d+p\d+")
 GONE = "the port's device file has been removed (its device is gone)"  # rtmux-portwait's exit status 3
 MEASURED_S = 5  # the quiet phase over which the waiting processes' CPU time is read
+# The default system's rtos boot arguments with the demo's profile and telemetry files in Linux turned
+# off (rtos/apps/demo): it then uses no service of Linux's.
+DEMO_WITHOUT_FILES = "rtos=latmon=1 period_us=1000 profile=off telemetry_csv=off"
 
 # Shell: wait up to $2 tenths of a second until the supervisor's log has at least $3 lines matching $1.
 WAIT_LOG = r"""
@@ -129,12 +133,20 @@ def cpu_table(out: str, phase: str) -> tuple[float, dict[int, tuple[str, int, in
 
 
 def test_without_the_rtos_the_services_wait_at_no_cost(run_rtmux: Callable[..., Any], tmp_path: Path) -> None:
-    """The default system (its demo opens neither channel): one start of each service, waiting; no diod,
-    no start again, no CPU time taken while it waits; the waits follow the ports across a rebind."""
+    """The default system (its demo's files off: it opens neither channel): one start of each service,
+    waiting; no diod, no start again, no CPU time taken while it waits; the waits follow the ports across
+    a rebind."""
     script = tmp_path / "demo.sh"
     script.write_text(DEMO)
     r = run_rtmux(
-        "run", str(system.DEFAULT_CONFIG), "--icount", "--linux-script", str(script), timeout=TIMEOUT_S
+        "run",
+        str(system.DEFAULT_CONFIG),
+        "--icount",
+        "--linux-script",
+        str(script),
+        "--bootargs",
+        DEMO_WITHOUT_FILES,
+        timeout=TIMEOUT_S,
     )
     out = r.stdout
     why = r.describe()
@@ -340,7 +352,7 @@ def test_diod_is_confined_to_the_exports(run_rtmux: Callable[..., Any], tmp_path
     for name in ("diodcat", "diodls"):
         data = base64.encodebytes((diod.root / "usr" / "sbin" / name).read_bytes()).decode()
         tools += f"base64 -d >/usr/bin/{name} <<'EOF'\n{data}EOF\nchmod 755 /usr/bin/{name}\n"
-    # diod's start on a connection kept open without a word: its mounts (the demo never opens
+    # diod's start on a connection kept open without a word: its mounts (the demo, its files off, never opens
     # rtmux-files, so the only diod)
     setup = r"""
 mkdir -p /srv/rtos /etc/rtos
@@ -370,7 +382,16 @@ kill $!
     config.write_text(system.DEFAULT_CONFIG.read_text().split("\n[services]", 1)[0] + CONFINED)
     script = tmp_path / "confined.sh"
     script.write_text(tools + WAIT_LOG + setup + PROBES)
-    r = run_rtmux("run", str(config), "--icount", "--linux-script", str(script), timeout=TIMEOUT_S)
+    r = run_rtmux(
+        "run",
+        str(config),
+        "--icount",
+        "--linux-script",
+        str(script),
+        "--bootargs",
+        DEMO_WITHOUT_FILES,
+        timeout=TIMEOUT_S,
+    )
     out = r.stdout
     why = r.describe()
     assert r.returncode == 0 and "rtmux-linux: run: exit status 0" in out, why

@@ -295,7 +295,14 @@ def test_rtos_restart_closes_the_ports_and_they_work_again(tmp_path: Path) -> No
             (r"eof-42", ""),
         ]
     )
-    built = system.build(config, bootargs={"rtos": "latmon=1 period_us=1000 fault_s=12"}, icount=True)
+    # The demo's files in Linux off: at the restart their end (diod ending, its supervisor's work) keeps
+    # Linux busy, and the ping then ran only after Linux's driver had taken both the close and the new
+    # rtos's reopen in one go, so it never saw the end of file (docs/architecture.md, "Limits": V-Bus).
+    built = system.build(
+        config,
+        bootargs={"rtos": "latmon=1 period_us=1000 fault_s=12 profile=off telemetry_csv=off"},
+        icount=True,
+    )
     r, why = run_to_end(built.argv, 600, script)
     out = r.console
     # the program talking at the restart saw the port close, never a wrong byte

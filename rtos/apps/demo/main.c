@@ -1,23 +1,49 @@
 /*
  * Demo: what a motion-control application on the rtos looks like. A 1 kHz control loop drives a
- * simulated motor (position/velocity plant, PI controller, floating point) through a square-wave
- * set-point, a logger prints its state every second over a message queue, and the latency monitor
- * prints a latmus RTD| line every second. At the default 1 ms monitor period the control step runs in
- * the monitor's sampler (one timer; see rt_main). Runs until QEMU is stopped.
+ * simulated motor (position/velocity plant, PI controller, floating point) through a set-point profile
+ * read from a file in Linux, or a square wave without one; a logger prints its state every second over
+ * a message queue, and the latency monitor prints a latmus RTD| line every second. At the default 1 ms
+ * monitor period the control step runs in the monitor's sampler (one timer; see main). Runs until QEMU
+ * is stopped.
+ *
+ * Linux's files (inside rtmux, when the configuration exports a directory: the default system's
+ * /srv/rtos; docs/linux-services.md, "The demo uses it"), by main()'s thread once the others run, at a
+ * priority below them all but the busy load (files.c): the control loop never waits for Linux.
+ *  - the profile, /linux/srv/rtos/demo/profile.csv: "time_ms,setpoint_mm" lines (profile.h), followed
+ *    over and over; looked at every 2 s and read again when it changed. Missing, or no Linux files at
+ *    all (bare metal): the square wave, said in one line; until Linux's files come (Linux boots): the
+ *    square wave. Rejected (the line and what is wrong with it said): the profile before stays, or the
+ *    square wave;
+ *  - the telemetry, appended to /linux/srv/rtos/demo/telemetry.csv: a header when the file is new, then
+ *    a row a second (time_s, cycle, setpoint_mm, position_mm, overruns, worst_wakeup_us, source:
+ *    square|profile|setpoint, profile_ms: the time into the profile's cycle), an fsync every 10 rows.
+ *    While Linux is away (booting, rebooting, its server restarting) the last 64 rows are kept and
+ *    written when it is back.
+ *  Linux's files may take `linux_wait_s` seconds (default 60) to come at the start before the demo
+ *  says they did not; it looks again all the same.
  *
  * V-Bus channels (inside rtmux, when the configuration has them; none bare metal):
  *  - echo: every byte a Linux program writes to /dev/virtio-ports/echo comes back (rtmux-ping's far end);
  *  - telemetry: the logger's line, once a second, while a Linux program has the port open;
  *  - setpoint: a number of millimetres per line ("7", "-2.5") holds the motor there; "auto" (or an
- *    empty line) gives it back the square wave.
+ *    empty line) gives it back the profile, or the square wave without one.
  *
  * Boot arguments: latmon=0 turns the latency monitor off; period_us sets the monitor's period;
  * cpu1=spin|copy|tick puts a reference load on the second CPU (bare metal only, rtos/cpuload.h);
  * echo_open_s=N opens the echo channel N seconds after the start (Linux may open its port first);
  * fault_s=N makes a data abort N seconds after the start (the partition's fault policy then applies);
  * busy_pct=N (1..90) keeps the CPU busy N % of the time, below every other thread (a CPU shared with
- * Linux then leaves Linux the rest: tests/system/test_shared.py).
+ * Linux then leaves Linux the rest: tests/system/test_shared.py); profile=PATH and telemetry_csv=PATH
+ * name the files in Linux (off: not used); linux_wait_s=N (above).
+ *
+ * Built with the C library (picolibc) and librtos-posix.a, whose calls reach Linux's files (Makefile,
+ * LIBC_APPS): main() is the application's entry, in a thread of its own (rtos/libc/start.c).
  */
+#include <string.h>
+
+#include "files.h"
+#include "profile.h"
+#include "rtmux/main.h"
 #include "rtos/cpuload.h"
 #include "rtos/echo.h"
 #include "rtos/latmon.h"
@@ -27,6 +53,7 @@
 #define SETPOINT_PRIO  40
 #define ECHO_PRIO      30
 #define LOGGER_PRIO    20
+#define FILES_PRIO     15 /* main()'s thread, once the others run */
 #define BUSY_PRIO      10
 #define BUSY_PERIOD    RT_MSEC(10)
 #define BUSY_PCT_MAX   90 /* the logger and the console still get the CPU */
@@ -49,13 +76,14 @@ static uint32_t image_checksum(void)
     return h;
 }
 
-struct status {
-    uint64_t cycle;
-    uint64_t overruns;
-    int32_t setpoint_mm;
-    int32_t position_um;
-    int32_t max_jitter_ns;
-};
+/* main()'s thread: set-up at the kernel's main priority, as rt_main was, then the files (FILES_PRIO). */
+RTMUX_MAIN_THREAD(RT_MAIN_PRIO, 16 * 1024);
+
+#define DEFAULT_PROFILE "/linux/srv/rtos/demo/profile.csv"
+#define DEFAULT_CSV     "/linux/srv/rtos/demo/telemetry.csv"
+#define LINUX_WAIT_S    60
+#define PATH_ARG_MAX    160
+#define ROWS_QUEUED     16 /* rows for the files' thread: 16 s of Linux not answering */
 
 static rt_thread_t control, logger, setpoint, faulter, busy;
 RT_STACK_DEFINE(control_stack, 8192);
@@ -68,14 +96,19 @@ RT_STACK_DEFINE(busy_stack, 4096);
  * square wave. Written by the setpoint thread, read by the control step (one aligned word). */
 #define SETPOINT_AUTO INT32_MIN
 static volatile int32_t setpoint_um = SETPOINT_AUTO;
-static rt_msgq_t status_q;
-RT_MSGQ_STORAGE_DEFINE(status_storage, sizeof(struct status), 4);
+static rt_msgq_t status_q, rows_q;
+RT_MSGQ_STORAGE_DEFINE(status_storage, sizeof(struct demo_status), 4);
+RT_MSGQ_STORAGE_DEFINE(rows_storage, sizeof(struct demo_status), ROWS_QUEUED);
+static bool rows_wanted;            /* the files' thread uses Linux's files: the rows are its clock */
+static volatile uint32_t rows_lost; /* rows the logger could not queue for it */
 
 /* The controller's state; touched only by whichever thread runs control_step (one of them). */
 static struct {
     double x, v, integ;
-    struct status st;
+    struct demo_status st;
     int64_t worst;
+    const struct profile *prof; /* the profile followed at the last step, and where in it */
+    struct profile_cursor at;
 } ctl;
 
 /* One control period, woken `wake_ns` after its release point, after `missed` missed periods. */
@@ -87,8 +120,23 @@ static void control_step(int64_t wake_ns, uint64_t missed, void *arg)
     ctl.worst = wake_ns > ctl.worst ? wake_ns : ctl.worst;
     ctl.st.cycle++;
     ctl.st.overruns += missed;
+    /* The profile: a new one (files.c published it) starts at its beginning. */
+    const struct profile *prof = profile_active();
+    if (prof != ctl.prof) {
+        ctl.prof = prof;
+        ctl.at = (struct profile_cursor){0, 0};
+    }
+    uint32_t prof_ms = ctl.at.at_ms;
+    double planned = prof != NULL ? profile_at(prof, &ctl.at) * 1e-6 : 0.0;
+    if (prof != NULL) {
+        profile_advance(prof, &ctl.at, 1u + missed); /* the profile keeps time under a set-point */
+    }
     int32_t asked = setpoint_um;
-    double target = asked != SETPOINT_AUTO        ? (double)asked * 1e-6
+    enum demo_source source = asked != SETPOINT_AUTO ? DEMO_SETPOINT
+                              : prof != NULL         ? DEMO_PROFILE
+                                                     : DEMO_SQUARE;
+    double target = source == DEMO_SETPOINT       ? (double)asked * 1e-6
+                    : source == DEMO_PROFILE      ? planned
                     : (ctl.st.cycle / 2000u) % 2u ? 0.010
                                                   : 0.0; /* 10 mm step every 2 s */
     double err = target - ctl.x;
@@ -97,7 +145,11 @@ static void control_step(int64_t wake_ns, uint64_t missed, void *arg)
     ctl.v += (u - b * ctl.v) / m * dt;
     ctl.x += ctl.v * dt;
     if (ctl.st.cycle % 1000u == 0) {
+        ctl.st.time_ns = rt_time_now();
         ctl.st.setpoint_mm = (int32_t)(target * 1000.0 + (target < 0.0 ? -0.5 : 0.5)); /* nearest */
+        ctl.st.setpoint_um = (int32_t)(target * 1e6 + (target < 0.0 ? -0.5 : 0.5));
+        ctl.st.source = (uint8_t)source;
+        ctl.st.profile_ms = prof != NULL ? (int32_t)prof_ms : -1;
         ctl.st.position_um = (int32_t)(ctl.x * 1e6);
         ctl.st.max_jitter_ns = (int32_t)ctl.worst;
         ctl.worst = 0;
@@ -106,7 +158,7 @@ static void control_step(int64_t wake_ns, uint64_t missed, void *arg)
 }
 
 /* The control loop's own periodic thread: used only when the latency monitor does not run at the
- * control period (see rt_main). */
+ * control period (see main). */
 static void control_entry(void *arg)
 {
     (void)arg;
@@ -155,7 +207,7 @@ static void publish(rt_chan_t *ch, const char *line, size_t n)
 static void logger_entry(void *arg)
 {
     (void)arg;
-    struct status st;
+    struct demo_status st;
     char jit[24], line[200];
     _Static_assert(sizeof(line) <= RT_CHAN_MSG_MAX, "a telemetry line reaches the ring whole or not at all");
     uint32_t boot_sum = image_checksum();
@@ -178,44 +230,10 @@ static void logger_entry(void *arg)
         if (n > 0 && (size_t)n < sizeof(line)) {
             publish(telemetry, line, (size_t)n);
         }
-    }
-}
-
-/* Parses "[-]digits[.digits]" millimetres (at most a metre; digits below a micrometre ignored) into
- * micrometres; false if it is not that. */
-static bool parse_mm(const char *s, int32_t *um)
-{
-    bool neg = *s == '-';
-    if (*s == '-' || *s == '+') {
-        s++;
-    }
-    int32_t v = 0;
-    int32_t weight = 1000; /* of the next digit after the point */
-    bool point = false, any = false;
-    for (; *s != '\0'; s++) {
-        if (*s == '.' && !point) {
-            point = true;
-            continue;
-        }
-        if (*s < '0' || *s > '9') {
-            return false;
-        }
-        any = true;
-        if (!point) {
-            v = v * 10 + (*s - '0') * 1000;
-            if (v > 1000000) {
-                return false;
-            }
-        } else if (weight > 1) {
-            weight /= 10;
-            v += (*s - '0') * weight;
+        if (rows_wanted && rt_msgq_send(&rows_q, &st, RT_NO_WAIT) != RT_OK) {
+            rows_lost++; /* the files' thread is waiting for Linux: counted, said when it writes again */
         }
     }
-    if (!any || v > 1000000) {
-        return false;
-    }
-    *um = neg ? -v : v;
-    return true;
 }
 
 /*
@@ -261,9 +279,9 @@ static void setpoint_line(char *line, size_t len, bool junk)
         (len == 0 || (len == 4 && line[0] == 'a' && line[1] == 'u' && line[2] == 't' && line[3] == 'o'))) {
         setpoint_um = SETPOINT_AUTO;
         if (setpoint_answer_allowed()) {
-            rt_printf("demo: set-point: square wave\n");
+            rt_printf("demo: set-point: %s\n", profile_active() != NULL ? "profile" : "square wave");
         }
-    } else if (!junk && parse_mm(line, &um)) {
+    } else if (!junk && profile_parse_mm(line, &um)) {
         setpoint_um = um;
         if (setpoint_answer_allowed()) {
             rt_printf("demo: set-point: %d um\n", (int)um);
@@ -274,8 +292,8 @@ static void setpoint_line(char *line, size_t len, bool junk)
     }
 }
 
-/* The set-point service: one number of millimetres per line moves the motor; "auto" gives the square
- * wave back. Each line is answered on the console (within SETPOINT_ANSWERS a second). */
+/* The set-point service: one number of millimetres per line moves the motor; "auto" gives the profile
+ * (or the square wave) back. Each line is answered on the console (within SETPOINT_ANSWERS a second). */
 static void setpoint_entry(void *arg)
 {
     (void)arg;
@@ -329,13 +347,38 @@ static void busy_entry(void *arg)
     }
 }
 
-void rt_main(void)
+/* A file's path from the boot argument `key` (off, or empty: none; absent: dflt), into buf. */
+static const char *path_arg(const char *key, const char *dflt, char *buf, unsigned size)
 {
-    static const char *const known[] = {"latmon",      "period_us", "cpu1",     "load_cpus",
-                                        "echo_open_s", "fault_s",   "busy_pct", NULL};
+    if (rt_bootarg(key, buf, size) == 0) {
+        return dflt;
+    }
+    if (strlen(buf) + 1u >= size) {
+        rt_printf("demo: %s=...: longer than %u characters; off\n", key, size - 2u);
+        return NULL;
+    }
+    return buf[0] == '\0' || strcmp(buf, "off") == 0 ? NULL : buf;
+}
+
+int main(void)
+{
+    static const char *const known[] = {"latmon",        "period_us",    "cpu1",     "load_cpus",
+                                        "echo_open_s",   "fault_s",      "busy_pct", "profile",
+                                        "telemetry_csv", "linux_wait_s", NULL};
     (void)rt_bootargs_check(known);
     rt_cpuload_start_from_bootargs("demo");
-    (void)rt_msgq_init(&status_q, status_storage, sizeof(struct status), 4);
+    static char profile_buf[PATH_ARG_MAX], csv_buf[PATH_ARG_MAX];
+    uint64_t linux_wait_s = rt_bootarg_u64("linux_wait_s", LINUX_WAIT_S);
+    struct demo_files_config files = {
+        .profile = path_arg("profile", DEFAULT_PROFILE, profile_buf, sizeof(profile_buf)),
+        .csv = path_arg("telemetry_csv", DEFAULT_CSV, csv_buf, sizeof(csv_buf)),
+        .wait = RT_SEC(linux_wait_s < 86400u ? linux_wait_s : 86400u), /* at most a day */
+        .rows = &rows_q,
+        .rows_lost = &rows_lost,
+    };
+    rows_wanted = files.profile != NULL || files.csv != NULL; /* the rows are the files' thread's clock */
+    (void)rt_msgq_init(&rows_q, rows_storage, sizeof(struct demo_status), ROWS_QUEUED);
+    (void)rt_msgq_init(&status_q, status_storage, sizeof(struct demo_status), 4);
     (void)rt_thread_create(&logger, "logger", logger_entry, NULL, logger_stack, sizeof(logger_stack),
                            LOGGER_PRIO);
     uint64_t fault_s = rt_bootarg_u64("fault_s", 0);
@@ -389,4 +432,7 @@ void rt_main(void)
         }
     }
     rt_printf("demo: running; Ctrl-A x leaves QEMU\n");
+    /* The rest of this thread's life: Linux's files, below the others (returning would power off). */
+    (void)rt_thread_set_priority(rt_thread_self(), FILES_PRIO);
+    demo_files_run(&files);
 }

@@ -13,7 +13,8 @@ Contents (`plan`):
 - /init, /sbin/rtmux-vports (the /dev/virtio-ports/NAME links of V-Bus channels), /sbin/rtmux-services
   (the supervisor of Linux's services for the rtos: diod, the log reader) and the udhcpc script from
   guest/initramfs/, /etc/rtmux/modules (what /init loads), a minimal /etc (passwd, group,
-  hostname) and /dev/console;
+  hostname), /dev/console, and the rtos demo's example set-point profile as
+  /srv/rtos/demo/profile.csv (the default system's exported directory);
 - rtmux's own Linux programs (guest/NAME/, built static for arm64 into build/guest/ by `make
   linux-programs`) in /usr/bin, and the Linux builds of the examples paths.LINUX_EXAMPLES names.
 
@@ -56,6 +57,8 @@ GUEST_FILES = (
     ("vports", "sbin/rtmux-vports", True),
     ("services", "sbin/rtmux-services", True),
     ("udhcpc.script", "etc/udhcpc/default.script", True),
+    # the rtos demo's set-point profile, in the default system's exported directory (rtos/apps/demo)
+    ("demo-profile.csv", "srv/rtos/demo/profile.csv", False),
 )
 LINUX_PROGRAMS_COMMAND = "make linux-programs"
 DIOD = "usr/sbin/diod"
