@@ -16,6 +16,18 @@ from rtmux import qemu
 from rtmux.formats.hyp_console import el2_entries
 from rtmux.formats.rtos_console import DemoReport, demo_reports
 
+# Shell for Linux's boot-time scripts: wait_for FILE N waits for FILE up to N tenths of a second, or
+# fails the script (`@timeout waiting for FILE`).
+WAIT_FOR = r"""
+wait_for() {
+    i=0
+    while [ ! -e "$1" ]; do
+        usleep 100000
+        i=$((i + 1))
+        if [ $i -ge "$2" ]; then echo "@timeout waiting for $1"; exit 1; fi
+    done
+}
+"""
 PROMPT = r"rtmux-linux:~# "  # the Linux guest's shell prompt (guest/initramfs/init: PS1)
 # EL2 entries the rtos's start costs inside rtmux (its GIC distributor set-up traps; 3 today): more in a
 # report means the hypervisor ran on the rtos's CPU after its start.

@@ -42,16 +42,9 @@ EXAMPLE = [(0, 0.0), (500, 10.0), (2000, 10.0), (2500, 0.0), (4000, 0.0)]
 MINE = [(0, 1.0), (700, 8.5), (1500, 8.5), (1500, -3.0), (2600, 2.0)]
 HOLD_MM = 4  # the number written to the setpoint channel
 
-SCRIPT = r"""
-wait_for() {
-    i=0
-    while [ ! -e "$1" ]; do
-        usleep 100000
-        i=$((i + 1))
-        if [ $i -ge "$2" ]; then echo "@timeout waiting for $1"; exit 1; fi
-    done
-}
-cd /srv/rtos/demo
+SCRIPT = (
+    console_script.WAIT_FOR
+    + r"""cd /srv/rtos/demo
 # the demo writes its first rows once Linux's files are there; a few more, following the example
 wait_for telemetry.csv 600
 sleep 3
@@ -72,6 +65,7 @@ echo "@csv-begin-$((6 * 7))"
 cat telemetry.csv
 echo "@csv-end-$((6 * 7))"
 """.replace("MINE", "".join(f"{t},{mm}\\n" for t, mm in MINE)).replace("HOLD", str(HOLD_MM))
+)
 
 
 def _runs(rows: list[demo_files.TelemetryRow]) -> list[tuple[str, int]]:

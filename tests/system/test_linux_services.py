@@ -28,6 +28,7 @@ import pytest
 
 from rtmux import paths, sdk
 from rtmux.bench import linux_script
+from tests.system import console_script
 
 pytestmark = pytest.mark.system
 
@@ -65,17 +66,7 @@ path = "/srv/small"
 """
 
 
-# Shell: wait for a file (up to $2 tenths of a second), or fail the script.
-WAIT_FOR = r"""
-wait_for() {
-    i=0
-    while [ ! -e "$1" ]; do
-        usleep 100000
-        i=$((i + 1))
-        if [ $i -ge "$2" ]; then echo "@timeout waiting for $1"; exit 1; fi
-    done
-}
-"""
+WAIT_FOR = console_script.WAIT_FOR
 
 FILES_SCRIPT = (
     WAIT_FOR
