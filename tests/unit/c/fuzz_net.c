@@ -367,33 +367,15 @@ int main(int argc, char **argv)
 {
     double seconds = 1.0;
     seed = (unsigned)time(NULL);
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--seed") == 0 && i + 1 < argc) {
-            seed = (unsigned)strtoul(argv[++i], NULL, 0);
-        } else if (strcmp(argv[i], "--seconds") == 0 && i + 1 < argc) {
-            seconds = strtod(argv[++i], NULL);
-        } else {
-            fprintf(stderr, "usage: %s [--seed N] [--seconds S]\n", argv[0]);
-            return 2;
-        }
+    if (!fuzz_args(argc, argv, &seed, &seconds)) {
+        return 2;
     }
     printf("fuzz_net: seed %u\n", seed);
     rnd_seed(seed);
     svc_host_on_chan_close("rtmux-net", new_server);
     new_server();
     lnet_init();
-    pthread_t t[CLIENTS];
-    for (unsigned i = 0; i < CLIENTS; i++) {
-        CHECK(pthread_create(&t[i], NULL, client, NULL) == 0);
-    }
-    double start = now();
-    while (now() - start < seconds) {
-        usleep(10000);
-    }
-    stopping = 1;
-    for (unsigned i = 0; i < CLIENTS; i++) {
-        pthread_join(t[i], NULL); /* a call that never returned hangs here: make's timeout catches it */
-    }
+    fuzz_clients(client, CLIENTS, seconds, &stopping);
     struct lsvc_stats s;
     lnet_stats(&s);
     printf("fuzz_net: %llu requests, %llu failed (%llu timed out); %llu sessions, %llu frames that lost "

@@ -393,15 +393,8 @@ int main(int argc, char **argv)
 {
     double seconds = 1.0;
     unsigned seed = (unsigned)time(NULL);
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--seed") == 0 && i + 1 < argc) {
-            seed = (unsigned)strtoul(argv[++i], NULL, 0);
-        } else if (strcmp(argv[i], "--seconds") == 0 && i + 1 < argc) {
-            seconds = strtod(argv[++i], NULL);
-        } else {
-            fprintf(stderr, "usage: %s [--seed N] [--seconds S]\n", argv[0]);
-            return 2;
-        }
+    if (!fuzz_args(argc, argv, &seed, &seconds)) {
+        return 2;
     }
     if (access(NETD, X_OK) != 0) {
         fprintf(stderr, "netd_hostile: %s not found\n", NETD);
