@@ -38,14 +38,19 @@ static void sleep_ms(long ms)
     nanosleep(&ts, NULL);
 }
 
-static struct sockaddr_in loopback(unsigned short port)
+static struct sockaddr_in ipv4(uint32_t host, unsigned short port)
 {
     struct sockaddr_in a;
     memset(&a, 0, sizeof(a));
     a.sin_family = AF_INET;
     a.sin_port = htons(port);
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    a.sin_addr.s_addr = htonl(host);
     return a;
+}
+
+static struct sockaddr_in loopback(unsigned short port)
+{
+    return ipv4(INADDR_LOOPBACK, port);
 }
 
 static void touch(const char *path)
@@ -115,11 +120,7 @@ static void tcp_server(void)
     CHECK(l >= 0);
     int one = 1;
     CHECK_EQ(setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)), 0);
-    struct sockaddr_in a;
-    memset(&a, 0, sizeof(a));
-    a.sin_family = AF_INET;
-    a.sin_port = htons(7001);
-    a.sin_addr.s_addr = htonl(INADDR_ANY);
+    struct sockaddr_in a = ipv4(INADDR_ANY, 7001);
     CHECK_EQ(bind(l, (struct sockaddr *)&a, sizeof(a)), 0);
     CHECK_EQ(listen(l, 4), 0);
     touch(BASE "/listening"); /* Linux's nc connects on it */
@@ -183,11 +184,7 @@ static void udp_linux(void)
 {
     int s = socket(AF_INET, SOCK_DGRAM, 0);
     CHECK(s >= 0);
-    struct sockaddr_in a;
-    memset(&a, 0, sizeof(a));
-    a.sin_family = AF_INET;
-    a.sin_port = htons(7005);
-    a.sin_addr.s_addr = htonl(INADDR_ANY);
+    struct sockaddr_in a = ipv4(INADDR_ANY, 7005);
     CHECK_EQ(bind(s, (struct sockaddr *)&a, sizeof(a)), 0);
     touch(BASE "/udp-listening"); /* Linux's tftp asks on it */
     struct pollfd p = {.fd = s, .events = POLLIN};
