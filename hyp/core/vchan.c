@@ -72,7 +72,12 @@ static void epoch_change(struct vchan *ch)
     ch->c->rtos_session_seen = ch->session;
     ch->c->linux_open = ch->linux_open ? 1u : 0u;
     __atomic_store_n(&ch->c->linux_epoch, ch->epoch, __ATOMIC_RELEASE);
-    kick(ch);
+    /* While the rtos has the channel closed the change waits in the region unrung: its next open is a new
+     * session, whose epoch rings it (chan_poll), and until then nothing crosses. So a Linux program that
+     * opens or closes a port the rtos does not use never interrupts the rtos (nor makes it ring back). */
+    if (ch->rtos_open) {
+        kick(ch);
+    }
 }
 
 /* The rtos's channel state (open, session, its acknowledgement of the last epoch), read once per pass. */

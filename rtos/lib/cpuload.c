@@ -19,14 +19,17 @@
 #include "rtos/time.h"
 #include "rtos/types.h"
 
-#define TICK_NS    4000000u /* Debian's arm64 kernel: HZ=250 */
-#define TICK_WORK  10000u   /* loop iterations per tick in `tick` (~10 us in icount) */
+#define TICK_NS   4000000u /* Debian's arm64 kernel: HZ=250 */
+#define TICK_WORK 10000u   /* loop iterations per tick in `tick` (~10 us in icount) */
+/* `sweep`'s period: 1 ms + 13 us, which no period of the rtos's that is a whole number of 100 us divides,
+ * so its wake-ups come at every phase of the rtos's period in turn (13 us apart). */
+#define SWEEP_NS   1013000u
 #define COPY_WORDS (64u * 1024u / 8u)
 #define CPU1_STACK 4096u
 
-enum pattern { PAT_SPIN, PAT_COPY, PAT_TICK };
+enum pattern { PAT_SPIN, PAT_COPY, PAT_TICK, PAT_SWEEP };
 
-static const char *const names[] = {"spin", "copy", "tick"};
+static const char *const names[] = {"spin", "copy", "tick", "sweep"};
 
 /* One loaded CPU: what it runs and its own memory. */
 struct load_cpu {
@@ -37,7 +40,7 @@ struct load_cpu {
 };
 
 static struct load_cpu loads[RT_CPULOAD_MAX_CPUS];
-static uint64_t tick_ticks; /* written before any loaded CPU starts, then only read */
+static uint64_t tick_ticks, sweep_ticks; /* written before any loaded CPU starts, then only read */
 static bool started;
 
 static bool name_is(const char *a, const char *b)
@@ -102,8 +105,9 @@ static void cpu1_main(void *arg)
 {
     struct load_cpu *c = arg;
     enum pattern p = c->pattern;
-    uint64_t next = arch_counter() + tick_ticks;
-    if (p == PAT_TICK) {
+    uint64_t period = p == PAT_SWEEP ? sweep_ticks : tick_ticks;
+    uint64_t next = arch_counter() + period;
+    if (p == PAT_TICK || p == PAT_SWEEP) {
         cpu1_gic_init();
     }
     for (;;) {
@@ -115,11 +119,12 @@ static void cpu1_main(void *arg)
             copy_once(c);
             break;
         case PAT_TICK:
+        case PAT_SWEEP:
             timer_set(next);
             while (arch_counter() < next) {
                 arch_wfi();
             }
-            next += tick_ticks;
+            next += period;
             spin(TICK_WORK);
             break;
         }
@@ -139,6 +144,7 @@ int rt_cpuload_start(const char *pattern, unsigned ncpus)
         return RT_EBUSY;
     }
     tick_ticks = rt_ns_to_ticks(TICK_NS);
+    sweep_ticks = rt_ns_to_ticks(SWEEP_NS);
     for (unsigned i = 0; i < ncpus; i++) {
         struct load_cpu *c = &loads[i];
         c->pattern = (enum pattern)p;

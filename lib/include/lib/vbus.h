@@ -57,7 +57,9 @@
  * rtos must act on: Linux's opens and closes, a device reset or NEEDS_RESET while the port was open, the
  * region found initialised, and a new rtos session (rtos_open 1 with rtos_session != rtos_session_seen).
  * At each change the hypervisor writes to_rtos_start (to_rtos's head at that moment), rtos_session_seen
- * and linux_open, then linux_epoch (release), and rings the rtos.
+ * and linux_open, then linux_epoch (release), and rings the rtos if the rtos has the channel open (a
+ * change while it is closed waits unrung: the rtos's next open is a new session, a change of its own, so
+ * Linux opening and closing a port the rtos does not use never interrupts the rtos).
  * The rtos, when it sees a new epoch (acquire), reads those three; if linux_open is 1 (a connection it
  * enters) or rtos_session_seen acknowledges its open for the first time, it discards the to_rtos bytes
  * before to_rtos_start (an earlier connection's), while bytes of a connection that just closed stay

@@ -10,6 +10,8 @@
  *   spin  an ALU loop that never sleeps (a shell busy loop in Linux)
  *   copy  64 KiB memory copies without end (dd, hackbench)
  *   tick  idle in WFI, woken by its own timer every 4 ms for ~10 us of work (idle Linux, HZ=250)
+ *   sweep as tick, every 1.013 ms: its work comes at every phase of a period of the rtos's in turn (the
+ *         wake-ups of Linux's daemons, which no period of the rtos's lines up with)
  */
 #ifndef RTOS_CPULOAD_H
 #define RTOS_CPULOAD_H

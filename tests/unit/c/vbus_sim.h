@@ -84,6 +84,7 @@ static struct {
     struct vbus_ep ep[SIM_MAX_CHAN];
     unsigned rtos_ev[SIM_MAX_CHAN]; /* VBUS_EV_* the rtos saw, or-ed */
     unsigned sgi_rtos, sgi_hyp;     /* doorbells sent, not yet delivered */
+    unsigned sgi_rtos_total;        /* doorbells sent to the rtos since sim_setup */
     unsigned activity;
     bool probed;  /* the model driver set its queues up */
     bool lenient; /* the fuzzer: what the device returns need not make sense (its rings were changed) */
@@ -133,6 +134,7 @@ void gicv3_send_sgi(uint64_t aff, unsigned sgi)
     (void)aff;
     if (sgi == VBUS_SGI_TO_RTOS) {
         sim.sgi_rtos++;
+        sim.sgi_rtos_total++;
     } else if (sgi == VBUS_SGI_TO_HYP) {
         sim.sgi_hyp++;
     } else {

@@ -62,7 +62,7 @@ def build(enabled: bool = True) -> None:
 
 
 # The reference loads rtos/include/rtos/cpuload.h defines for the second vCPU (boot argument cpu1=).
-CPU1_PATTERNS = ("spin", "copy", "tick")
+CPU1_PATTERNS = ("spin", "copy", "tick", "sweep")
 BUSY_CPU1_PATTERNS = ("spin", "copy")  # those that never let the second vCPU idle
 # The most CPUs such a load may occupy (load_cpus=N, RT_CPULOAD_MAX_CPUS): -smp 4.
 LOAD_CPUS_MAX = 3
