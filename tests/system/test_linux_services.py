@@ -104,6 +104,8 @@ def test_files_from_rtos_threads(run_rtmux: Callable[..., Any], tmp_path: Path) 
     assert "@end-42" in out, why
     assert "[rtos] linux files: " in out and re.search(r"linux files: \d+ passed, 0 failed", out), why
     assert "[rtos] FAIL" not in out, why
+    # the supervisor's set-up (diod's root, the log's folder) was done before the ready line
+    assert "not ready after" not in out and "rtmux-linux: ready:" in out, why
     # every file the rtos wrote has, in Linux, the bytes of its pattern
     wrote = re.findall(r"^\[rtos\] FILES\| wrote (\S+) (\d+) (\d+)$", out, re.M)
     assert len(wrote) == 13, why

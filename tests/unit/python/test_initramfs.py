@@ -356,7 +356,12 @@ def test_plan_lists_what_the_guest_needs(tmp_path: Path) -> None:
     ]
     assert e["sbin/rtmux-services"].mode == initramfs.S_EXEC
     start = init.index("/sbin/rtmux-services </dev/null >/dev/null 2>&1 &")
-    assert init.index("/sbin/rtmux-vports --wait") < start < init.index('echo "rtmux-linux: ready:')
+    ready = init.index('echo "rtmux-linux: ready:')
+    assert init.index("/sbin/rtmux-vports --wait") < start < ready
+    # the ready line waits (bounded) for the supervisor's set-up, which it says with services.ready
+    assert start < init.index("while [ ! -e /run/rtmux/services.ready ]") < ready
+    services = (paths.GUEST_DIR / "initramfs" / "services").read_text()
+    assert "READY=$RUN/services.ready" in services and "RUN=/run/rtmux" in services
 
 
 def test_plan_missing_library_is_a_clear_error(tmp_path: Path) -> None:

@@ -105,6 +105,30 @@ def test_as_uevent_program_it_acts_on_virtio_ports_only(tree: Tree) -> None:
     assert tree.links() == {"echo": "../vport0p1"}
 
 
+def test_an_event_links_its_own_port_only(tree: Tree) -> None:
+    """One event, one port: a boot's 2N events must not each rescan every port."""
+    tree.port("vport0p1", "echo")
+    tree.port("vport0p2", "telemetry")
+    tree.run(env={"ACTION": "add", "SUBSYSTEM": "virtio-ports", "DEVNAME": "vport0p2"})
+    assert tree.links() == {"telemetry": "../vport0p2"}
+    env = {
+        "ACTION": "change",
+        "SUBSYSTEM": "virtio-ports",
+        "DEVPATH": "/devices/virtio0/virtio-ports/vport0p1",
+    }
+    tree.run(env=env)  # no DEVNAME: the port from DEVPATH
+    assert tree.links() == {"echo": "../vport0p1", "telemetry": "../vport0p2"}
+    tree.port("vport0p3", None)
+    tree.run(env={"ACTION": "add", "SUBSYSTEM": "virtio-ports", "DEVNAME": "vport0p3"})  # no name yet
+    assert set(tree.links()) == {"echo", "telemetry"}
+    tree.remove_port("vport0p1")
+    tree.run(env={"ACTION": "remove", "SUBSYSTEM": "virtio-ports", "DEVNAME": "vport0p1"})
+    assert tree.links() == {"telemetry": "../vport0p2"}
+    for bad in ("", "../vport0p2", "tty0"):
+        tree.run(env={"ACTION": "change", "SUBSYSTEM": "virtio-ports", "DEVNAME": bad})
+    assert tree.links() == {"telemetry": "../vport0p2"}
+
+
 def test_wait_returns_once_the_ports_are_named(tree: Tree) -> None:
     """The driver adds and names ports after modprobe returns: --wait waits for them."""
     tree.console(0)
