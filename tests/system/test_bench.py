@@ -36,6 +36,7 @@ CASES = [
     "linux-rtmux-idle",
     "linux-rtmux-load",
     "rtos-bare-cpu1",
+    "rtos-bare-sweep",
     "rtos-shared-load",
     "ctl-rtos-bare",
     "ctl-rtos-rtmux-load",

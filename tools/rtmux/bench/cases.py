@@ -4,7 +4,10 @@ Every case samples a 1 ms periodic timer (SAMPLES_FULL samples, SAMPLES_QUICK wi
 under load:
 
   rtos bare metal          build/rtos/latency.img alone (-smp 1); load: its own (FPU threads, interrupts);
-                           reference: -smp 2 with CPU 1 copying memory (cpu1=copy), no hypervisor
+                           reference: -smp 2 with CPU 1 copying memory (cpu1=copy), no hypervisor;
+                           and with CPU 1 woken every 1.013 ms for ~10 us of work (cpu1=sweep), the
+                           shape of an idle Linux's daemons, which QEMU icount's round-robin lets hold
+                           the rtos's CPU now and then
   rtos in its partition    the rtmux system of configs/qemu-virt.toml, the rtos partition (CPU 0) running
                            the latency app; Linux (CPU 1) idle, or running the Linux load
   Linux std, PREEMPT_RT    Debian's kernels bare (-smp 1), cyclictest pinned to CPU 0; Linux load
@@ -52,6 +55,7 @@ from rtmux.bench import linux_script
 from rtmux.bench.model import (
     CONTROL_EXAMPLE,
     CPU1_REFERENCE,
+    CPU1_SWEEP,
     FILES_WAIT_BASE_S,
     FILES_WAIT_PER_SAMPLE_S,
     HACKBENCH_LOOPS_FULL,
@@ -289,6 +293,12 @@ class Bench:
                 lambda phase: self.rtos_bare(False, n, "rtos-bare-cpu1", cpu1=CPU1_REFERENCE),
             ),
             Run(
+                "rtos-bare-sweep",
+                "rtos bare metal (-smp 2), CPU 1 waking every 1.013 ms",
+                predicted_s(icount, boot="rtos", idle_s=guest_s),
+                lambda phase: self.rtos_bare(False, n, "rtos-bare-sweep", cpu1=CPU1_SWEEP),
+            ),
+            Run(
                 "ctxsw",
                 "rtos context switch",
                 predicted_s(icount, boot="rtos", rtos_load_s=0.2),
@@ -461,7 +471,9 @@ class Bench:
         report = self._rtos_latency(load, samples, hist, cpu1, load_cpus)
         stats = latstats.rtos_stats(report)
         label = "rtos bare metal, rtos load" if load else "rtos bare metal, idle"
-        if cpu1 is not None and load_cpus == 1:
+        if cpu1 == CPU1_SWEEP:
+            label = f"rtos bare metal (-smp 2), CPU 1 waking every 1.013 ms (cpu1={cpu1}, reference)"
+        elif cpu1 is not None and load_cpus == 1:
             label = f"rtos bare metal (-smp 2), CPU 1 busy (cpu1={cpu1}, reference)"
         elif cpu1 is not None:
             label = (

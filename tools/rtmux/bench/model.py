@@ -18,6 +18,7 @@ PERIOD_US = 1000
 # copying memory (rtos/cpuload.h), no hypervisor; against the partition rows it separates QEMU's icount
 # round-robin from rtmux (BENCHMARKS.md).
 CPU1_REFERENCE = "copy"
+CPU1_SWEEP = "sweep"  # rtos/include/rtos/cpuload.h: a wake-up every 1.013 ms, ~10 us of work
 SAMPLES_FULL = 10_000
 SAMPLES_QUICK = 1_000
 SWITCHES = rtos.DEFAULT_SWITCHES
