@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TypeAlias
 
-from rtmux import __version__, config, paths, qemu, sdk
+from rtmux import __version__, boarddesc, config, paths, qemu, sdk
 from rtmux.bench import model as bench
 from rtmux.bench import runner
 from rtmux.errors import EXIT_OK, EXIT_PIPE, EXIT_SETUP, GuestFailure, RtmuxError, SetupError
@@ -327,6 +327,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_check(top)
     _add_run(top)
     _add_app(top)
+    _add_board(top)
     return parser
 
 
@@ -535,6 +536,48 @@ def cmd_check(args: argparse.Namespace) -> int:
             print(message, file=sys.stderr)
         print(f"rtmux: {exc.path}: {len(exc.errors)} error(s); nothing was built", file=sys.stderr)
         return exc.exit_status
+    return EXIT_OK
+
+
+def _add_board(top: Subparsers) -> None:
+    p_board = top.add_parser("board", help="board descriptions (platform/<board>/board.toml)")
+    sub = p_board.add_subparsers(dest="board_cmd", metavar="SUBCOMMAND", required=True)
+    p = sub.add_parser(
+        "import",
+        help="write a board description from the board's own device tree",
+        description="Read FILE.dtb and write the board's description (RAM, CPUs, PSCI, GIC, timer, console "
+        "UART) as TOML; each thing the DTB does not give, or that rtmux cannot use, is printed on stderr and "
+        "kept as a comment at the top of the file.",
+    )
+    p.add_argument("dtb", type=Path, metavar="FILE.dtb")
+    p.add_argument("--name", help="the board's name in the description (default: the DTB's file name)")
+    p.add_argument("-o", "--output", type=Path, help="write here instead of standard output")
+    p.set_defaults(func=cmd_board_import)
+
+
+def cmd_board_import(args: argparse.Namespace) -> int:
+    try:
+        data = args.dtb.read_bytes()
+    except OSError as exc:
+        print(f"rtmux: board import: {args.dtb}: {exc.strerror}", file=sys.stderr)
+        return EXIT_SETUP
+    try:
+        imported = boarddesc.from_dtb(data, args.name or args.dtb.name.removesuffix(".dtb"))
+    except boarddesc.BoardError as exc:
+        print(f"rtmux: board import: {args.dtb}: {exc}", file=sys.stderr)
+        return EXIT_SETUP
+    for line in imported.missing:
+        print(f"rtmux: board import: {args.dtb.name}: {line}", file=sys.stderr)
+    text = boarddesc.to_toml(imported, args.dtb.name)
+    if args.output is None:
+        print(text, end="", flush=True)
+    else:
+        args.output.parent.mkdir(parents=True, exist_ok=True)
+        args.output.write_text(text)
+        print(
+            f"rtmux: board import: wrote {args.output} ({len(imported.missing)} thing(s) missing)",
+            file=sys.stderr,
+        )
     return EXIT_OK
 
 

@@ -1,0 +1,473 @@
+"""A board's description (issue 26): what rtmux must know of a board, in one TOML file, and how to write
+one from the board's own device tree (`./rtmux board import FILE.dtb`).
+
+The description holds what the hypervisor, the rtos and the tools need and a DTB says: RAM, the CPUs
+and their MPIDRs with how they are started, the PSCI conduit, the GIC's version and register frames, its
+maintenance interrupt, the architected timer's PPIs, and the console UART (type, address, interrupt).
+Interrupts are GIC INTIDs (SGIs 0-15, PPIs 16-31, SPIs from 32), addresses are CPU physical addresses
+(the DTB's bus addresses translated through every `ranges` on the way to the root).
+
+Import never guesses: what the DTB does not say (a memory node the firmware fills in, CPUs started by a
+spin table, a console rtmux has no driver for) is left out of the description and said, one line each,
+in `Imported.missing`, which `./rtmux board import` prints and writes as comments at the top of the
+file. `platform/<board>/board.toml` are the repository's descriptions; tests/unit/python/
+test_boarddesc.py checks each against its DTB.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rtmux.formats import fdt
+
+PPI_BASE = 16
+SPI_BASE = 32
+GIC_V3 = ("arm,gic-v3",)
+GIC_V2 = ("arm,gic-400", "arm,cortex-a15-gic", "arm,cortex-a9-gic", "arm,cortex-a7-gic")
+TIMER_COMPATIBLE = ("arm,armv8-timer", "arm,armv7-timer")
+# Console UARTs by the first compatible string rtmux knows, and the type the description names.
+UART_TYPES = {
+    "arm,pl011": "pl011",
+    "fsl,imx8mp-uart": "imx",
+    "fsl,imx8mm-uart": "imx",
+    "fsl,imx6q-uart": "imx",
+}
+# The timer's four PPIs in the order the binding gives them.
+TIMER_NAMES = ("secure_phys", "phys", "virt", "hyp_phys")
+
+
+class BoardError(ValueError):
+    """A description or a DTB rtmux cannot use, with what is wrong."""
+
+
+@dataclass(frozen=True)
+class Frame:
+    """A register frame or memory range: [base, base + size)."""
+
+    base: int
+    size: int
+
+
+@dataclass(frozen=True)
+class Gic:
+    version: int  # 2 or 3
+    distributor: Frame
+    redistributors: Frame | None = None  # v3
+    cpu_interface: Frame | None = None  # GICC (v2; optional on v3)
+    hyp_interface: Frame | None = None  # GICH (v2)
+    virtual_cpu_interface: Frame | None = None  # GICV (v2)
+    maintenance_intid: int | None = None
+
+
+@dataclass(frozen=True)
+class Console:
+    type: str  # a value of UART_TYPES
+    frame: Frame
+    intid: int | None
+    node: str  # the DTB path it came from
+
+
+@dataclass(frozen=True)
+class Description:
+    name: str
+    compatible: str  # the DTB root's first compatible string
+    memory: tuple[Frame, ...]
+    mpidrs: tuple[int, ...]
+    enable_method: str  # "psci" is the only one rtmux can start CPUs with
+    psci_method: str | None  # "hvc" or "smc"
+    gic: Gic | None
+    timer: dict[str, int] | None  # TIMER_NAMES -> INTID
+    console: Console | None
+
+
+@dataclass
+class Imported:
+    description: Description
+    missing: list[str] = field(default_factory=list)
+
+
+# ------------------------------------------------------------------------------------------------------
+# Reading a DTB
+
+
+def _cells_value(cells: list[int]) -> int:
+    value = 0
+    for c in cells:
+        value = (value << 32) | c
+    return value
+
+
+def _address_cells(node: fdt.Node) -> int:
+    return node.get_cells("#address-cells")[0] if "#address-cells" in node.props else 2
+
+
+def _size_cells(node: fdt.Node) -> int:
+    return node.get_cells("#size-cells")[0] if "#size-cells" in node.props else 1
+
+
+class _Dtb:
+    """The parsed tree with what import needs: parents, phandles, address translation."""
+
+    def __init__(self, data: bytes) -> None:
+        self.root = fdt.parse(data).root
+        self.parent: dict[int, fdt.Node] = {}
+        self.path: dict[int, str] = {}
+        self.by_phandle: dict[int, fdt.Node] = {}
+        for path, node in self.root.walk():
+            self.path[id(node)] = path
+            for c in node.children:
+                self.parent[id(c)] = node
+            ph = node.phandle()
+            if ph is not None:
+                self.by_phandle[ph] = node
+
+    def compatible(self, node: fdt.Node) -> list[str]:
+        return node.get_strings("compatible") if "compatible" in node.props else []
+
+    def find_compatible(self, names: tuple[str, ...]) -> fdt.Node | None:
+        for _, node in self.root.walk():
+            if node.props.get("status", b"okay\0") in (b"okay\0", b"ok\0") and any(
+                c in names for c in self.compatible(node)
+            ):
+                return node
+        return None
+
+    def regs(self, node: fdt.Node) -> list[Frame]:
+        """The node's reg entries as CPU physical frames."""
+        bus = self.parent[id(node)]
+        ac, sc = _address_cells(bus), _size_cells(bus)
+        cells = node.get_cells("reg") if "reg" in node.props else []
+        step = ac + sc
+        if step == 0 or len(cells) % step:
+            raise BoardError(f"{self.path[id(node)]}: reg is not a list of <{ac} {sc}> cells")
+        out = []
+        for i in range(0, len(cells), step):
+            addr = _cells_value(cells[i : i + ac])
+            size = _cells_value(cells[i + ac : i + step])
+            out.append(Frame(self.translate(bus, addr, size), size))
+        return out
+
+    def translate(self, bus: fdt.Node, addr: int, size: int) -> int:
+        """A bus address of `bus`'s children as a CPU physical address (ranges up to the root)."""
+        node = bus
+        while id(node) in self.parent:
+            parent = self.parent[id(node)]
+            if "ranges" not in node.props:
+                raise BoardError(
+                    f"{self.path[id(node)]}: no ranges: its children's addresses do not reach the CPU"
+                )
+            raw = node.get_cells("ranges")
+            if raw:
+                cac, pac, csc = _address_cells(node), _address_cells(parent), _size_cells(node)
+                step = cac + pac + csc
+                for i in range(0, len(raw) - step + 1, step):
+                    child = _cells_value(raw[i : i + cac])
+                    target = _cells_value(raw[i + cac : i + cac + pac])
+                    length = _cells_value(raw[i + cac + pac : i + step])
+                    if child <= addr and addr + max(size, 1) <= child + length:
+                        addr = addr - child + target
+                        break
+                else:
+                    raise BoardError(f"{self.path[id(node)]}: ranges do not cover {addr:#x}")
+            node = parent
+        return addr
+
+    def interrupts(self, node: fdt.Node) -> list[int]:
+        """The node's interrupts as GIC INTIDs (3-cell GIC specifiers: type, number, flags)."""
+        if "interrupts" not in node.props:
+            return []
+        cells = node.get_cells("interrupts")
+        if len(cells) % 3:
+            raise BoardError(f"{self.path[id(node)]}: interrupts are not 3-cell GIC specifiers")
+        return [(SPI_BASE if cells[i] == 0 else PPI_BASE) + cells[i + 1] for i in range(0, len(cells), 3)]
+
+    def resolve(self, ref: str) -> fdt.Node | None:
+        """A node from a path or an alias (as /chosen's stdout-path writes it, options after ':')."""
+        ref = ref.split(":", 1)[0]
+        if not ref.startswith("/"):
+            aliases = self.root.child("aliases")
+            if aliases is None or ref not in aliases.props:
+                return None
+            ref = aliases.get_string(ref)
+        try:
+            return self.root.find(ref)
+        except fdt.FdtError:
+            return None
+
+
+def _uart_type(dtb: _Dtb, node: fdt.Node) -> str | None:
+    for c in dtb.compatible(node):
+        if c in UART_TYPES:
+            return UART_TYPES[c]
+    return None
+
+
+def _console(dtb: _Dtb, missing: list[str]) -> Console | None:
+    chosen = dtb.root.child("chosen")
+    named = None
+    if chosen is not None and "stdout-path" in chosen.props:
+        ref = chosen.get_string("stdout-path")
+        named = dtb.resolve(ref)
+        if named is None:
+            missing.append(f"console: /chosen's stdout-path {ref!r} names no node")
+        elif _uart_type(dtb, named) is not None:
+            return _console_of(dtb, named)
+        else:
+            kinds = ", ".join(dtb.compatible(named)) or "no compatible"
+            missing.append(
+                f"console: /chosen's stdout-path {ref!r} is {dtb.path[id(named)]} ({kinds}), a UART rtmux "
+                "has no driver for"
+            )
+    # The first UART of the aliases (serial0, serial1, ...) that rtmux can drive.
+    aliases = dtb.root.child("aliases")
+    for name in sorted(aliases.props if aliases is not None else (), key=_alias_order):
+        if not name.startswith("serial"):
+            continue
+        node = dtb.resolve(name)
+        if node is not None and node is not named and _uart_type(dtb, node) is not None:
+            missing.append(f"console: took {name} ({dtb.path[id(node)]}) instead")
+            return _console_of(dtb, node)
+    missing.append("console: no UART rtmux has a driver for (" + ", ".join(sorted(UART_TYPES)) + ")")
+    return None
+
+
+def _alias_order(name: str) -> tuple[str, int]:
+    digits = name.rstrip("0123456789")
+    return (digits, int(name[len(digits) :] or 0))
+
+
+def _console_of(dtb: _Dtb, node: fdt.Node) -> Console:
+    frames = dtb.regs(node)
+    if not frames:
+        raise BoardError(f"{dtb.path[id(node)]}: a console UART without reg")
+    irqs = dtb.interrupts(node)
+    return Console(_uart_type(dtb, node) or "", frames[0], irqs[0] if irqs else None, dtb.path[id(node)])
+
+
+def _gic(dtb: _Dtb, missing: list[str]) -> Gic | None:
+    node = dtb.find_compatible(GIC_V3)
+    version = 3
+    if node is None:
+        node = dtb.find_compatible(GIC_V2)
+        version = 2
+    if node is None:
+        missing.append("gic: no GICv2 or GICv3 node (" + ", ".join(GIC_V3 + GIC_V2) + ")")
+        return None
+    frames = dtb.regs(node)
+    irqs = dtb.interrupts(node)
+    maintenance = irqs[0] if irqs else None
+    if maintenance is None:
+        missing.append(f"gic: {dtb.path[id(node)]} gives no maintenance interrupt")
+    if version == 3:
+        nregions = (
+            node.get_cells("#redistributor-regions")[0] if "#redistributor-regions" in node.props else 1
+        )
+        if nregions != 1:
+            missing.append(f"gic: {nregions} redistributor regions: only the first is described")
+        if len(frames) < 2:
+            raise BoardError(f"{dtb.path[id(node)]}: a GICv3 without a redistributor frame")
+        extra = frames[1 + nregions :]
+        return Gic(
+            3,
+            frames[0],
+            redistributors=frames[1],
+            cpu_interface=extra[0] if len(extra) > 0 else None,
+            hyp_interface=extra[1] if len(extra) > 1 else None,
+            virtual_cpu_interface=extra[2] if len(extra) > 2 else None,
+            maintenance_intid=maintenance,
+        )
+    if len(frames) < 4:
+        missing.append(
+            f"gic: {dtb.path[id(node)]} has no GICH/GICV frames: a GICv2 without virtualization extensions"
+        )
+    return Gic(
+        2,
+        frames[0],
+        cpu_interface=frames[1] if len(frames) > 1 else None,
+        hyp_interface=frames[2] if len(frames) > 2 else None,
+        virtual_cpu_interface=frames[3] if len(frames) > 3 else None,
+        maintenance_intid=maintenance,
+    )
+
+
+def from_dtb(data: bytes, name: str) -> Imported:
+    """A description from a board's DTB, and what it lacks."""
+    try:
+        dtb = _Dtb(data)
+    except fdt.FdtError as e:
+        raise BoardError(f"not a device tree: {e}") from None
+    missing: list[str] = []
+    compatible = (dtb.compatible(dtb.root) or [""])[0]
+
+    memory: list[Frame] = []
+    for path, node in dtb.root.walk():
+        if node.props.get("device_type") == b"memory\0":
+            for f in dtb.regs(node):
+                if f.size:
+                    memory.append(f)
+                else:
+                    missing.append(
+                        f"memory: {path} has a size of 0 (its firmware fills it in): give the RAM by hand"
+                    )
+    if not memory and not any(m.startswith("memory:") for m in missing):
+        missing.append("memory: no memory node")
+
+    cpus = dtb.root.child("cpus")
+    mpidrs: list[int] = []
+    methods: set[str] = set()
+    if cpus is not None:
+        for cpu in cpus.children:
+            if cpu.props.get("device_type") != b"cpu\0":
+                continue
+            reg = cpu.get_cells("reg")
+            mpidrs.append(_cells_value(reg[: _address_cells(cpus)]))
+            if "enable-method" in cpu.props:
+                methods.add(cpu.get_string("enable-method"))
+    if not mpidrs:
+        missing.append("cpus: no cpu node")
+    method = ",".join(sorted(methods)) if methods else ""
+    if method != "psci":
+        missing.append(
+            f"cpus: started by {method or 'no enable-method'}, not PSCI: rtmux starts and stops CPUs through "
+            "PSCI (on a Raspberry Pi 4, TF-A's bl31 provides it)"
+        )
+
+    psci_node = dtb.find_compatible(("arm,psci-1.0", "arm,psci-0.2", "arm,psci"))
+    psci_method = (
+        psci_node.get_string("method") if psci_node is not None and "method" in psci_node.props else None
+    )
+    if psci_method is None:
+        missing.append("psci: no psci node with a method")
+
+    timer_node = dtb.find_compatible(TIMER_COMPATIBLE)
+    timer = None
+    if timer_node is None:
+        missing.append("timer: no arm,armv8-timer node")
+    else:
+        irqs = dtb.interrupts(timer_node)
+        if len(irqs) < 4:
+            missing.append(f"timer: {len(irqs)} interrupts, not the 4 PPIs of the binding")
+        else:
+            timer = dict(zip(TIMER_NAMES, irqs[:4], strict=True))
+
+    gic = _gic(dtb, missing)
+    console = _console(dtb, missing)
+    desc = Description(
+        name=name,
+        compatible=compatible,
+        memory=tuple(memory),
+        mpidrs=tuple(mpidrs),
+        enable_method=method,
+        psci_method=psci_method,
+        gic=gic,
+        timer=timer,
+        console=console,
+    )
+    return Imported(desc, missing)
+
+
+# ------------------------------------------------------------------------------------------------------
+# The TOML file
+
+
+def _frame_toml(f: Frame) -> str:
+    return f"{{ base = {f.base:#x}, size = {f.size:#x} }}"
+
+
+def to_toml(imported: Imported, source: str) -> str:
+    """The description as the file `./rtmux board import` writes (what is missing as comments)."""
+    d = imported.description
+    out = [
+        f"# Board description (tools/rtmux/boarddesc.py), written by `./rtmux board import {source}`.",
+        "# Interrupts are GIC INTIDs; addresses are CPU physical addresses.",
+    ]
+    if imported.missing:
+        out.append("# Not found in the device tree (to give by hand, or what rtmux cannot use):")
+        out += [f"#   {m}" for m in imported.missing]
+    out += ["", f'name = "{d.name}"', f'compatible = "{d.compatible}"', ""]
+    out.append("memory = [" + ", ".join(_frame_toml(m) for m in d.memory) + "]")
+    out += ["", "[cpus]", "mpidr = [" + ", ".join(f"{m:#x}" for m in d.mpidrs) + "]"]
+    out.append(f'enable_method = "{d.enable_method}"')
+    if d.psci_method is not None:
+        out += ["", "[psci]", f'method = "{d.psci_method}"']
+    if d.gic is not None:
+        g = d.gic
+        out += ["", "[gic]", f"version = {g.version}", f"distributor = {_frame_toml(g.distributor)}"]
+        for key, frame in (
+            ("redistributors", g.redistributors),
+            ("cpu_interface", g.cpu_interface),
+            ("hyp_interface", g.hyp_interface),
+            ("virtual_cpu_interface", g.virtual_cpu_interface),
+        ):
+            if frame is not None:
+                out.append(f"{key} = {_frame_toml(frame)}")
+        if g.maintenance_intid is not None:
+            out.append(f"maintenance_intid = {g.maintenance_intid}")
+    if d.timer is not None:
+        out += ["", "[timer]"] + [f"{k}_intid = {d.timer[k]}" for k in TIMER_NAMES]
+    if d.console is not None:
+        c = d.console
+        out += ["", "[console]", f'type = "{c.type}"', f"frame = {_frame_toml(c.frame)}"]
+        if c.intid is not None:
+            out.append(f"intid = {c.intid}")
+        out.append(f'node = "{c.node}"')
+    return "\n".join(out) + "\n"
+
+
+def _frame(value: object, what: str) -> Frame:
+    if not isinstance(value, dict) or set(value) != {"base", "size"}:
+        raise BoardError(f"{what}: not {{ base = ..., size = ... }}")
+    base, size = value["base"], value["size"]
+    if not isinstance(base, int) or not isinstance(size, int) or base < 0 or size <= 0:
+        raise BoardError(f"{what}: base and size must be integers, size > 0")
+    return Frame(base, size)
+
+
+def load(path: Path) -> Description:
+    """A description file; BoardError naming the file and the key for anything malformed."""
+    try:
+        t = tomllib.loads(path.read_text())
+    except (OSError, tomllib.TOMLDecodeError) as e:
+        raise BoardError(f"{path}: {e}") from None
+    try:
+        gic = None
+        if "gic" in t:
+            g = t["gic"]
+            gic = Gic(
+                int(g["version"]),
+                _frame(g["distributor"], "gic.distributor"),
+                **{
+                    k: _frame(g[k], f"gic.{k}")
+                    for k in ("redistributors", "cpu_interface", "hyp_interface", "virtual_cpu_interface")
+                    if k in g
+                },
+                maintenance_intid=g.get("maintenance_intid"),
+            )
+            if gic.version not in (2, 3):
+                raise BoardError(f"gic.version {gic.version}: rtmux knows GICv2 and GICv3")
+        console = None
+        if "console" in t:
+            c = t["console"]
+            if c["type"] not in set(UART_TYPES.values()):
+                raise BoardError(f"console.type {c['type']!r}: one of {sorted(set(UART_TYPES.values()))}")
+            console = Console(
+                c["type"], _frame(c["frame"], "console.frame"), c.get("intid"), c.get("node", "")
+            )
+        timer = {k: int(t["timer"][f"{k}_intid"]) for k in TIMER_NAMES} if "timer" in t else None
+        return Description(
+            name=str(t["name"]),
+            compatible=str(t["compatible"]),
+            memory=tuple(_frame(m, "memory") for m in t.get("memory", [])),
+            mpidrs=tuple(int(m) for m in t["cpus"]["mpidr"]),
+            enable_method=str(t["cpus"]["enable_method"]),
+            psci_method=t.get("psci", {}).get("method"),
+            gic=gic,
+            timer=timer,
+            console=console,
+        )
+    except KeyError as e:
+        raise BoardError(f"{path}: missing key {e}") from None
+    except BoardError as e:
+        raise BoardError(f"{path}: {e}") from None
