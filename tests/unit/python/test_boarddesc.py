@@ -10,25 +10,23 @@ import pytest
 
 from rtmux import board, boarddesc, paths
 from rtmux.boarddesc import BoardError, Frame
+from rtmux.image import debian
 
 PLATFORMS = paths.REPO_ROOT / "platform"
 DEBIAN_DTB = {
-    # board -> the DTB in Debian's arm64 kernel package (make deps fetches it for the Linux guest)
+    # board -> its DTB in Debian's arm64 kernel package
     "rpi4": "broadcom/bcm2711-rpi-4-b.dtb",
     "imx8mp-evk": "freescale/imx8mp-evk.dtb",
 }
 
 
 def debian_dtb(board_name: str) -> bytes:
-    found = sorted(
-        (paths.DEBIAN_CACHE / "roots" / "kernel-std" / "usr" / "lib").glob(
-            f"linux-image-*/{DEBIAN_DTB[board_name]}"
-        )
-    )
-    assert found, (
-        f"{DEBIAN_DTB[board_name]} is not in cache/debian: run `make deps` (Debian's kernel package)"
-    )
-    return found[-1].read_bytes()
+    """The board's DTB from Debian's arm64 kernel package (fetched into cache/debian/ if not there yet,
+    as the Linux guest's build does)."""
+    kernel = debian.kernel("std")
+    path = kernel.root / "usr" / "lib" / f"linux-image-{kernel.release}" / DEBIAN_DTB[board_name]
+    assert path.is_file(), f"{kernel.package.name} has no {DEBIAN_DTB[board_name]}"
+    return path.read_bytes()
 
 
 def qemu_dtb(tmp_path: Path, gic_version: int = 3) -> bytes:
