@@ -16,6 +16,7 @@ test_boarddesc.py checks each against its DTB.
 
 from __future__ import annotations
 
+import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -294,6 +295,8 @@ def _gic(dtb: _Dtb, missing: list[str]) -> Gic | None:
 
 def from_dtb(data: bytes, name: str) -> Imported:
     """A description from a board's DTB, and what it lacks."""
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", name):
+        raise BoardError(f"board name {name!r}: letters, digits, '.', '_' and '-' only (it names a folder)")
     try:
         dtb = _Dtb(data)
     except fdt.FdtError as e:

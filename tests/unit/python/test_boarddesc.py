@@ -104,6 +104,8 @@ def test_rpi4_says_what_rtmux_needs_given_by_hand() -> None:
 def test_not_a_dtb_is_refused() -> None:
     with pytest.raises(BoardError, match="not a device tree"):
         boarddesc.from_dtb(b"\0" * 8, "x")
+    with pytest.raises(BoardError, match="board name"):
+        boarddesc.from_dtb(debian_dtb("rpi4"), 'rpi"4')
 
 
 @pytest.mark.parametrize(
