@@ -301,6 +301,15 @@ def from_dtb(data: bytes, name: str) -> Imported:
         dtb = _Dtb(data)
     except fdt.FdtError as e:
         raise BoardError(f"not a device tree: {e}") from None
+    try:
+        return _import(dtb, name)
+    except fdt.FdtError as e:
+        raise BoardError(f"a malformed property: {e}") from None
+    except KeyError as e:
+        raise BoardError(f"a node without its {e} property") from None
+
+
+def _import(dtb: _Dtb, name: str) -> Imported:
     missing: list[str] = []
     compatible = (dtb.compatible(dtb.root) or [""])[0]
 

@@ -10,6 +10,7 @@ import pytest
 
 from rtmux import board, boarddesc, paths
 from rtmux.boarddesc import BoardError, Frame
+from rtmux.formats import fdt
 from rtmux.image import debian
 
 PLATFORMS = paths.REPO_ROOT / "platform"
@@ -106,6 +107,13 @@ def test_not_a_dtb_is_refused() -> None:
         boarddesc.from_dtb(b"\0" * 8, "x")
     with pytest.raises(BoardError, match="board name"):
         boarddesc.from_dtb(debian_dtb("rpi4"), 'rpi"4')
+    # a tree that parses but whose CPU has no reg: an error that says so, not a traceback
+    tree = fdt.parse(debian_dtb("imx8mp-evk"))
+    cpus = tree.root.find("/cpus")
+    cpu = next(c for c in cpus.children if c.props.get("device_type") == b"cpu\0")
+    del cpu.props["reg"]
+    with pytest.raises(BoardError, match="'reg'"):
+        boarddesc.from_dtb(fdt.serialize(tree), "imx8mp-evk")
 
 
 @pytest.mark.parametrize(
