@@ -21,10 +21,9 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from rtmux.board import PPI_BASE, SPI_BASE, Region
 from rtmux.formats import fdt
 
-PPI_BASE = 16
-SPI_BASE = 32
 GIC_V3 = ("arm,gic-v3",)
 GIC_V2 = ("arm,gic-400", "arm,cortex-a15-gic", "arm,cortex-a9-gic", "arm,cortex-a7-gic")
 TIMER_COMPATIBLE = ("arm,armv8-timer", "arm,armv7-timer")
@@ -44,28 +43,20 @@ class BoardError(ValueError):
 
 
 @dataclass(frozen=True)
-class Frame:
-    """A register frame or memory range: [base, base + size)."""
-
-    base: int
-    size: int
-
-
-@dataclass(frozen=True)
 class Gic:
     version: int  # 2 or 3
-    distributor: Frame
-    redistributors: Frame | None = None  # v3
-    cpu_interface: Frame | None = None  # GICC (v2; optional on v3)
-    hyp_interface: Frame | None = None  # GICH (v2)
-    virtual_cpu_interface: Frame | None = None  # GICV (v2)
+    distributor: Region
+    redistributors: Region | None = None  # v3
+    cpu_interface: Region | None = None  # GICC (v2; optional on v3)
+    hyp_interface: Region | None = None  # GICH (v2)
+    virtual_cpu_interface: Region | None = None  # GICV (v2)
     maintenance_intid: int | None = None
 
 
 @dataclass(frozen=True)
 class Console:
     type: str  # a value of UART_TYPES
-    frame: Frame
+    frame: Region
     intid: int | None
     node: str  # the DTB path it came from
 
@@ -74,7 +65,7 @@ class Console:
 class Description:
     name: str
     compatible: str  # the DTB root's first compatible string
-    memory: tuple[Frame, ...]
+    memory: tuple[Region, ...]
     mpidrs: tuple[int, ...]
     enable_method: str  # "psci" is the only one rtmux can start CPUs with
     psci_method: str | None  # "hvc" or "smc"
@@ -135,7 +126,7 @@ class _Dtb:
                 return node
         return None
 
-    def regs(self, node: fdt.Node) -> list[Frame]:
+    def regs(self, node: fdt.Node) -> list[Region]:
         """The node's reg entries as CPU physical frames."""
         bus = self.parent[id(node)]
         ac, sc = _address_cells(bus), _size_cells(bus)
@@ -147,7 +138,7 @@ class _Dtb:
         for i in range(0, len(cells), step):
             addr = _cells_value(cells[i : i + ac])
             size = _cells_value(cells[i + ac : i + step])
-            out.append(Frame(self.translate(bus, addr, size), size))
+            out.append(Region(self.translate(bus, addr, size), size))
         return out
 
     def translate(self, bus: fdt.Node, addr: int, size: int) -> int:
@@ -313,7 +304,7 @@ def _import(dtb: _Dtb, name: str) -> Imported:
     missing: list[str] = []
     compatible = (dtb.compatible(dtb.root) or [""])[0]
 
-    memory: list[Frame] = []
+    memory: list[Region] = []
     for path, node in dtb.root.walk():
         if node.props.get("device_type") == b"memory\0":
             for f in dtb.regs(node):
@@ -384,7 +375,7 @@ def _import(dtb: _Dtb, name: str) -> Imported:
 # The TOML file
 
 
-def _frame_toml(f: Frame) -> str:
+def _frame_toml(f: Region) -> str:
     return f"{{ base = {f.base:#x}, size = {f.size:#x} }}"
 
 
@@ -428,13 +419,13 @@ def to_toml(imported: Imported, source: str) -> str:
     return "\n".join(out) + "\n"
 
 
-def _frame(value: object, what: str) -> Frame:
+def _frame(value: object, what: str) -> Region:
     if not isinstance(value, dict) or set(value) != {"base", "size"}:
         raise BoardError(f"{what}: not {{ base = ..., size = ... }}")
     base, size = value["base"], value["size"]
     if not isinstance(base, int) or not isinstance(size, int) or base < 0 or size <= 0:
         raise BoardError(f"{what}: base and size must be integers, size > 0")
-    return Frame(base, size)
+    return Region(base, size)
 
 
 def load(path: Path) -> Description:

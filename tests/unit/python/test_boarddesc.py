@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from rtmux import board, boarddesc, paths
-from rtmux.boarddesc import BoardError, Frame
+from rtmux.boarddesc import BoardError
 from rtmux.formats import fdt
 from rtmux.image import debian
 
@@ -67,12 +67,12 @@ def test_qemu_virt_gicv3_agrees_with_the_tools_board(tmp_path: Path) -> None:
     d = boarddesc.from_dtb(qemu_dtb(tmp_path), "qemu-virt").description
     b = board.qemu_virt()
     assert d.gic is not None and d.gic.version == 3
-    assert d.gic.distributor == Frame(b.gicd.base, b.gicd.size)
-    assert d.gic.redistributors == Frame(b.gicr.base, b.gicr.size)
+    assert d.gic.distributor == b.gicd
+    assert d.gic.redistributors == b.gicr
     assert d.gic.maintenance_intid == b.gic_maintenance
     assert d.console is not None and d.console.type == "pl011"
     assert d.console.frame.base == b.uart.regions[0].base
-    assert d.memory == (Frame(b.ram.base, b.ram.size),)
+    assert d.memory == (b.ram,)
     assert d.mpidrs == tuple(b.mpidr(cpu) for cpu in range(b.cpus))
     assert d.enable_method == "psci"
 
