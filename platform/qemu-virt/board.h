@@ -1,5 +1,5 @@
 /*
- * QEMU virt (QEMU 7.2, gic-version=3, virtualization=on): the board facts the rtos, the hypervisor and
+ * QEMU virt (QEMU 7.2, gic-version=3 or 2, virtualization=on): the board facts the rtos, the hypervisor and
  * both linker scripts use. The one C source of them; tools/rtmux's board description must agree
  * (tests/unit/python/test_board_header.py compares the two). Inside an rtmux partition the hypervisor
  * presents the same addresses as intermediate physical addresses. Usable from C, assembly and linker
@@ -22,6 +22,14 @@
 #define BOARD_GICR_BASE   0x080a0000ul
 #define BOARD_GICR_STRIDE 0x20000ul /* RD_base frame then SGI_base frame, 64 KiB each */
 #define BOARD_GICR_MAX    32u       /* frames the rtos scans for its CPU's affinity (stops at Last) */
+
+/* GICv2 (gic-version=2): the distributor at the same address, then the CPU interface (8 KiB), the
+ * virtual interface control (GICH) and the virtual CPU interface (GICV); maintenance PPI as on GICv3.
+ * Both layouts are the board's: the drivers pick the one the CPU reports (ID_AA64PFR0_EL1.GIC), and the
+ * tools' board variant qemu-virt-gicv2 starts QEMU with it. */
+#define BOARD_GICC_BASE 0x08010000ul
+#define BOARD_GICH_BASE 0x08030000ul
+#define BOARD_GICV_BASE 0x08040000ul
 
 /* PL011 console UART, SPI 1. */
 #define BOARD_UART_BASE  0x09000000ul

@@ -1,9 +1,11 @@
 /*
- * GICv3 driver. The rtos uses Group 1 non-secure interrupts only, routed to its own CPU. It programs
- * the distributor only for the SPIs it attaches, so inside an rtmux partition it touches nothing that
- * belongs to Linux.
+ * GICv3 driver (drivers/intc.h): Group 1 non-secure interrupts, routed to the rtos's CPU with affinity
+ * routing, taken through the system-register CPU interface. It programs the distributor only for the
+ * SPIs it attaches, so inside an rtmux partition it touches nothing that belongs to Linux.
  */
-#include "drivers/gicv3.h"
+#include <stddef.h>
+
+#include "drivers/intc_driver.h"
 
 #include "arch/cpu.h"
 #include "arm64/gicv3.h"
@@ -29,15 +31,13 @@ static void gicd_wait_rwp(void)
     }
 }
 
-static int find_redistributor(void)
+static int find_redistributor(uint64_t aff, uintptr_t *rd_out)
 {
-    uint64_t aff = arch_mpidr_affinity();
     for (unsigned i = 0; i < BOARD_GICR_MAX; i++) {
         uintptr_t rd = BOARD_GICR_BASE + i * BOARD_GICR_STRIDE;
         uint64_t typer = *(volatile uint64_t *)(rd + GICR_TYPER);
         if ((typer >> GICR_TYPER_AFF_SHIFT) == aff) {
-            gicr_rd = rd;
-            gicr_sgi = rd + GICR_SGI_OFFSET;
+            *rd_out = rd;
             return 0;
         }
         if (typer & GICR_TYPER_LAST) {
@@ -47,15 +47,21 @@ static int find_redistributor(void)
     return -1;
 }
 
-int gic_init(void)
+/* Clears ProcessorSleep and waits for ChildrenAsleep to clear. */
+static void redist_wake(uintptr_t rd)
 {
-    if (find_redistributor() != 0) {
-        return -1;
+    *reg32(rd, GICR_WAKER) &= ~GICR_WAKER_PS;
+    while (*reg32(rd, GICR_WAKER) & GICR_WAKER_CA) {
     }
-    /* Wake our redistributor: clear ProcessorSleep, wait for ChildrenAsleep to clear. */
-    *reg32(gicr_rd, GICR_WAKER) &= ~GICR_WAKER_PS;
-    while (*reg32(gicr_rd, GICR_WAKER) & GICR_WAKER_CA) {
+}
+
+static const char *v3_init(void)
+{
+    if (find_redistributor(arch_mpidr_affinity(), &gicr_rd) != 0) {
+        return "no GICv3 redistributor matches this CPU's MPIDR affinity";
     }
+    gicr_sgi = gicr_rd + GICR_SGI_OFFSET;
+    redist_wake(gicr_rd);
     /* SGIs and PPIs: all Group 1, all disabled until attached. */
     *reg32(gicr_sgi, GICR_IGROUPR0) = 0xffffffffu;
     *reg32(gicr_sgi, GICR_ICENABLER0) = 0xffffffffu;
@@ -76,10 +82,10 @@ int gic_init(void)
     ARCH_WRITE_SYSREG(ICC_CTLR_EL1, 0u); /* EOImode 0: EOI also deactivates */
     ARCH_WRITE_SYSREG(ICC_IGRPEN1_EL1, ICC_IGRPEN1_EN);
     arch_isb();
-    return 0;
+    return NULL;
 }
 
-void gic_set_priority(unsigned intid, uint8_t gic_prio)
+static void v3_set_priority(unsigned intid, uint8_t gic_prio)
 {
     if (intid < GIC_SPI_BASE) {
         *reg8(gicr_sgi, GICR_IPRIORITYR0 + intid) = gic_prio;
@@ -88,7 +94,7 @@ void gic_set_priority(unsigned intid, uint8_t gic_prio)
     }
 }
 
-void gic_set_trigger(unsigned intid, bool edge)
+static void v3_set_trigger(unsigned intid, bool edge)
 {
     if (intid < GIC_SGI_COUNT) {
         return; /* SGIs are always edge-triggered */
@@ -99,7 +105,7 @@ void gic_set_trigger(unsigned intid, bool edge)
     *cfg = edge ? (*cfg | bit) : (*cfg & ~bit);
 }
 
-void gic_enable(unsigned intid)
+static void v3_enable(unsigned intid)
 {
     uint32_t bit = 1u << (intid % 32u);
     if (intid < GIC_SPI_BASE) {
@@ -113,7 +119,7 @@ void gic_enable(unsigned intid)
     *reg32(BOARD_GICD_BASE, GICD_ISENABLER + (intid / 32u) * 4u) = bit;
 }
 
-void gic_disable(unsigned intid)
+static void v3_disable(unsigned intid)
 {
     uint32_t bit = 1u << (intid % 32u);
     if (intid < GIC_SPI_BASE) {
@@ -124,12 +130,7 @@ void gic_disable(unsigned intid)
     }
 }
 
-void gic_send_sgi_self(unsigned sgi)
-{
-    gic_send_sgi(arch_mpidr_affinity(), sgi);
-}
-
-void gic_send_sgi(uint64_t aff, unsigned sgi)
+static void v3_send_sgi(uint64_t aff, unsigned sgi)
 {
     /* TargetList bit Aff0 (Aff0 < 16 on QEMU virt), Aff1..3, INTID. */
     uint64_t v = (1ull << (MPIDR_AFF0(aff) % ICC_SGI1R_TARGET_AFF0_MAX)) |
@@ -141,12 +142,48 @@ void gic_send_sgi(uint64_t aff, unsigned sgi)
     arch_isb();
 }
 
-unsigned gic_ack(void)
+static void v3_send_sgi_self(unsigned sgi)
 {
-    return (unsigned)(ARCH_READ_SYSREG(ICC_IAR1_EL1) & GIC_INTID_MASK);
+    v3_send_sgi(arch_mpidr_affinity(), sgi);
 }
 
-void gic_eoi(unsigned intid)
+static uint32_t v3_ack(void)
 {
-    ARCH_WRITE_SYSREG(ICC_EOIR1_EL1, intid);
+    return (uint32_t)(ARCH_READ_SYSREG(ICC_IAR1_EL1) & GIC_INTID_MASK);
 }
+
+static void v3_eoi(uint32_t ack)
+{
+    ARCH_WRITE_SYSREG(ICC_EOIR1_EL1, (uint64_t)ack);
+}
+
+static void v3_cpu_ppi_init(unsigned intid, uint8_t prio)
+{
+    uintptr_t rd = 0;
+    if (find_redistributor(arch_mpidr_affinity(), &rd) == 0) {
+        uintptr_t sgi = rd + GICR_SGI_OFFSET;
+        redist_wake(rd);
+        *reg32(sgi, GICR_IGROUPR0) |= 1u << intid;
+        *reg8(sgi, GICR_IPRIORITYR0 + intid) = prio;
+        *reg32(sgi, GICR_ISENABLER0) = 1u << intid;
+    }
+    ARCH_WRITE_SYSREG(ICC_SRE_EL1, ARCH_READ_SYSREG(ICC_SRE_EL1) | ICC_SRE_SRE);
+    arch_isb();
+    ARCH_WRITE_SYSREG(ICC_PMR_EL1, ICC_PMR_UNMASKED);
+    ARCH_WRITE_SYSREG(ICC_IGRPEN1_EL1, ICC_IGRPEN1_EN);
+    arch_isb();
+}
+
+const struct intc_driver intc_gicv3 = {
+    .name = "GICv3",
+    .init = v3_init,
+    .set_priority = v3_set_priority,
+    .set_trigger = v3_set_trigger,
+    .enable = v3_enable,
+    .disable = v3_disable,
+    .send_sgi = v3_send_sgi,
+    .send_sgi_self = v3_send_sgi_self,
+    .ack = v3_ack,
+    .eoi = v3_eoi,
+    .cpu_ppi_init = v3_cpu_ppi_init,
+};

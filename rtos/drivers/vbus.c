@@ -7,7 +7,7 @@
 #include "drivers/vbus.h"
 
 #include "../kernel/kernel.h"
-#include "drivers/gicv3.h"
+#include "drivers/intc.h"
 #include "lib/string.h"
 #include "rtos/console.h"
 #include "rtos/types.h"
@@ -129,6 +129,6 @@ int vbus_doorbell_attach(const struct vbus_dt *dt, rt_irq_handler_t handler, voi
 void vbus_kick(void)
 {
     if (kick_on) {
-        gic_send_sgi(kick_aff, kick_sgi);
+        intc_send_sgi(kick_aff, kick_sgi);
     }
 }

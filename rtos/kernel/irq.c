@@ -1,8 +1,8 @@
 /*
- * Interrupt handler table and dispatch over the GIC driver.
+ * Interrupt handler table and dispatch over the interrupt controller (drivers/intc.h).
  */
 #include "rtos/irq.h"
-#include "drivers/gicv3.h"
+#include "drivers/intc.h"
 #include "kernel.h"
 #include "lib/prio.h"
 
@@ -15,8 +15,9 @@ static struct irq_slot irq_table[RT_IRQ_MAX];
 
 void k_irq_init(void)
 {
-    if (gic_init() != 0) {
-        rt_panic("no GIC redistributor matches this CPU's MPIDR affinity");
+    const char *why = intc_init();
+    if (why != NULL) {
+        rt_panic(why);
     }
 }
 
@@ -43,9 +44,9 @@ int rt_irq_attach(unsigned intid, unsigned prio, unsigned trigger, rt_irq_handle
         k_unlock(f);
         return RT_EBUSY;
     }
-    gic_disable(intid);
-    gic_set_priority(intid, gic_prio(prio));
-    gic_set_trigger(intid, trigger == RT_IRQ_EDGE);
+    intc_disable(intid);
+    intc_set_priority(intid, gic_prio(prio));
+    intc_set_trigger(intid, trigger == RT_IRQ_EDGE);
     irq_table[intid].handler = handler;
     irq_table[intid].arg = arg;
     k_unlock(f);
@@ -58,7 +59,7 @@ int rt_irq_detach(unsigned intid)
         return RT_EINVAL;
     }
     uint64_t f = k_lock();
-    gic_disable(intid);
+    intc_disable(intid);
     irq_table[intid].handler = NULL;
     irq_table[intid].arg = NULL;
     k_unlock(f);
@@ -70,7 +71,7 @@ int rt_irq_enable(unsigned intid)
     if (intid >= RT_IRQ_MAX || irq_table[intid].handler == NULL) {
         return RT_EINVAL;
     }
-    gic_enable(intid);
+    intc_enable(intid);
     return RT_OK;
 }
 
@@ -79,7 +80,7 @@ int rt_irq_disable(unsigned intid)
     if (intid >= RT_IRQ_MAX) {
         return RT_EINVAL;
     }
-    gic_disable(intid);
+    intc_disable(intid);
     return RT_OK;
 }
 
@@ -88,7 +89,7 @@ int rt_irq_raise_sgi(unsigned sgi)
     if (sgi > 15) {
         return RT_EINVAL;
     }
-    gic_send_sgi_self(sgi);
+    intc_send_sgi_self(sgi);
     return RT_OK;
 }
 
@@ -96,8 +97,9 @@ void k_irq_dispatch(void)
 {
     /* Drain everything pending: one exception entry serves back-to-back interrupts. */
     for (;;) {
-        unsigned intid = gic_ack();
-        if (intid >= GIC_INTID_SPECIAL) {
+        uint32_t ack = intc_ack();
+        unsigned intid = INTC_ACK_INTID(ack);
+        if (intid >= INTC_INTID_SPECIAL) {
             return;
         }
         struct irq_slot *s = &irq_table[intid];
@@ -105,8 +107,8 @@ void k_irq_dispatch(void)
             s->handler(intid, s->arg);
         } else {
             /* Enabled without a handler cannot happen through the API; keep it from storming. */
-            gic_disable(intid);
+            intc_disable(intid);
         }
-        gic_eoi(intid);
+        intc_eoi(ack);
     }
 }

@@ -11,9 +11,9 @@
 #include <stdint.h>
 
 #include "arch/cpu.h"
-#include "arm64/gicv3.h"
 #include "arm64/psci.h"
 #include "board.h"
+#include "drivers/intc.h"
 #include "rtos/console.h"
 #include "rtos/system.h"
 #include "rtos/time.h"
@@ -78,27 +78,7 @@ static void timer_set(uint64_t cval)
  * nothing is ever taken: the level drops when the timer is re-armed. */
 static void cpu1_gic_init(void)
 {
-    uint64_t aff = arch_mpidr_affinity();
-    for (unsigned i = 0; i < BOARD_GICR_MAX; i++) {
-        uintptr_t rd = BOARD_GICR_BASE + i * BOARD_GICR_STRIDE;
-        uint64_t typer = *(volatile uint64_t *)(rd + GICR_TYPER);
-        if ((typer >> GICR_TYPER_AFF_SHIFT) == aff) {
-            uintptr_t sgi = rd + GICR_SGI_OFFSET;
-            *(volatile uint32_t *)(rd + GICR_WAKER) &= ~GICR_WAKER_PS;
-            while (*(volatile uint32_t *)(rd + GICR_WAKER) & GICR_WAKER_CA) {
-            }
-            *(volatile uint32_t *)(sgi + GICR_IGROUPR0) |= 1u << BOARD_INTID_VIRT_TIMER;
-            *(volatile uint8_t *)(sgi + GICR_IPRIORITYR0 + BOARD_INTID_VIRT_TIMER) = 0x80u;
-            *(volatile uint32_t *)(sgi + GICR_ISENABLER0) = 1u << BOARD_INTID_VIRT_TIMER;
-            break;
-        }
-        if (typer & GICR_TYPER_LAST) {
-            break;
-        }
-    }
-    ARCH_WRITE_SYSREG(ICC_PMR_EL1, ICC_PMR_UNMASKED);
-    ARCH_WRITE_SYSREG(ICC_IGRPEN1_EL1, ICC_IGRPEN1_EN);
-    arch_isb();
+    intc_cpu_ppi_init(BOARD_INTID_VIRT_TIMER, 0x80u);
 }
 
 static void cpu1_main(void *arg)

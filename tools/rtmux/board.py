@@ -29,6 +29,17 @@ PAGE_SIZE = 4 * KIB  # stage-2 granule: devices are mapped by whole pages
 # The QEMU runner (rtmux.qemu) uses the same options for the bare runs.
 QEMU_VIRT_MACHINE = "virt,virtualization=on,gic-version=3"
 QEMU_VIRT_CPU = "cortex-a72"
+# The GIC versions rtmux drives on QEMU virt; the rtos and the hypervisor pick their driver from what
+# the CPU reports, the tools start QEMU with the one asked for.
+GIC_VERSIONS = (3, 2)
+
+
+def qemu_virt_machine(gic: int = 3) -> str:
+    """QEMU's -M value for QEMU virt with GIC version `gic` (3 or 2), EL2 present."""
+    if gic not in GIC_VERSIONS:
+        raise ValueError(f"QEMU virt has no GIC version {gic} rtmux drives (3 or 2)")
+    return f"virt,virtualization=on,gic-version={gic}"
+
 
 SPI_BASE = 32  # INTID of SPI 0
 PPI_BASE = 16  # INTID of PPI 0

@@ -13,6 +13,7 @@ from typing import TypeAlias
 from rtmux import __version__, boarddesc, config, paths, qemu, sdk
 from rtmux.bench import model as bench
 from rtmux.bench import runner
+from rtmux.board import GIC_VERSIONS
 from rtmux.errors import EXIT_OK, EXIT_PIPE, EXIT_SETUP, GuestFailure, RtmuxError, SetupError
 from rtmux.formats import latmus
 from rtmux.image import debian
@@ -147,7 +148,18 @@ def _config_of(args: argparse.Namespace) -> Path:
     return option if option is not None else positional
 
 
+def _add_gic(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--gic",
+        type=int,
+        choices=GIC_VERSIONS,
+        default=3,
+        help="the GIC version QEMU virt gets (3, the default, or 2: a GICv2 as on a Raspberry Pi 4)",
+    )
+
+
 def _add_cntfrq(p: argparse.ArgumentParser) -> None:
+    _add_gic(p)
     p.add_argument(
         "--cntfrq",
         type=_positive_int,
@@ -340,6 +352,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         icount=args.icount,
         timeout_s=args.timeout,
         cntfrq=args.cntfrq,
+        gic=args.gic,
     )
     # an application's exit(N) is the command's status, as a program's would be
     status = rtos.app_exit_status(result.console)
@@ -349,7 +362,12 @@ def cmd_run(args: argparse.Namespace) -> int:
 def cmd_selftest(args: argparse.Namespace) -> int:
     rtos.build(not args.no_build)
     passed, _ = rtos.selftest(
-        args.only, icount=args.icount, timeout_s=args.timeout, echo=sys.stdout, cntfrq=args.cntfrq
+        args.only,
+        icount=args.icount,
+        timeout_s=args.timeout,
+        echo=sys.stdout,
+        cntfrq=args.cntfrq,
+        gic=args.gic,
     )
     print(f"rtmux: selftest passed ({passed} tests)", flush=True)
     return EXIT_OK
@@ -380,6 +398,7 @@ def cmd_latency(args: argparse.Namespace) -> int:
         cpu1=args.cpu1,
         load_cpus=args.load_cpus,
         cntfrq=args.cntfrq,
+        gic=args.gic,
     )
     rts = run.report.summary
     print(

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from rtmux.board import QEMU_VIRT_CPU, QEMU_VIRT_MACHINE
+from rtmux.board import QEMU_VIRT_CPU, QEMU_VIRT_MACHINE, qemu_virt_machine
 from rtmux.errors import GuestOutput, SetupError
 
 QEMU_BIN = "qemu-system-aarch64"
@@ -58,13 +58,15 @@ def qemu_command(
     smp: int = 1,
     qemu: str = QEMU_BIN,
     cntfrq: int | None = None,
+    gic: int = 3,
 ) -> list[str]:
     """The QEMU command line that boots `image` (arm64 Image header) with boot arguments `append`;
-    `cntfrq` sets the generic timer's counter frequency (Hz) instead of QEMU's 62.5 MHz."""
+    `cntfrq` sets the generic timer's counter frequency (Hz) instead of QEMU's 62.5 MHz, `gic` the GIC
+    version of the board."""
     cpu = CPU if cntfrq is None else f"{CPU},cntfrq={cntfrq}"
     cmd = [
         qemu,
-        "-M", MACHINE,
+        "-M", MACHINE if gic == 3 else qemu_virt_machine(gic),
         "-cpu", cpu,
         "-smp", str(smp),
         "-m", MEMORY,

@@ -33,6 +33,10 @@
 /* PMCNTEN*, PMINTEN*, PMOVS*: every event counter and the cycle counter (bit 31). */
 #define PMU_ALL_COUNTERS 0xffffffffu
 
+/* ID_AA64PFR0_EL1.GIC: 0 when the CPU has no GICv3 system-register interface (a GICv2 board). */
+#define ID_PFR0_GIC_SHIFT 24
+#define ID_PFR0_GIC_MASK  0xfu
+
 /* ID_AA64DFR0_EL1 */
 #define ID_DFR0_BRPS_SHIFT    12 /* breakpoints implemented, minus one */
 #define ID_DFR0_WRPS_SHIFT    20 /* watchpoints implemented, minus one */

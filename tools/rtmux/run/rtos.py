@@ -107,13 +107,14 @@ def boot(
     interactive: bool = False,
     smp: int = 1,
     cntfrq: int | None = None,
+    gic: int = 3,
 ) -> qemu.RunResult:
     """Boot build/rtos/<app>.img (or the image at a path) under QEMU (one vCPU unless `smp`; the
-    counter at `cntfrq` Hz when given) and capture its console."""
+    counter at `cntfrq` Hz when given; a GICv2 board with `gic` 2) and capture its console."""
     check_cntfrq(cntfrq)
     qemu_path = qemu.find_qemu()
     image = image_for(app)
-    cmd = qemu.qemu_command(image, bootargs, icount=icount, smp=smp, qemu=qemu_path, cntfrq=cntfrq)
+    cmd = qemu.qemu_command(image, bootargs, icount=icount, smp=smp, qemu=qemu_path, cntfrq=cntfrq, gic=gic)
     return qemu.run_console(cmd, timeout_s, echo=echo, on_line=on_line, interactive=interactive)
 
 
@@ -161,7 +162,13 @@ def check_exit(result: qemu.RunResult, what: str, *, need_system_off: bool = Tru
 
 
 def run(
-    app: str | Path, append: str, *, icount: bool, timeout_s: float | None, cntfrq: int | None = None
+    app: str | Path,
+    append: str,
+    *,
+    icount: bool,
+    timeout_s: float | None,
+    cntfrq: int | None = None,
+    gic: int = 3,
 ) -> qemu.RunResult:
     """Boot an image with the console on stdout (and stdin on QEMU when it is a terminal) until it ends
     or `timeout_s` (default: RUN_TIMEOUT_S, INTERACTIVE_RUN_TIMEOUT_S on a terminal) has passed.
@@ -175,7 +182,14 @@ def run(
             INTERACTIVE_RUN_TIMEOUT_S if sys.stdin is not None and sys.stdin.isatty() else RUN_TIMEOUT_S
         )
     result = boot(
-        app, append, icount=icount, timeout_s=timeout_s, echo=sys.stdout, interactive=True, cntfrq=cntfrq
+        app,
+        append,
+        icount=icount,
+        timeout_s=timeout_s,
+        echo=sys.stdout,
+        interactive=True,
+        cntfrq=cntfrq,
+        gic=gic,
     )
     if result.timed_out:
         fatal = find_fatal(result.console)
@@ -199,11 +213,17 @@ def run(
 
 
 def selftest(
-    only: str | None, *, icount: bool, timeout_s: float, echo: TextIO | None, cntfrq: int | None = None
+    only: str | None,
+    *,
+    icount: bool,
+    timeout_s: float,
+    echo: TextIO | None,
+    cntfrq: int | None = None,
+    gic: int = 3,
 ) -> tuple[int, int]:
     """Run the on-target tests; (passed, failed) when all passed, GuestFailure otherwise."""
     bootargs = format_bootargs({"only": only}) if only else ""
-    result = boot("selftest", bootargs, icount=icount, timeout_s=timeout_s, echo=echo, cntfrq=cntfrq)
+    result = boot("selftest", bootargs, icount=icount, timeout_s=timeout_s, echo=echo, cntfrq=cntfrq, gic=gic)
     if result.timed_out:
         check_exit(result, "selftest")
     report = parse_selftest(result.console)
@@ -254,6 +274,7 @@ def latency(
     cpu1: str | None = None,
     load_cpus: int = 1,
     cntfrq: int | None = None,
+    gic: int = 3,
 ) -> LatencyRun:
     """Run the latency monitor, check its output strictly and write the gnuplot histogram. With `cpu1`
     (a pattern of rtos/cpuload.h) the board has 1 + `load_cpus` vCPUs and all but the first run that
@@ -283,7 +304,14 @@ def latency(
     smp = 1 if cpu1 is None else 1 + load_cpus
     started = datetime.now().astimezone()
     result = boot(
-        "latency", bootargs, icount=icount, timeout_s=timeout_s, on_line=on_line, smp=smp, cntfrq=cntfrq
+        "latency",
+        bootargs,
+        icount=icount,
+        timeout_s=timeout_s,
+        on_line=on_line,
+        smp=smp,
+        cntfrq=cntfrq,
+        gic=gic,
     )
     if cpu1 is not None and f"cpu1 load '{cpu1}' started on {load_cpus} CPU(s)" not in result.console:
         raise GuestFailure(f"latency: the cpu1={cpu1} load did not start on {load_cpus} CPU(s)", result)
@@ -308,7 +336,7 @@ def latency(
         period_us=period_us,
         mode=qemu.mode_description(icount),
         load=load,
-        command=shown_command("latency", bootargs, icount, smp, cntfrq),
+        command=shown_command("latency", bootargs, icount, smp, cntfrq, gic),
     )
     return LatencyRun(report, result, histogram_path)
 
@@ -337,7 +365,9 @@ def ctxsw(*, switches: int, icount: bool, timeout_s: float, echo: TextIO | None)
     return ctx
 
 
-def shown_command(app: str, bootargs: str, icount: bool, smp: int = 1, cntfrq: int | None = None) -> str:
+def shown_command(
+    app: str, bootargs: str, icount: bool, smp: int = 1, cntfrq: int | None = None, gic: int = 3
+) -> str:
     """The QEMU command line as documentation shows it: image path relative to the repository root."""
     image = paths.display(paths.rtos_image(app))
-    return shlex.join(qemu.qemu_command(image, bootargs, icount=icount, smp=smp, cntfrq=cntfrq))
+    return shlex.join(qemu.qemu_command(image, bootargs, icount=icount, smp=smp, cntfrq=cntfrq, gic=gic))

@@ -15,11 +15,15 @@
     orr     x0, x0, #(CNTHCTL_EL1PCTEN | CNTHCTL_EL1PCEN)
     msr     cnthctl_el2, x0             /* EL1 may use the physical counter and timer */
     msr     cntvoff_el2, xzr            /* virtual time == physical time */
+    mrs     x0, id_aa64pfr0_el1
+    ubfx    x0, x0, #ID_PFR0_GIC_SHIFT, #4
+    cbz     x0, 8f                      /* a GICv2: no system-register interface to open */
     mrs     x0, ICC_SRE_EL2
     orr     x0, x0, #ICC_SRE_SRE
     orr     x0, x0, #ICC_SRE_ENABLE
     msr     ICC_SRE_EL2, x0             /* EL1 may use the GIC system-register interface */
     isb
+8:
     mov     x0, #CPTR_EL2_RES1          /* no FP/SIMD traps */
     msr     cptr_el2, x0
     msr     hstr_el2, xzr

@@ -1,0 +1,42 @@
+/*
+ * The interrupt controller, whichever the board has (drivers/intc.c picks the driver at intc_init:
+ * gicv3.c or gicv2.c). The kernel and the other drivers use this interface only; nothing outside the
+ * GIC drivers names a GIC version. The rtos takes Group 1 interrupts on GICv3 and Group 0 ones on
+ * GICv2 (a GIC without the Security Extensions signals both as IRQ), routed to its own CPU, and
+ * programs the distributor only for what it attaches, so inside an rtmux partition it touches nothing
+ * of Linux's.
+ */
+#ifndef DRIVERS_INTC_H
+#define DRIVERS_INTC_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* INTIDs from here are special (1023: nothing pending), in both GIC versions. */
+#define INTC_INTID_SPECIAL 1020u
+/* The INTID of an acknowledged interrupt: the rtos uses no LPI, so every INTID it takes fits in the ten
+ * bits both versions report (GICv2 adds the sending CPU of an SGI above them). */
+#define INTC_ACK_INTID(ack) ((unsigned)((ack)&0x3ffu))
+
+/* Picks the driver for this CPU's interrupt controller and sets up the distributor's share and this
+ * CPU's interface. Returns NULL, or why it cannot (for the panic message). */
+const char *intc_init(void);
+/* "GICv3" or "GICv2" once intc_init succeeded. */
+const char *intc_name(void);
+void intc_set_priority(unsigned intid, uint8_t prio);
+void intc_set_trigger(unsigned intid, bool edge);
+void intc_enable(unsigned intid);
+void intc_disable(unsigned intid);
+void intc_send_sgi_self(unsigned sgi);
+/* Sends SGI `sgi` to the CPU with affinity `aff` (packed: Aff3 in bits 31:24, as arch_mpidr_affinity),
+ * after this CPU's earlier memory writes. */
+void intc_send_sgi(uint64_t aff, unsigned sgi);
+/* Acknowledges the highest pending interrupt: INTC_ACK_INTID of the result is its INTID (>=
+ * INTC_INTID_SPECIAL when nothing is pending); intc_eoi takes the same value back. */
+uint32_t intc_ack(void);
+void intc_eoi(uint32_t ack);
+/* On a CPU that never runs the kernel (cpuload's second CPU): turns its CPU interface on and enables one
+ * of its PPIs at priority `prio`, so that the PPI wakes it from WFI. */
+void intc_cpu_ppi_init(unsigned intid, uint8_t prio);
+
+#endif /* DRIVERS_INTC_H */
