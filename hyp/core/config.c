@@ -5,7 +5,7 @@
  */
 #include "hyp/config.h"
 
-#include "arm64/gicv3.h"
+#include "arm64/gicv2.h"
 #include "board.h"
 #include "hyp/blob.h"
 #include "hyp/limits.h"
@@ -204,6 +204,7 @@ static bool over_emulated(uint64_t ipa, uint64_t size)
 {
     return overlaps(ipa, size, BOARD_UART_BASE, BOARD_UART_SIZE) ||
            overlaps(ipa, size, BOARD_GICD_BASE, GICD_SIZE) ||
+           overlaps(ipa, size, BOARD_GICC_BASE, GICC_SIZE) ||
            overlaps(ipa, size, BOARD_GICR_BASE, (uint64_t)HYP_MAX_CPUS * BOARD_GICR_STRIDE);
 }
 
@@ -430,6 +431,10 @@ unsigned config_parse(const uint8_t *blob, size_t avail, uint64_t image_base, ui
     memset(vbus, 0, sizeof(*vbus));
     uint32_t nparts = h->partition_count;
     out->board_cpus = h->board_cpus;
+    out->gic_version = h->gic_version == 0 ? 3u : h->gic_version;
+    if (out->gic_version != 2u && out->gic_version != 3u) {
+        hyp_panic("configuration blob: GIC version %u (rtmux drives GICv3 and GICv2)", out->gic_version);
+    }
     out->ram_base = h->ram_base;
     out->ram_size = h->ram_size;
     out->console_tags = (h->flags & BLOB_FLAG_CONSOLE_TAGS) != 0;

@@ -11,7 +11,7 @@
 #include "arch/vgic.h"
 #include "arm64/pl011.h"
 #include "board.h"
-#include "drivers/gicv3.h"
+#include "drivers/gic.h"
 #include "drivers/pl011.h"
 #include "hyp/console.h"
 #include "hyp/partition.h"
@@ -210,7 +210,7 @@ void conmux_init(unsigned focus, uint8_t escape, bool view)
             con_drain_cpu = __builtin_ctzll(hyp_part[i].cpu_mask);
             con_set_paced(true); /* its tick moves on what the UART could not take at once */
             pl011_rx_irq_enable();
-            gicv3_spi_route(BOARD_UART_INTID, hyp_vcpu[con_drain_cpu].mpidr, CONMUX_UART_PRIO);
+            gic_spi_route(BOARD_UART_INTID, hyp_vcpu[con_drain_cpu].mpidr, CONMUX_UART_PRIO);
             hyp_printf("rtmux: console input goes to %s; escape (0x%02x) then 1..%u switches partitions\n",
                        con_focus->name, escape_key, hyp_nparts);
             return;

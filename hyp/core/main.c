@@ -10,10 +10,9 @@
 #include "arch/timer.h"
 #include "arch/vgic.h"
 #include "arch/vgicd.h"
-#include "arm64/gicv3.h"
 #include "arm64/image.h"
 #include "board.h"
-#include "drivers/gicv3.h"
+#include "drivers/gic.h"
 #include "hyp/blob.h"
 #include "hyp/config.h"
 #include "hyp/conmux.h"
@@ -37,9 +36,7 @@ static void cpu_init(unsigned cpu)
     struct vcpu *v = &hyp_vcpu[cpu];
     v->cpu = cpu;
     v->mpidr = arch_mpidr_affinity();
-    /* EL1 may use the GIC's system-register interface (both the physical and the virtual one). */
-    ARCH_WRITE_SYSREG(ICC_SRE_EL2, ICC_SRE_SRE | ICC_SRE_ENABLE);
-    arch_isb();
+    gic_cpu_init(cpu);
     v->part = part_of_cpu(cpu);
     struct partition *shared = part_rtos_sharing(cpu);
     if (shared != NULL) {
@@ -95,8 +92,13 @@ static void register_mmio(struct partition *p)
         vgic_add_level(p, BOARD_UART_INTID, vuart_irq_line, &p->uart); /* the UART's line, virtual */
     }
     mmio_register(p, "uart", BOARD_UART_BASE, BOARD_UART_SIZE, conmux_uart_mmio, p);
-    mmio_register(p, "gicd", BOARD_GICD_BASE, GICD_SIZE, vgicd_mmio, &vgicd_board);
-    mmio_register(p, "gicr", BOARD_GICR_BASE, HYP_MAX_CPUS * BOARD_GICR_STRIDE, vgicr_mmio, &vgicd_board);
+    vgic_part_map(p);
+    if (gic_version() == 3) {
+        mmio_register(p, "gicd", BOARD_GICD_BASE, gic_dist_size(), vgicd_mmio, &vgicd_board);
+        mmio_register(p, "gicr", BOARD_GICR_BASE, HYP_MAX_CPUS * BOARD_GICR_STRIDE, vgicr_mmio, &vgicd_board);
+    } else {
+        mmio_register(p, "gicd", BOARD_GICD_BASE, gic_dist_size(), vgicd_v2_mmio, &vgicd_board);
+    }
 }
 
 void hyp_main(unsigned cpu, uint64_t dtb, uint64_t secondary_entry)
@@ -119,9 +121,15 @@ void hyp_main(unsigned cpu, uint64_t dtb, uint64_t secondary_entry)
                   (unsigned long)config.ram_base, (unsigned long)config.ram_size);
     }
     vgicd_board.ncpus = config.board_cpus; /* redistributor frames beyond them do not exist */
+    unsigned gic = gic_probe();
+    if (gic != config.gic_version) {
+        hyp_panic("this board has a GICv%u, but the configuration describes one with a GICv%u (on QEMU virt: "
+                  "board \"qemu-virt\" is gic-version=3, \"qemu-virt-gicv2\" gic-version=2)",
+                  gic, config.gic_version);
+    }
     part_share_init();
     share_init();
-    gicv3_dist_init();
+    gic_dist_init();
     for (unsigned i = 0; i < hyp_nparts; i++) {
         part_setup(&hyp_part[i]);
         arch_part_irqs_init(&hyp_part[i]);

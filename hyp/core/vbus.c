@@ -40,7 +40,7 @@
 #include "arch/cpu.h"
 #include "arch/spinlock.h"
 #include "arch/vgic.h"
-#include "drivers/gicv3.h"
+#include "drivers/gic.h"
 #include "hyp/limits.h"
 #include "hyp/mmio.h"
 #include "hyp/partition.h"
@@ -774,7 +774,7 @@ void vbus_part_down(struct partition *p)
     spin_unlock(&d->lock);
     if (r != NULL) {
         /* Tell Linux's CPU now: its ports close at once, not at Linux's next access. */
-        gicv3_send_sgi(part_first_affinity(hyp_vbus.linux), VBUS_SGI_TO_HYP);
+        gic_send_sgi(part_first_affinity(hyp_vbus.linux), VBUS_SGI_TO_HYP);
     }
 }
 

@@ -16,7 +16,7 @@
  */
 #include "hyp/vchan.h"
 
-#include "drivers/gicv3.h"
+#include "drivers/gic.h"
 #include "hyp/partition.h"
 #include "hyp/virtq.h"
 #include "hyp/vmmio.h"
@@ -194,7 +194,7 @@ void vchan_region_ring(struct vchan_region *r)
     if (r->online && r->kick != 0) {
         uint32_t was = __atomic_fetch_or(&r->hdr->rtos_pending, r->kick, __ATOMIC_ACQ_REL);
         if (was == 0) {
-            gicv3_send_sgi(r->rtos_aff, VBUS_SGI_TO_RTOS);
+            gic_send_sgi(r->rtos_aff, VBUS_SGI_TO_RTOS);
         }
     }
     r->kick = 0;

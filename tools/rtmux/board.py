@@ -174,6 +174,14 @@ class Board:
     iommu: Device | None = None
     iommu_option: str = ""
     iommu_on: bool = False
+    # The GIC's version; a GICv2 has no redistributors (gicr is empty) but a memory-mapped CPU interface
+    # (gicc, which every partition sees at its address: the physical one in the rtos's, the virtual
+    # interface gicv in Linux's, which the hypervisor maps there), and the virtual interface control
+    # (gich), the hypervisor's.
+    gic_version: int = 3
+    gicc: Region | None = None
+    gich: Region | None = None
+    gicv: Region | None = None
     # The V-Bus's virtio-mmio device, emulated by the hypervisor in the Linux partition: a page where
     # the board has nothing, and an SPI no device raises (never assignable; None: the board has no place
     # for it).
@@ -237,7 +245,11 @@ class Board:
 
     def all_devices(self) -> tuple[Device, ...]:
         """The devices with the GIC (distributor, redistributors, ITS shown as one device each)."""
-        gic = Device("gic", "arm,gic-v3", (self.gicd, self.gicr), why_not="it is owned by the hypervisor")
+        if self.gic_version == 2:
+            frames = tuple(r for r in (self.gicd, self.gicc, self.gich, self.gicv) if r is not None)
+            gic = Device("gic", "arm,cortex-a15-gic", frames, why_not="it is owned by the hypervisor")
+        else:
+            gic = Device("gic", "arm,gic-v3", (self.gicd, self.gicr), why_not="it is owned by the hypervisor")
         return (gic, *self._own_devices())
 
     def assignable_names(self) -> list[str]:
@@ -272,8 +284,10 @@ def virtio_mmio_name(index: int) -> str:
     return f"virtio-mmio.{index}"
 
 
-def qemu_virt(cpus: int = 2, memory: int = 1 * GIB) -> Board:
-    """QEMU virt with `-smp cpus -m memory`: RAM starts at 0x4000_0000.
+def qemu_virt(cpus: int = 2, memory: int = 1 * GIB, gic: int = 3) -> Board:
+    """QEMU virt with `-smp cpus -m memory`: RAM starts at 0x4000_0000. With `gic` 2 it is the board
+    "qemu-virt-gicv2" (gic-version=2: the distributor at the same address, the CPU interface, GICH and
+    GICV after it, no redistributors, no ITS; at most 8 CPUs).
 
     `-device virtio-*-device` fills the transports from the highest address down (the first such option
     gets transport 31 at 0x0a00_3e00, SPI 47); `bus=virtio-mmio-bus.N` pins one to transport N.
@@ -352,20 +366,26 @@ def qemu_virt(cpus: int = 2, memory: int = 1 * GIB) -> Board:
         (spi(1),),
         why_not="it is owned by the hypervisor (every partition sees a virtual PL011 at this address)",
     )
+    if gic == 2:
+        devices = tuple(d for d in devices if d.name != "its")
     return Board(
-        name="qemu-virt",
+        name="qemu-virt" if gic == 3 else "qemu-virt-gicv2",
         cpus=cpus,
         ram=Region(0x4000_0000, memory),
         gicd=Region(0x0800_0000, 0x1_0000),
-        gicr=Region(0x080A_0000, 0xF6_0000),
+        gicr=Region(0x080A_0000, 0xF6_0000 if gic == 3 else 0),
         gicr_stride=0x2_0000,
+        gic_version=gic,
+        gicc=Region(0x0801_0000, 0x1_0000) if gic == 2 else None,
+        gich=Region(0x0803_0000, 0x1_0000) if gic == 2 else None,
+        gicv=Region(0x0804_0000, 0x1_0000) if gic == 2 else None,
         spi_count=256,
         timer=TimerPpis(secure_phys=ppi(13), el1_phys=ppi(14), el1_virt=ppi(11), el2_phys=ppi(10)),
         gic_maintenance=ppi(9),
         pmu=ppi(7),
         uart=uart,
         devices=devices,
-        qemu_machine=QEMU_VIRT_MACHINE,
+        qemu_machine=qemu_virt_machine(gic),
         qemu_cpu=QEMU_VIRT_CPU,
         iommu=smmu,
         iommu_option=QEMU_VIRT_IOMMU,
@@ -384,7 +404,12 @@ def qemu_virt(cpus: int = 2, memory: int = 1 * GIB) -> Board:
 QEMU_VIRT_MAX_CPUS = 123
 QEMU_VIRT_MAX_RAM = 255 * GIB
 
-BOARDS = ("qemu-virt",)
+# A GICv2 serves at most 8 CPUs.
+QEMU_VIRT_GICV2_MAX_CPUS = 8
+
+BOARDS = ("qemu-virt", "qemu-virt-gicv2")
+# The GIC version of each board name.
+BOARD_GIC = {"qemu-virt": 3, "qemu-virt-gicv2": 2}
 
 
 def _qemu_size(size: int) -> str:

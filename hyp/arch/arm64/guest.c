@@ -9,7 +9,7 @@
 #include "arch/vgic.h"
 #include "arm64/gicv3.h"
 #include "arm64/sysreg.h"
-#include "drivers/gicv3.h"
+#include "drivers/gic.h"
 #include "hyp/partition.h"
 #include "hyp/vcpu.h"
 #include "lib/prio.h"
@@ -222,22 +222,14 @@ static void reset_el1_state(const struct vcpu *v)
     if (p->kind != PART_LINUX) {
         /* Direct delivery: the physical CPU interface is the partition's own (its virtual one, for a
          * trapping partition, is reset with the vGIC). */
-        ARCH_WRITE_SYSREG(ICC_IGRPEN1_EL1, 0);
-        ARCH_WRITE_SYSREG(ICC_PMR_EL1, 0);
-        ARCH_WRITE_SYSREG(ICC_AP1R0_EL1, 0);
-        ARCH_WRITE_SYSREG(ICC_BPR1_EL1, 0);
-        ARCH_WRITE_SYSREG(ICC_CTLR_EL1, 0);
+        gic_cpuif_reset();
     }
     arch_fp_reset();
 }
 
 void arch_hyp_cpuif(void)
 {
-    ARCH_WRITE_SYSREG(ICC_CTLR_EL1, ICC_CTLR_EOIMODE);
-    ARCH_WRITE_SYSREG(ICC_PMR_EL1, ICC_PMR_UNMASKED);
-    ARCH_WRITE_SYSREG(ICC_BPR1_EL1, 0);
-    ARCH_WRITE_SYSREG(ICC_IGRPEN1_EL1, ICC_IGRPEN1_EN);
-    arch_isb();
+    gic_hyp_cpuif();
 }
 
 /* Whether v is the rtos of a CPU it shares with Linux. */
@@ -276,10 +268,10 @@ static void guest_controls(struct vcpu *v)
      * which then neither waits nor traps (QEMU, like the architecture, does not trap a WFI that would
      * complete at once), and the CPU never passes to Linux. The rest of ICH_HCR_EL2 stays live. */
     if (p->kind == PART_LINUX || shared_rtos(v)) {
-        uint64_t ich = ARCH_READ_SYSREG(ICH_HCR_EL2);
+        uint64_t ich = gic_vif_hcr();
         uint64_t want = p->kind == PART_LINUX ? ich | ICH_HCR_EN : ich & ~(uint64_t)ICH_HCR_EN;
         if (want != ich) {
-            ARCH_WRITE_SYSREG(ICH_HCR_EL2, want);
+            gic_vif_set_hcr(want);
         }
     }
     /* The rtos takes physical interrupts at EL1 directly: IMO/FMO clear, no trap on its hot path. */
@@ -323,10 +315,7 @@ void arch_world_save(struct vcpu *v)
         /* The physical CPU interface is the rtos's own (Linux's state is in the virtual one, which
          * stays in place: with IMO clear nothing of it reaches the rtos). No interrupt is active: the
          * rtos leaves only from its idle thread. */
-        s->icc_pmr = ARCH_READ_SYSREG(ICC_PMR_EL1);
-        s->icc_ctlr = ARCH_READ_SYSREG(ICC_CTLR_EL1);
-        s->icc_bpr1 = ARCH_READ_SYSREG(ICC_BPR1_EL1);
-        s->icc_igrpen1 = ARCH_READ_SYSREG(ICC_IGRPEN1_EL1);
+        gic_cpuif_save(&s->cpuif);
     } else {
         /* Linux's counters stop while the rtos runs: they count Linux, and their overflow interrupts
          * are Linux's. Its breakpoints, watchpoints and step are off with its MDSCR_EL1. */
@@ -343,10 +332,7 @@ void arch_world_enter(struct vcpu *v, uint64_t *stamp)
     guest_controls(v);
     EL1_SYSREGS(LOAD_ONE)
     if (v->part->kind != PART_LINUX) {
-        ARCH_WRITE_SYSREG(ICC_CTLR_EL1, s->icc_ctlr);
-        ARCH_WRITE_SYSREG(ICC_BPR1_EL1, s->icc_bpr1);
-        ARCH_WRITE_SYSREG(ICC_IGRPEN1_EL1, s->icc_igrpen1);
-        ARCH_WRITE_SYSREG(ICC_PMR_EL1, s->icc_pmr);
+        gic_cpuif_restore(&s->cpuif);
     } else {
         ARCH_WRITE_SYSREG(pmcntenset_el0, s->pmcnten);
     }
@@ -372,10 +358,10 @@ void arch_vcpu_quiesce(struct vcpu *v)
     arch_isb();
     if (v->part->kind == PART_LINUX) {
         vgic_cpu_reset(v);
-        gicv3_ppi_quiesce(v->cpu,
-                          ALL_PRIVATE_IRQS & ~VGIC_HYP_PPIS & ~(shared ? VGIC_SHARED_RTOS_PRIVATE : 0u));
+        gic_ppi_quiesce(v->cpu,
+                        ALL_PRIVATE_IRQS & ~VGIC_HYP_PPIS & ~(shared ? VGIC_SHARED_RTOS_PRIVATE : 0u));
     } else {
-        gicv3_ppi_quiesce(v->cpu, shared ? VGIC_SHARED_RTOS_PRIVATE : ALL_PRIVATE_IRQS);
+        gic_ppi_quiesce(v->cpu, shared ? VGIC_SHARED_RTOS_PRIVATE : ALL_PRIVATE_IRQS);
     }
 }
 
@@ -384,7 +370,7 @@ void arch_part_quiesce(struct partition *p)
     vgic_part_reset(p);
     for (unsigned intid = GIC_SPI_BASE; intid < HYP_MAX_INTID; intid++) {
         if (part_owns_irq(p, intid)) {
-            gicv3_spi_quiesce(intid);
+            gic_spi_quiesce(intid);
         }
     }
 }
@@ -394,12 +380,12 @@ void arch_part_irqs_init(struct partition *p)
     uint64_t aff = part_first_affinity(p);
     for (unsigned intid = GIC_SPI_BASE; intid < HYP_MAX_INTID; intid++) {
         if (part_owns_irq(p, intid)) {
-            gicv3_spi_quiesce(intid);
-            gicv3_spi_place(intid, aff);
+            gic_spi_quiesce(intid);
+            gic_spi_place(intid, aff);
             if (p->kind == PART_LINUX && p->share_mask != 0) {
                 /* It may reach a CPU the rtos shares: below the rtos's mask whatever Linux writes
                  * (vgicd.c keeps Linux's own value for its list registers). */
-                gicv3_spi_set_priority(intid, RTMUX_PRIO_LINUX);
+                gic_spi_set_priority(intid, RTMUX_PRIO_LINUX);
                 p->spi_prio[intid] = 0;
             }
         }

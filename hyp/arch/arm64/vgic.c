@@ -35,12 +35,12 @@
 #include "arch/vgic.h"
 
 #include "arch/cpu.h"
+#include "arch/stage2.h"
 #include "arch/vgic_route.h"
 #include "arm64/esr.h"
-#include "arm64/gicv3.h"
-#include "arm64/sysreg.h"
+#include "arm64/gicv2.h"
 #include "board.h"
-#include "drivers/gicv3.h"
+#include "drivers/gic.h"
 #include "hyp/assert.h"
 #include "hyp/partition.h"
 #include "hyp/vcpu.h"
@@ -78,42 +78,39 @@ static void shared_private_reset(struct vcpu *v)
     for (unsigned i = 0; i < GIC_SPI_BASE; i++) {
         v->vgic.priv_prio[i] = 0;
         if (((VGIC_SHARED_LINUX_PPIS >> i) & 1u) != 0) {
-            gicv3_private_set_priority(v->cpu, i, RTMUX_PRIO_LINUX);
+            gic_private_set_priority(v->cpu, i, RTMUX_PRIO_LINUX);
         }
     }
 }
 
 void vgic_cpu_init(struct vcpu *v)
 {
-    unsigned nlr = (unsigned)(ARCH_READ_SYSREG(ICH_VTR_EL2) & ICH_VTR_LISTREGS) + 1u;
-    v->vgic.nlr = nlr > ICH_LR_MAX ? ICH_LR_MAX : nlr; /* QEMU implements 4 */
-    for (unsigned i = 0; i < v->vgic.nlr; i++) {
-        ich_lr_write(i, 0);
-    }
-    ARCH_WRITE_SYSREG(ICH_AP1R0_EL2, 0);
-    ARCH_WRITE_SYSREG(ICH_VMCR_EL2, 0);
-    ARCH_WRITE_SYSREG(ICH_HCR_EL2, ICH_HCR_EN);
-    /* Physical CPU interface at EL2: split priority drop / deactivation. */
-    ARCH_WRITE_SYSREG(ICC_SRE_EL1, ARCH_READ_SYSREG(ICC_SRE_EL1) | ICC_SRE_SRE);
-    arch_isb();
-    ARCH_WRITE_SYSREG(ICC_CTLR_EL1, ICC_CTLR_EOIMODE);
-    ARCH_WRITE_SYSREG(ICC_PMR_EL1, ICC_PMR_UNMASKED);
-    ARCH_WRITE_SYSREG(ICC_BPR1_EL1, 0);
-    ARCH_WRITE_SYSREG(ICC_IGRPEN1_EL1, ICC_IGRPEN1_EN);
-    arch_isb();
-    gicv3_redist_wake(v->cpu);
+    v->vgic.nlr = gic_lr_count();
+    gic_vif_reset();
+    gic_hyp_cpuif(); /* physical CPU interface at EL2: split priority drop / deactivation */
     v->vgic.gicr_waker = GICR_WAKER_PS; /* the guest finds its redistributor asleep, as after reset */
     shared_private_reset(v);
-    gicv3_ppi_enable(v->cpu, BOARD_INTID_GIC_MAINT, HYP_PPI_PRIO);
-    gicv3_ppi_enable(v->cpu, BOARD_INTID_HYP_TIMER, HYP_PPI_PRIO);
-    gicv3_ppi_enable(v->cpu, VBUS_SGI_TO_HYP, HYP_PPI_PRIO); /* handled if a V-Bus device registers it */
-    gicv3_ppi_enable(v->cpu, VGIC_SGI_KICK, HYP_PPI_PRIO);
+    gic_ppi_enable(v->cpu, BOARD_INTID_GIC_MAINT, HYP_PPI_PRIO);
+    gic_ppi_enable(v->cpu, BOARD_INTID_HYP_TIMER, HYP_PPI_PRIO);
+    gic_ppi_enable(v->cpu, VBUS_SGI_TO_HYP, HYP_PPI_PRIO); /* handled if a V-Bus device registers it */
+    gic_ppi_enable(v->cpu, VGIC_SGI_KICK, HYP_PPI_PRIO);
     ARCH_WRITE_SYSREG(cnthp_ctl_el2, 0);
+}
+
+void vgic_part_map(struct partition *p)
+{
+    if (gic_version() == 2) {
+        /* The guest's CPU interface at the board's address: Linux's is the virtual one (list registers),
+         * the rtos's the physical one, which it drives itself (no trap on its interrupt path). Both are
+         * banked per CPU, so a partition reaches its own CPU's only. */
+        uint64_t pa = p->kind == PART_LINUX ? BOARD_GICV_BASE : BOARD_GICC_BASE;
+        s2_map(p->s2_root, BOARD_GICC_BASE, pa, GICC_SIZE, true);
+    }
 }
 
 void vgic_shared_reclaim(const struct vcpu *v)
 {
-    gicv3_private_enable(v->cpu, VGIC_HYP_PPIS | (v->vgic.priv_enabled & VGIC_SHARED_LINUX_PPIS));
+    gic_private_enable(v->cpu, VGIC_HYP_PPIS | (v->vgic.priv_enabled & VGIC_SHARED_LINUX_PPIS));
 }
 
 /* Whether intid, pending on v's CPU, is the rtos's that shares it (VGIC_SHARED_RTOS_PRIVATE, its SPIs). */
@@ -142,31 +139,26 @@ void vgic_cpu_reset(struct vcpu *v)
      * GIC (acknowledged and priority-dropped here, waiting for the guest's deactivation): deactivate
      * it, or it never comes again. */
     for (unsigned i = 0; i < v->vgic.nlr; i++) {
-        uint64_t lr = ich_lr_read(i);
+        uint64_t lr = gic_lr_read(i);
         if ((lr & ICH_LR_HW) && (lr & (ICH_LR_PENDING | ICH_LR_ACTIVE))) {
-            ARCH_WRITE_SYSREG(ICC_DIR_EL1, (lr >> ICH_LR_PINTID_SHIFT) & ICH_LR_PINTID_MASK);
+            gic_deactivate((uint32_t)((lr >> ICH_LR_PINTID_SHIFT) & ICH_LR_PINTID_MASK));
         }
-        ich_lr_write(i, 0);
     }
     for (unsigned w = 0; w < HYP_INTID_WORDS; w++) {
         while (v->vgic.sw_pending[w] != 0) {
             unsigned bit = (unsigned)__builtin_ctz(v->vgic.sw_pending[w]);
             unsigned intid = w * 32u + bit;
             if (intid >= GIC_SGI_COUNT && !is_level_source(v, intid)) {
-                ARCH_WRITE_SYSREG(ICC_DIR_EL1, intid);
+                gic_deactivate(intid);
             }
             v->vgic.sw_pending[w] &= ~(1u << bit);
         }
     }
-    ARCH_WRITE_SYSREG(ICH_AP0R0_EL2, 0);
-    ARCH_WRITE_SYSREG(ICH_AP1R0_EL2, 0);
-    ARCH_WRITE_SYSREG(ICH_VMCR_EL2, 0);
-    ARCH_WRITE_SYSREG(ICH_HCR_EL2, ICH_HCR_EN);
+    gic_vif_reset();
     v->vgic.gicr_waker = GICR_WAKER_PS;
     __atomic_store_n(&v->vgic.sgi_in, 0u, __ATOMIC_RELEASE);
     __atomic_store_n(&v->vgic.resync, 0u, __ATOMIC_RELEASE);
     shared_private_reset(v);
-    arch_isb();
 }
 
 void vgic_add_level(struct partition *p, unsigned intid, bool (*line)(const void *ctx), const void *ctx)
@@ -207,16 +199,16 @@ static uint8_t irq_prio(const struct vcpu *v, unsigned intid)
     if (intid >= GIC_SPI_BASE && v->part->share_mask != 0) {
         return v->part->spi_prio[intid];
     }
-    return gicv3_irq_priority(v->cpu, intid);
+    return gic_irq_priority(v->cpu, intid);
 }
 
 /* Index of the LR holding vintid, or -1. */
 static int lr_find(struct vcpu *v, unsigned vintid, uint64_t *lr)
 {
-    uint64_t empty = ARCH_READ_SYSREG(ICH_ELRSR_EL2);
+    uint64_t empty = gic_lr_empty();
     for (unsigned i = 0; i < v->vgic.nlr; i++) {
         if (!((empty >> i) & 1u)) {
-            uint64_t val = ich_lr_read(i);
+            uint64_t val = gic_lr_read(i);
             if ((val & ICH_LR_VINTID_MASK) == vintid) {
                 *lr = val;
                 return (int)i;
@@ -229,7 +221,7 @@ static int lr_find(struct vcpu *v, unsigned vintid, uint64_t *lr)
 /* Lists vintid in a free LR with `state` (ICH_LR_PENDING and/or ICH_LR_ACTIVE); false when none is free. */
 static bool lr_put(struct vcpu *v, unsigned vintid, unsigned pintid, bool eoi_notify, uint64_t state)
 {
-    uint64_t empty = ARCH_READ_SYSREG(ICH_ELRSR_EL2);
+    uint64_t empty = gic_lr_empty();
     for (unsigned i = 0; i < v->vgic.nlr; i++) {
         if ((empty >> i) & 1u) {
             uint64_t val =
@@ -239,7 +231,7 @@ static bool lr_put(struct vcpu *v, unsigned vintid, unsigned pintid, bool eoi_no
             } else if (eoi_notify) {
                 val |= ICH_LR_EOI;
             }
-            ich_lr_write(i, val);
+            gic_lr_write(i, val);
             return true;
         }
     }
@@ -254,7 +246,7 @@ void vgic_inject(struct vcpu *v, unsigned vintid, unsigned pintid, bool eoi_noti
     if (i >= 0) {
         /* Already listed: a purely virtual interrupt that is active becomes active and pending. */
         if (pintid == 0 && !(lr & ICH_LR_PENDING)) {
-            ich_lr_write((unsigned)i, lr | ICH_LR_PENDING);
+            gic_lr_write((unsigned)i, lr | ICH_LR_PENDING);
         }
         return;
     }
@@ -262,7 +254,7 @@ void vgic_inject(struct vcpu *v, unsigned vintid, unsigned pintid, bool eoi_noti
         /* All LRs busy: queue it and ask for a maintenance interrupt when they drain. Hardware-mapped
          * interrupts stay active at the distributor meanwhile, so nothing is lost. */
         v->vgic.sw_pending[vintid / 32] |= 1u << (vintid % 32);
-        ARCH_WRITE_SYSREG(ICH_HCR_EL2, ARCH_READ_SYSREG(ICH_HCR_EL2) | ICH_HCR_UIE);
+        gic_vif_set_hcr(gic_vif_hcr() | ICH_HCR_UIE);
     }
 }
 
@@ -283,8 +275,8 @@ static void refill(struct vcpu *v)
             v->vgic.sw_pending[w] &= ~(1u << bit);
         }
     }
-    uint64_t hcr = ARCH_READ_SYSREG(ICH_HCR_EL2) & ~(uint64_t)ICH_HCR_UIE;
-    ARCH_WRITE_SYSREG(ICH_HCR_EL2, left ? hcr | ICH_HCR_UIE : hcr);
+    uint64_t hcr = gic_vif_hcr() & ~(uint64_t)ICH_HCR_UIE;
+    gic_vif_set_hcr(left ? hcr | ICH_HCR_UIE : hcr);
 }
 
 /* The CPU that takes level source l now: the one its route names while that CPU is on, else p's first
@@ -305,7 +297,7 @@ static int level_target(const struct partition *p, const struct vgic_level *l)
 
 void vgic_kick(const struct vcpu *t)
 {
-    gicv3_send_sgi(t->mpidr, VGIC_SGI_KICK);
+    gic_send_sgi(t->mpidr, VGIC_SGI_KICK);
 }
 
 void vgic_post_sgi(struct vcpu *t, unsigned sgi)
@@ -379,11 +371,11 @@ static void kicked(struct vcpu *v)
 
 static void maintenance(struct vcpu *v)
 {
-    uint64_t misr = ARCH_READ_SYSREG(ICH_MISR_EL2);
-    uint64_t eisr = ARCH_READ_SYSREG(ICH_EISR_EL2); /* LRs with EOI maintenance done */
+    uint64_t misr = gic_vif_misr();
+    uint64_t eisr = gic_lr_eoi_done(); /* LRs with EOI maintenance done */
     for (unsigned i = 0; i < v->vgic.nlr; i++) {
         if ((eisr >> i) & 1u) {
-            ich_lr_write(i, 0); /* the guest is done with it: free the LR */
+            gic_lr_write(i, 0); /* the guest is done with it: free the LR */
         }
     }
     refill(v);
@@ -393,22 +385,18 @@ static void maintenance(struct vcpu *v)
 }
 
 /* True when the guest would take an interrupt of priority prio injected now at once, on its return:
- * IRQs unmasked, Group 1 enabled, its priority mask open to prio and nothing active. With an interrupt
- * active, whether prio preempts it depends on the binary point: answered no, which costs at most one
- * extra trap (the resample). ICH_AP1R0_EL2 holds every active priority while the virtual interface
- * implements at most 5 priority bits (QEMU's; vgic_cpu_reset makes the same assumption). */
+ * IRQs unmasked and its virtual interface ready for prio (gic_vif_guest_takes). An answer no costs at
+ * most one extra trap (the resample). */
 static bool guest_takes_now(const struct vcpu *v, uint8_t prio)
 {
-    uint64_t vmcr = ARCH_READ_SYSREG(ICH_VMCR_EL2);
-    return (v->guest.spsr & SPSR_I) == 0 && (vmcr & ICH_VMCR_VENG1) != 0 &&
-           ((vmcr >> ICH_VMCR_VPMR_SHIFT) & 0xffu) > prio && ARCH_READ_SYSREG(ICH_AP1R0_EL2) == 0;
+    return (v->guest.spsr & SPSR_I) == 0 && gic_vif_guest_takes(prio);
 }
 
 /* A hardware interrupt waiting for the guest (acknowledged here, so active at the physical GIC) that is
  * level-sensitive and whose line has dropped since: bare hardware would not deliver it any more. */
 static bool hw_line_dropped(const struct vcpu *v, unsigned pintid)
 {
-    return gicv3_irq_is_level(v->cpu, pintid) && !gicv3_irq_is_pending(v->cpu, pintid);
+    return gic_irq_is_level(v->cpu, pintid) && !gic_irq_is_pending(v->cpu, pintid);
 }
 
 /* Withdraws every injected level interrupt whose line has dropped (header comment): the list registers
@@ -416,17 +404,17 @@ static bool hw_line_dropped(const struct vcpu *v, unsigned pintid)
 static void resample_levels(struct vcpu *v)
 {
     uint64_t *withdrawn = &v->part->stats.withdrawn;
-    uint64_t empty = ARCH_READ_SYSREG(ICH_ELRSR_EL2);
+    uint64_t empty = gic_lr_empty();
     for (unsigned i = 0; i < v->vgic.nlr; i++) {
-        uint64_t lr = ich_lr_read(i);
+        uint64_t lr = gic_lr_read(i);
         if (((empty >> i) & 1u) ||
             (lr & (ICH_LR_HW | ICH_LR_PENDING | ICH_LR_ACTIVE)) != (ICH_LR_HW | ICH_LR_PENDING)) {
             continue;
         }
         unsigned pintid = (unsigned)((lr >> ICH_LR_PINTID_SHIFT) & ICH_LR_PINTID_MASK);
         if (hw_line_dropped(v, pintid)) {
-            ich_lr_write(i, 0);
-            ARCH_WRITE_SYSREG(ICC_DIR_EL1, pintid); /* EOImode 1: the priority was dropped at the ack */
+            gic_lr_write(i, 0);
+            gic_deactivate(pintid); /* EOImode 1: the priority was dropped at the ack */
             __atomic_fetch_add(withdrawn, 1u, __ATOMIC_RELAXED);
         }
     }
@@ -439,7 +427,7 @@ static void resample_levels(struct vcpu *v)
             /* Queued hardware interrupts: owned PPIs and SPIs, not an emulated device's line. */
             if (intid >= GIC_SGI_COUNT && !is_level_source(v, intid) && hw_line_dropped(v, intid)) {
                 v->vgic.sw_pending[w] &= ~(1u << bit);
-                ARCH_WRITE_SYSREG(ICC_DIR_EL1, intid);
+                gic_deactivate(intid);
                 __atomic_fetch_add(withdrawn, 1u, __ATOMIC_RELAXED);
             }
         }
@@ -460,7 +448,7 @@ static int other_on_cpu(const struct partition *p, const struct vcpu *v)
 
 bool vgic_rtos_pending(const struct vcpu *v)
 {
-    return cpu_shared(v) && rtos_irq(v, (unsigned)(ARCH_READ_SYSREG(ICC_HPPIR1_EL1) & GIC_INTID_MASK));
+    return cpu_shared(v) && rtos_irq(v, gic_peek());
 }
 
 bool vgic_rtos_soon(const struct vcpu *v, uint64_t within)
@@ -486,23 +474,24 @@ bool vgic_handle_irq(struct vcpu *v)
     for (;;) {
         /* The rtos's interrupts are above every other (lib/prio.h): if one is pending it is the highest,
          * and it is left for the rtos to acknowledge. */
-        if (shared && rtos_irq(v, (unsigned)(ARCH_READ_SYSREG(ICC_HPPIR1_EL1) & GIC_INTID_MASK))) {
+        if (shared && rtos_irq(v, gic_peek())) {
             return true;
         }
-        unsigned intid = (unsigned)(ARCH_READ_SYSREG(ICC_IAR1_EL1) & GIC_INTID_MASK);
+        uint32_t ack = gic_ack();
+        unsigned intid = GIC_ACK_INTID(ack);
         if (intid >= GIC_INTID_SPECIAL) {
             return false;
         }
-        ARCH_WRITE_SYSREG(ICC_EOIR1_EL1, intid); /* priority drop only (EOImode 1) */
+        gic_drop(ack); /* priority drop only (EOImode 1) */
         if (shared && rtos_irq(v, intid)) {
             /* Raised between the peek and the acknowledge: given back. A level interrupt is pending again
              * once inactive while its line is high; an edge one (an SGI) is made pending again. */
-            bool level = gicv3_irq_is_level(v->cpu, intid);
-            ARCH_WRITE_SYSREG(ICC_DIR_EL1, intid);
+            bool level = gic_irq_is_level(v->cpu, intid);
+            gic_deactivate(ack);
             if (!level && intid < GIC_SPI_BASE) {
-                gicv3_private_set_pending(v->cpu, 1u << intid);
+                gic_private_set_pending(v->cpu, 1u << intid);
             } else if (!level) {
-                gicv3_spi_set_pending(intid);
+                gic_spi_set_pending(intid);
             }
             return true;
         }
@@ -510,14 +499,14 @@ bool vgic_handle_irq(struct vcpu *v)
         bool running = p != NULL && p->state == PART_RUNNING;
         int other;
         if (intid == BOARD_INTID_GIC_MAINT) {
-            ARCH_WRITE_SYSREG(ICC_DIR_EL1, intid);
+            gic_deactivate(ack);
             maintenance(v);
         } else if (intid == VGIC_SGI_KICK) {
-            ARCH_WRITE_SYSREG(ICC_DIR_EL1, intid);
+            gic_deactivate(ack);
             kicked(v);
         } else if (intid < HYP_IRQ_SLOTS && hyp_irq[intid] != NULL) {
             hyp_irq[intid](v);
-            ARCH_WRITE_SYSREG(ICC_DIR_EL1, intid);
+            gic_deactivate(ack);
         } else if (running && vcpu_on(v) && intid >= GIC_SGI_COUNT &&
                    (intid < GIC_SPI_BASE || part_owns_irq(p, intid))) {
             vgic_inject(v, intid, intid, false); /* the guest's EOI deactivates it */
@@ -525,27 +514,27 @@ bool vgic_handle_irq(struct vcpu *v)
              * interrupt itself (it reads the timer's status), and the timer fires in every idle WFI with
              * IRQs masked: re-checking it cost Linux one more trap per tick (cyclictest min/avg 5/5 us
              * against 4/4 without, icount, deterministic mode, seed 1). */
-            if (intid >= GIC_SPI_BASE && !guest_takes_now(v, irq_prio(v, intid)) &&
-                gicv3_irq_is_level(v->cpu, intid)) {
-                ARCH_WRITE_SYSREG(ICH_HCR_EL2, ARCH_READ_SYSREG(ICH_HCR_EL2) | ICH_HCR_TALL1);
+            if (intid >= GIC_SPI_BASE && gic_vif_traps_ack() && !guest_takes_now(v, irq_prio(v, intid)) &&
+                gic_irq_is_level(v->cpu, intid)) {
+                gic_vif_set_hcr(gic_vif_hcr() | ICH_HCR_TALL1);
             }
         } else if (running && !p->going_down && part_owns_irq(p, intid) &&
                    (other = other_on_cpu(p, v)) >= 0) {
             /* The partition's SPI reached a CPU of it that is off (Linux moves its interrupts before it
              * turns a CPU off, so this is one in flight, or a guest that did not): routed to a CPU that
              * is on and made pending again there; the deactivation here lets it go. */
-            gicv3_spi_place(intid, vgic_irouter_of((unsigned)other));
-            gicv3_spi_set_pending(intid);
-            ARCH_WRITE_SYSREG(ICC_DIR_EL1, intid);
+            gic_spi_place(intid, vgic_irouter_of((unsigned)other));
+            gic_spi_set_pending(intid);
+            gic_deactivate(ack);
         } else {
             /* Not the partition's, or it has stopped: dropped, and disabled so that a level that stays
              * asserted (a stopped guest's timer) cannot keep this CPU in EL2. */
             if (intid >= GIC_SPI_BASE) {
-                gicv3_spi_disable(intid);
+                gic_spi_disable(intid);
             } else if (!((VGIC_HYP_PPIS >> intid) & 1u) && !(shared && rtos_irq(v, intid))) {
-                gicv3_ppi_disable(v->cpu, intid);
+                gic_ppi_disable(v->cpu, intid);
             }
-            ARCH_WRITE_SYSREG(ICC_DIR_EL1, intid);
+            gic_deactivate(ack);
         }
     }
 }
@@ -553,9 +542,9 @@ bool vgic_handle_irq(struct vcpu *v)
 void vgic_private_state(struct vcpu *v, uint32_t *pending, uint32_t *active)
 {
     uint32_t pend = 0, act = 0;
-    uint64_t empty = ARCH_READ_SYSREG(ICH_ELRSR_EL2);
+    uint64_t empty = gic_lr_empty();
     for (unsigned i = 0; i < v->vgic.nlr; i++) {
-        uint64_t lr = ich_lr_read(i);
+        uint64_t lr = gic_lr_read(i);
         unsigned id = (unsigned)(lr & ICH_LR_VINTID_MASK);
         if (((empty >> i) & 1u) == 0 && id < GIC_SPI_BASE) {
             pend |= (lr & ICH_LR_PENDING) ? 1u << id : 0u;
@@ -580,7 +569,7 @@ void vgic_sgi_write(struct vcpu *v, uint64_t reg, uint32_t sgis)
         } else if (reg == GICR_ICPENDR0) {
             /* Pending wherever it waits: its list register (active stays), the queue, a handover. */
             if (i >= 0) {
-                ich_lr_write((unsigned)i, (lr & ICH_LR_ACTIVE) ? lr & ~(uint64_t)ICH_LR_PENDING : 0u);
+                gic_lr_write((unsigned)i, (lr & ICH_LR_ACTIVE) ? lr & ~(uint64_t)ICH_LR_PENDING : 0u);
             }
             v->vgic.sw_pending[0] &= ~bit;
             __atomic_fetch_and(&v->vgic.sgi_in, ~bit, __ATOMIC_ACQ_REL);
@@ -588,12 +577,12 @@ void vgic_sgi_write(struct vcpu *v, uint64_t reg, uint32_t sgis)
             /* With every list register busy, an SGI that is not listed cannot be made active: ignored
              * (4 list registers on QEMU; a guest making more than that active at once is not served). */
             if (i >= 0) {
-                ich_lr_write((unsigned)i, lr | ICH_LR_ACTIVE);
+                gic_lr_write((unsigned)i, lr | ICH_LR_ACTIVE);
             } else {
                 (void)lr_put(v, sgi, 0, false, ICH_LR_ACTIVE);
             }
         } else if (reg == GICR_ICACTIVER0 && i >= 0 && (lr & ICH_LR_ACTIVE)) {
-            ich_lr_write((unsigned)i, (lr & ICH_LR_PENDING) ? lr & ~(uint64_t)ICH_LR_ACTIVE : 0u);
+            gic_lr_write((unsigned)i, (lr & ICH_LR_PENDING) ? lr & ~(uint64_t)ICH_LR_ACTIVE : 0u);
         }
     }
     arch_isb();
@@ -607,14 +596,14 @@ bool vgic_sysreg_trap(struct vcpu *v, uint64_t esr)
     bool sgi_space = op0 == ICC_SGIR_OP0 && op1 == ICC_SGIR_OP1 && crn == ICC_SGIR_CRN && crm == ICC_SGIR_CRM;
     bool sgi1r = sgi_space && op2 == ICC_SGI1R_OP2;
     bool sgi_other = sgi_space && (op2 == ICC_ASGI1R_OP2 || op2 == ICC_SGI0R_OP2);
-    uint64_t hcr = ARCH_READ_SYSREG(ICH_HCR_EL2);
+    uint64_t hcr = gic_vif_hcr();
     if (!sgi_space && op0 == ICC_EL1_OP0 && op1 == ICC_EL1_OP1 && crn == ICC_EL1_CRN &&
         (hcr & ICH_HCR_TALL1)) {
         /* The Group 1 access TALL1 was set for (vgic_handle_irq): withdraw what the line no longer
          * asserts, stop trapping, and let the access run again natively (the PC stays on it). */
         __atomic_fetch_add(&v->part->stats.resamples, 1u, __ATOMIC_RELAXED);
         resample_levels(v);
-        ARCH_WRITE_SYSREG(ICH_HCR_EL2, hcr & ~(uint64_t)ICH_HCR_TALL1);
+        gic_vif_set_hcr(hcr & ~(uint64_t)ICH_HCR_TALL1);
         return true;
     }
     if (!sgi1r && !sgi_other) {
@@ -630,7 +619,12 @@ bool vgic_sysreg_trap(struct vcpu *v, uint64_t esr)
     uint64_t val = rt == ESR_REG_ZR ? 0 : v->guest.x[rt];
     unsigned sgi = (unsigned)(val >> ICC_SGI1R_INTID_SHIFT) % GIC_SGI_COUNT;
     /* A partition's SGIs stay inside it (vgic_route.c), to its CPUs that are on. */
-    uint64_t targets = vgic_sgi_targets(v->part, v->cpu, val);
+    vgic_send_sgi(v, sgi, vgic_sgi_targets(v->part, v->cpu, val));
+    return true;
+}
+
+void vgic_send_sgi(struct vcpu *v, unsigned sgi, uint64_t targets)
+{
     while (targets != 0) {
         unsigned c = (unsigned)__builtin_ctzll(targets);
         targets &= targets - 1u;
@@ -640,5 +634,4 @@ bool vgic_sysreg_trap(struct vcpu *v, uint64_t esr)
             vgic_post_sgi(&hyp_vcpu[c], sgi);
         }
     }
-    return true;
 }

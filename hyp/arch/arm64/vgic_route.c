@@ -5,7 +5,7 @@
  */
 #include "arch/vgic_route.h"
 
-#include "arm64/gicv3.h"
+#include "arm64/gicv2.h"
 #include "arm64/sysreg.h"
 #include "hyp/partition.h"
 #include "hyp/vcpu.h"
@@ -47,4 +47,51 @@ uint64_t vgic_irouter_of(unsigned cpu)
 {
     uint64_t aff = hyp_vcpu[cpu].mpidr;
     return (aff & MPIDR_AFF012_MASK) | ((uint64_t)MPIDR_AFF3(aff) << MPIDR_AFF3_SHIFT);
+}
+
+/* The CPU of p whose CPU interface is n (Aff0 n), or -1. */
+static int cpu_of_interface(const struct partition *p, unsigned n)
+{
+    for (unsigned c = 0; c < HYP_MAX_CPUS; c++) {
+        if (((p->cpu_mask >> c) & 1u) != 0 && MPIDR_AFF0(hyp_vcpu[c].mpidr) == n) {
+            return (int)c;
+        }
+    }
+    return -1;
+}
+
+uint64_t vgic_sgir_targets(const struct partition *p, unsigned self, uint32_t sgir)
+{
+    unsigned filter = (sgir >> GICD_SGIR_FILTER_SHIFT) & GICD_SGIR_FILTER_MASK;
+    if (filter == GICD_SGIR_FILTER_OTHERS) {
+        return p->cpu_mask & ~(1ull << self);
+    }
+    if (filter == GICD_SGIR_FILTER_SELF) {
+        return (p->cpu_mask >> self) & 1u ? 1ull << self : 0u;
+    }
+    uint64_t targets = 0;
+    if (filter == GICD_SGIR_FILTER_LIST) {
+        uint32_t list = (sgir >> GICD_SGIR_TARGETS_SHIFT) & GICD_SGIR_TARGETS_MASK;
+        for (unsigned n = 0; n < GICV2_MAX_CPUS; n++) {
+            int c = ((list >> n) & 1u) != 0 ? cpu_of_interface(p, n) : -1;
+            targets |= c >= 0 ? 1ull << c : 0u;
+        }
+    }
+    return targets;
+}
+
+unsigned vgic_itargets_cpu(const struct partition *p, uint8_t targets)
+{
+    for (unsigned n = 0; n < GICV2_MAX_CPUS; n++) {
+        int c = ((targets >> n) & 1u) != 0 ? cpu_of_interface(p, n) : -1;
+        if (c >= 0) {
+            return (unsigned)c;
+        }
+    }
+    return part_boot_cpu(p);
+}
+
+uint8_t vgic_itargets_of(unsigned cpu)
+{
+    return (uint8_t)(1u << (MPIDR_AFF0(hyp_vcpu[cpu].mpidr) % GICV2_MAX_CPUS));
 }

@@ -31,8 +31,10 @@
 #include "arch/spinlock.h"
 #include "arch/vgic.h"
 #include "arch/vgic_route.h"
+#include "arm64/gicv2.h"
 #include "arm64/gicv3.h"
 #include "board.h"
+#include "drivers/gic.h"
 #include "hyp/partition.h"
 #include "hyp/vcpu.h"
 
@@ -115,7 +117,7 @@ static bool virq_access(struct partition *p, uint64_t base, unsigned w, bool wri
 {
     uint32_t mask = p->virqs[w];
     if (base == GICD_IGROUPR && !write) {
-        *val |= mask;
+        *val |= gic_version() == 3 ? mask : 0u; /* the group the version's guests use */
     } else if (base == GICD_ISENABLER) {
         if (write) {
             uint32_t newly = wval & mask & ~p->virq_enabled[w];
@@ -151,8 +153,10 @@ static bool gicd_access(const struct vgicd_hw *hw, struct partition *p, uint64_t
         }
         if (!write) {
             *val |= *reg32(hw->gicd, off) & mask;
-        } else if (base == GICD_IGROUPR) {
+        } else if (base == GICD_IGROUPR && gic_version() == 3) {
             *reg32(hw->gicd, off) |= mask; /* owned interrupts stay Group 1 non-secure */
+        } else if (base == GICD_IGROUPR) {
+            *reg32(hw->gicd, off) &= ~mask; /* GICv2: owned interrupts stay Group 0 */
         } else {
             *reg32(hw->gicd, off) = wval & mask; /* set/clear registers: zero bits do nothing */
         }
@@ -260,10 +264,9 @@ bool vgicd_mmio(struct vcpu *v, void *ctx, uint64_t off, bool write, uint64_t *v
  * PPIs are the physical ones, except that in v's own frame a PPI listed and not taken yet reads as
  * pending and not active (it is active at the physical GIC: acknowledged at EL2). The hypervisor's
  * private interrupts read as zero and never change. */
-static void pend_active(struct vcpu *v, struct vcpu *t, uintptr_t base, uint64_t soff, bool write,
+static void pend_active(struct vcpu *v, struct vcpu *t, uintptr_t sgi_base, uint64_t soff, bool write,
                         uint32_t wval, uint64_t *val, uint32_t hidden)
 {
-    uint64_t off = GICR_SGI_OFFSET + soff;
     bool self = t == v;
     bool set_pending = soff == GICR_ISPENDR0, pending_reg = soff == GICR_ISPENDR0 || soff == GICR_ICPENDR0;
     if (write) {
@@ -277,10 +280,10 @@ static void pend_active(struct vcpu *v, struct vcpu *t, uintptr_t base, uint64_t
                 }
             }
         }
-        *reg32(base, off) = wval & ~SGI_BITS & ~hidden;
+        *reg32(sgi_base, soff) = wval & ~SGI_BITS & ~hidden;
         return;
     }
-    uint32_t phys = *reg32(base, off) & ~SGI_BITS;
+    uint32_t phys = *reg32(sgi_base, soff) & ~SGI_BITS;
     uint32_t listed_pend = 0, listed_act = 0;
     if (self) {
         vgic_private_state(v, &listed_pend, &listed_act);
@@ -290,6 +293,9 @@ static void pend_active(struct vcpu *v, struct vcpu *t, uintptr_t base, uint64_t
     uint32_t r = pending_reg ? phys | listed_pend : (phys & ~listed) | listed_act;
     *val = r & (SGI_BITS | ~hidden) & ~VGIC_HYP_PPIS;
 }
+
+static void private_access(struct vcpu *v, struct vcpu *t, uintptr_t sgi_base, uint64_t soff, bool write,
+                           uint64_t *val, unsigned size);
 
 bool vgicr_mmio(struct vcpu *v, void *ctx, uint64_t off_in_region, bool write, uint64_t *val, unsigned size)
 {
@@ -328,11 +334,6 @@ bool vgicr_mmio(struct vcpu *v, void *ctx, uint64_t off_in_region, bool write, u
         return true; /* another partition's redistributor: reads as zero, writes ignored */
     }
     struct vcpu *t = &hyp_vcpu[frame]; /* the partition's CPU whose frame this is */
-    /* A CPU the rtos shares (shared-core mode): its physical SGIs and timer are the rtos's, hidden like
-     * the hypervisor's; Linux's enables and priorities are kept in t's view (vgic_cpu's priv_*), and its
-     * PPIs are physically enabled as it says but stay below the rtos's priority mask. */
-    bool shared = hyp_rtos_vcpu[frame].part != NULL;
-    uint32_t hidden = VGIC_HYP_PPIS | (shared ? (uint32_t)(VGIC_SHARED_RTOS_PRIVATE) : 0u);
     if (off < GICR_SGI_OFFSET) {
         if (off == GICR_WAKER) {
             /* The guest sleeps and wakes a virtual view; the physical redistributor stays awake. */
@@ -346,9 +347,24 @@ bool vgicr_mmio(struct vcpu *v, void *ctx, uint64_t off_in_region, bool write, u
         }
         return true; /* LPI tables and the rest: RAZ/WI */
     }
-    uint64_t soff = off - GICR_SGI_OFFSET;
+    private_access(v, t, base + GICR_SGI_OFFSET, off - GICR_SGI_OFFSET, write, val, size);
+    return true;
+}
+
+/* A trapping partition's access to the SGI/PPI registers of t, one of its CPUs: soff is the offset in
+ * the registers' frame at sgi_base (GICv3: t's SGI_base; GICv2: the distributor, whose first words are
+ * the calling CPU's bank, so t is v there). */
+static void private_access(struct vcpu *v, struct vcpu *t, uintptr_t sgi_base, uint64_t soff, bool write,
+                           uint64_t *val, unsigned size)
+{
+    uint32_t wval = (uint32_t)*val; /* the value of a 32-bit or byte write */
+    /* A CPU the rtos shares (shared-core mode): its physical SGIs and timer are the rtos's, hidden like
+     * the hypervisor's; Linux's enables and priorities are kept in t's view (vgic_cpu's priv_*), and its
+     * PPIs are physically enabled as it says but stay below the rtos's priority mask. */
+    bool shared = hyp_rtos_vcpu[t->cpu].part != NULL;
+    uint32_t hidden = VGIC_HYP_PPIS | (shared ? (uint32_t)(VGIC_SHARED_RTOS_PRIVATE) : 0u);
     if (soff >= GICR_ISPENDR0 && soff < GICR_IPRIORITYR0 && (soff & (GICD_BITREG_SPAN - 1u)) == 0) {
-        pend_active(v, t, base, soff, write, wval, val, hidden);
+        pend_active(v, t, sgi_base, soff, write, wval, val, hidden);
     } else if (soff >= GICR_ISENABLER0 && soff < GICR_IPRIORITYR0 && (soff & (GICD_BITREG_SPAN - 1u)) == 0) {
         /* ISENABLER0, ICENABLER0: one bit per SGI/PPI, kept physically (the physical SGIs 0..12 of a
          * trapping CPU are never raised, so their enables are the guest's own storage). */
@@ -356,13 +372,13 @@ bool vgicr_mmio(struct vcpu *v, void *ctx, uint64_t off_in_region, bool write, u
             uint32_t bits = wval & ~hidden;
             t->vgic.priv_enabled =
                 soff == GICR_ISENABLER0 ? t->vgic.priv_enabled | bits : t->vgic.priv_enabled & ~bits;
-            *reg32(base, off) = bits & VGIC_SHARED_LINUX_PPIS;
+            *reg32(sgi_base, soff) = bits & VGIC_SHARED_LINUX_PPIS;
         } else if (shared) {
             *val = t->vgic.priv_enabled & ~hidden;
         } else if (write) {
-            *reg32(base, off) = wval & ~VGIC_HYP_PPIS;
+            *reg32(sgi_base, soff) = wval & ~VGIC_HYP_PPIS;
         } else {
-            *val = *reg32(base, off) & ~VGIC_HYP_PPIS;
+            *val = *reg32(sgi_base, soff) & ~VGIC_HYP_PPIS;
         }
     } else if (in(soff, GICR_IPRIORITYR0, GIC_SPI_BASE)) {
         /* One byte per SGI/PPI (soff is aligned to the access, so every intid here is below 32). */
@@ -376,9 +392,9 @@ bool vgicr_mmio(struct vcpu *v, void *ctx, uint64_t off_in_region, bool write, u
                     t->vgic.priv_prio[intid] = (uint8_t)(wval >> (8u * i)); /* physically RTMUX_PRIO_LINUX */
                 }
             } else if (!write) {
-                *val |= (uint64_t)*reg8(base, off + i) << (8u * i);
+                *val |= (uint64_t)*reg8(sgi_base, soff + i) << (8u * i);
             } else if (!hyp_ppi(intid)) {
-                *reg8(base, off + i) = (uint8_t)(wval >> (8u * i));
+                *reg8(sgi_base, soff + i) = (uint8_t)(wval >> (8u * i));
             }
         }
     } else if (soff == GICR_ICFGR1) {
@@ -386,12 +402,179 @@ bool vgicr_mmio(struct vcpu *v, void *ctx, uint64_t off_in_region, bool write, u
         uint32_t keep = ICFGR_FIELD(BOARD_INTID_GIC_MAINT) | ICFGR_FIELD(BOARD_INTID_HYP_TIMER) |
                         (shared ? ICFGR_FIELD(BOARD_INTID_PHYS_TIMER) : 0u);
         if (write) {
-            *reg32(base, off) = (*reg32(base, off) & keep) | (wval & ~keep);
+            *reg32(sgi_base, soff) = (*reg32(sgi_base, soff) & keep) | (wval & ~keep);
         } else {
-            *val = *reg32(base, off);
+            *val = *reg32(sgi_base, soff);
         }
     } else if (!write && (soff == GICR_IGROUPR0 || soff == GICR_ICFGR0)) {
-        *val = *reg32(base, off); /* IGROUPR0 (all Group 1), ICFGR0 */
+        *val = *reg32(sgi_base, soff); /* IGROUPR0 (GICv3: all Group 1; GICv2: all Group 0), ICFGR0 */
+    }
+}
+
+/* ---- GICv2 (gic_version() 2): one 4 KiB distributor ----
+ *
+ * The SPI registers are filtered as on a GICv3 (gicd_access), with GICD_ITARGETSR in place of
+ * GICD_IROUTER. The first word of each per-interrupt register (INTIDs 0..31) is the calling CPU's own
+ * bank, the GICv3 redistributor's SGI_base registers at the same offsets: a trapping partition's view
+ * of them is private_access's; a partition that takes its interrupts directly (the rtos) reaches its
+ * own bank unfiltered, as it reaches its redistributor frame on a GICv3. GICD_SGIR sends a trapping
+ * partition's SGIs virtually, to its own CPUs (vgic_route.c), and a direct partition's physically, to
+ * its own CPU or, for the V-Bus doorbell only, to any. Accesses: 32-bit to any register, 8-bit also to
+ * IPRIORITYR, ITARGETSR, CPENDSGIR and SPENDSGIR (byte-accessible on a GICv2); anything else RAZ/WI. */
+
+static bool v2_architected(uint64_t off, unsigned size)
+{
+    if ((size != 1 && size != 4) || off % size != 0 || off >= GICV2_GICD_SIZE) {
+        return false;
+    }
+    return size == 4 || in(off, GICD_IPRIORITYR, GICD_IPRIORITYR_SPAN) ||
+           in(off, GICD_ITARGETSR, GICD_ITARGETSR_SPAN) || in(off, GICD_CPENDSGIR, 2u * GICD_SGIR_SPAN);
+}
+
+/* Whether off is in the banked part (INTIDs 0..31) of a per-interrupt register. */
+static bool v2_banked(uint64_t off)
+{
+    return (off >= GICD_IGROUPR && off < GICD_IPRIORITYR && (off & (GICD_BITREG_SPAN - 1u)) < 4u) ||
+           in(off, GICD_IPRIORITYR, GIC_SPI_BASE) || in(off, GICD_ITARGETSR, GIC_SPI_BASE) ||
+           in(off, GICD_ICFGR, 8u);
+}
+
+static void v2_raw(uintptr_t gicd, uint64_t off, bool write, uint64_t *val, unsigned size)
+{
+    if (size == 1 && write) {
+        *reg8(gicd, off) = (uint8_t)*val;
+    } else if (size == 1) {
+        *val = *reg8(gicd, off);
+    } else if (write) {
+        *reg32(gicd, off) = (uint32_t)*val;
+    } else {
+        *val = *reg32(gicd, off);
+    }
+}
+
+static void v2_sgir(struct vcpu *v, uint32_t sgir)
+{
+    unsigned sgi = sgir & GICD_SGIR_INTID_MASK;
+    struct partition *p = v->part;
+    if (p->kind == PART_LINUX) {
+        vgic_send_sgi(v, sgi, vgic_sgir_targets(p, v->cpu, sgir));
+        return;
+    }
+    /* The rtos: its own CPU, or the V-Bus doorbell to the CPU the hypervisor serves it on. */
+    uint32_t filter = (sgir >> GICD_SGIR_FILTER_SHIFT) & GICD_SGIR_FILTER_MASK;
+    uint32_t list = filter == GICD_SGIR_FILTER_SELF ? vgic_itargets_of(v->cpu)
+                    : filter == GICD_SGIR_FILTER_LIST
+                        ? (sgir >> GICD_SGIR_TARGETS_SHIFT) & GICD_SGIR_TARGETS_MASK
+                        : 0u;
+    for (unsigned c = 0; c < HYP_MAX_CPUS; c++) {
+        bool named = (list & vgic_itargets_of(c)) != 0 && hyp_vcpu[c].part != NULL;
+        if (named && (((p->cpu_mask >> c) & 1u) != 0 || sgi == VBUS_SGI_TO_HYP)) {
+            gic_send_sgi(hyp_vcpu[c].mpidr, sgi);
+        }
+    }
+}
+
+/* GICD_CPENDSGIR / GICD_SPENDSGIR of a trapping partition: one byte per SGI, one bit per source. Its
+ * SGIs are virtual and come from no particular CPU interface: pending reads as from interface 0, and a
+ * write of any source bit sets or clears the SGI. */
+static void v2_sgi_pending(struct vcpu *v, uint64_t off, bool write, uint64_t *val, unsigned size)
+{
+    bool set = off >= GICD_SPENDSGIR;
+    unsigned first = (unsigned)(off - (set ? GICD_SPENDSGIR : GICD_CPENDSGIR));
+    if (write) {
+        uint32_t sgis = 0;
+        for (unsigned i = 0; i < size; i++) {
+            sgis |= ((*val >> (8u * i)) & 0xffu) != 0 ? 1u << (first + i) : 0u;
+        }
+        vgic_sgi_write(v, set ? GICR_ISPENDR0 : GICR_ICPENDR0, sgis & ~VGIC_HYP_PPIS);
+        return;
+    }
+    uint32_t pending = 0, active = 0;
+    vgic_private_state(v, &pending, &active);
+    for (unsigned i = 0; i < size; i++) {
+        *val |= ((pending >> (first + i)) & 1u) != 0 && !hyp_ppi(first + i) ? 1ull << (8u * i) : 0u;
+    }
+}
+
+/* GICD_ITARGETSR of an SPI (one byte each): an owned SPI's is the physical byte, an emulated SPI's its
+ * level source's CPU; a write names a CPU of the partition (vgic_route.c), whatever was written. */
+static void v2_targets(const struct vgicd_hw *hw, struct partition *p, uint64_t off, bool write,
+                       uint64_t *val, unsigned size)
+{
+    for (unsigned i = 0; i < size; i++) {
+        unsigned intid = (unsigned)(off - GICD_ITARGETSR) + i;
+        struct vgic_level *l = part_level(p, intid);
+        bool own = part_owns_irq(p, intid);
+        if (!own && l == NULL) {
+            continue;
+        }
+        if (write) {
+            unsigned cpu = vgic_itargets_cpu(p, (uint8_t)(*val >> (8u * i)));
+            if (l != NULL) {
+                l->cpu = (uint8_t)cpu;
+            } else {
+                *reg8(hw->gicd, off + i) = vgic_itargets_of(cpu);
+            }
+        } else {
+            uint8_t t = l != NULL ? vgic_itargets_of(l->cpu) : *reg8(hw->gicd, off + i);
+            *val |= (uint64_t)t << (8u * i);
+        }
+    }
+}
+
+bool vgicd_v2_mmio(struct vcpu *v, void *ctx, uint64_t off, bool write, uint64_t *val, unsigned size)
+{
+    const struct vgicd_hw *hw = ctx;
+    if (!write) {
+        *val = 0;
+    }
+    if (!v2_architected(off, size)) {
+        return true;
+    }
+    bool direct = v->part->kind != PART_LINUX;
+    if (off < GICD_IGROUPR || off >= GICV2_GICD_ID_START) {
+        /* CTLR, TYPER, IIDR and the ID registers: readable, never writable by a partition. */
+        if (!write) {
+            *val = *reg32(hw->gicd, off);
+        }
+        return true;
+    }
+    if (off == GICD_SGIR) {
+        if (write) {
+            v2_sgir(v, (uint32_t)*val);
+        }
+        return true;
+    }
+    if (in(off, GICD_CPENDSGIR, 2u * GICD_SGIR_SPAN)) {
+        if (direct) {
+            v2_raw(hw->gicd, off, write, val, size);
+        } else {
+            v2_sgi_pending(v, off, write, val, size);
+        }
+        return true;
+    }
+    if (v2_banked(off)) {
+        if (direct) {
+            v2_raw(hw->gicd, off, write, val, size);
+        } else if (in(off, GICD_ITARGETSR, GIC_SPI_BASE)) {
+            if (!write) {
+                v2_raw(hw->gicd, off, false, val, size); /* this CPU's interface, read-only */
+            }
+        } else {
+            private_access(v, v, hw->gicd, off, write, val, size);
+        }
+        return true;
+    }
+    spin_lock(&gicd_lock);
+    bool enabled = false;
+    if (in(off, GICD_ITARGETSR, GICD_ITARGETSR_SPAN)) {
+        v2_targets(hw, v->part, off, write, val, size);
+    } else if (off < GICD_IGRPMODR) {
+        enabled = gicd_access(hw, v->part, off, write, val, size);
+    }
+    spin_unlock(&gicd_lock);
+    if (enabled) {
+        vgic_levels_changed(v->part, v);
     }
     return true;
 }

@@ -28,7 +28,7 @@
 
 #define BLOB_MAGIC             0x43584d52u /* "RMXC" read as a little-endian word */
 #define BLOB_VERSION_MAJOR     2u
-#define BLOB_VERSION_MINOR     3u
+#define BLOB_VERSION_MINOR     4u
 #define BLOB_FLAG_CONSOLE_TAGS 0x1u
 /* Measurement only (./rtmux run --seed, ./rtmux bench): the seed ranges keep the bytes the tools wrote
  * at every start, so that a Linux boot repeats exactly under QEMU icount. Never for normal use: every
@@ -76,7 +76,7 @@ struct __attribute__((packed)) blob_header {
     uint64_t hyp_size;
     uint8_t console_escape; /* the focus-switch key (0x14 = Ctrl-T) */
     uint8_t console_focus;  /* index of the partition that has console input at boot */
-    uint16_t reserved0;
+    uint16_t gic_version;   /* since 2.4: the board's GIC version, 3 or 2 (0 in older blobs: 3) */
     uint32_t reserved1;
     char board[BLOB_NAME_SIZE];
     uint32_t channel_count;   /* since 2.2: V-Bus channels, 0..VBUS_MAX_CHANNELS */
@@ -207,7 +207,7 @@ BLOB_CHECK(blob_header, hyp_base, 56);
 BLOB_CHECK(blob_header, hyp_size, 64);
 BLOB_CHECK(blob_header, console_escape, 72);
 BLOB_CHECK(blob_header, console_focus, 73);
-BLOB_CHECK(blob_header, reserved0, 74);
+BLOB_CHECK(blob_header, gic_version, 74);
 BLOB_CHECK(blob_header, reserved1, 76);
 BLOB_CHECK(blob_header, board, 80);
 BLOB_CHECK(blob_header, channel_count, 96);

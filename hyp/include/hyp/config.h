@@ -13,6 +13,7 @@ struct vbus_config;
 
 /* Board and console settings from the blob. */
 struct hyp_config {
+    unsigned gic_version;        /* the GIC the tools described (3 or 2); checked against the CPU's */
     unsigned board_cpus;         /* the board's CPUs (as the blob says; not checked against the hardware) */
     uint64_t ram_base, ram_size; /* the board's RAM */
     bool console_tags;

@@ -21,7 +21,7 @@
 
 #include "arch/cpu.h"
 #include "arch/vgic.h"
-#include "drivers/gicv3.h"
+#include "drivers/gic.h"
 #include "hyp/vcpu.h"
 #include "hyp/virtq.h"
 
@@ -107,7 +107,7 @@ static inline const struct vcpu *vpass_end(struct vpass *ps)
         return NULL;
     }
     ps->more = true;
-    gicv3_send_sgi(arch_mpidr_affinity(), ps->sgi);
+    gic_send_sgi(arch_mpidr_affinity(), ps->sgi);
     return ps->for_rtos ? ps->v : NULL;
 }
 

@@ -71,7 +71,7 @@ int main(int argc, char **argv)
            "%u\n",
            count, cfg.board_cpus, cfg.console_tags, cfg.console_focus_view, cfg.console_escape,
            cfg.console_focus);
-    printf("boot_report=%d\n", cfg.boot_report);
+    printf("boot_report=%d\ngic_version=%u\n", cfg.boot_report, cfg.gic_version);
     for (unsigned i = 0; i < count; i++) {
         const struct partition *p = &parts[i];
         printf("part%u.name=%s\npart%u.tag=%s\npart%u.kind=%d\npart%u.cpu_mask=0x%llx\n", i, p->name, i,

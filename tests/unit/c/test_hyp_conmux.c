@@ -16,7 +16,7 @@
 #include "arch/timer.h"
 #include "arch/vgic.h"
 #include "check.h"
-#include "drivers/gicv3.h"
+#include "drivers/gic.h"
 #include "drivers/pl011.h"
 #include "hyp/conmux.h"
 #include "hyp/console.h"
@@ -86,7 +86,7 @@ void arch_hyp_timer_arm(unsigned hz)
 {
     (void)hz;
 }
-void gicv3_spi_route(unsigned intid, uint64_t aff, uint8_t prio)
+void gic_spi_route(unsigned intid, uint64_t aff, uint8_t prio)
 {
     (void)intid;
     (void)aff;

@@ -18,7 +18,7 @@
 #include <sys/mman.h>
 
 #include "arch/vgic.h"
-#include "drivers/gicv3.h"   /* the hypervisor's (-I hyp first) */
+#include "drivers/gic.h"     /* the hypervisor's (-I hyp first) */
 #include "drivers/vbus_ep.h" /* the rtos's */
 #include "hyp/mmio.h"
 #include "hyp/partition.h"
@@ -129,7 +129,7 @@ void vgic_levels_changed(struct partition *p, struct vcpu *self)
     (void)self;
 }
 
-void gicv3_send_sgi(uint64_t aff, unsigned sgi)
+void gic_send_sgi(uint64_t aff, unsigned sgi)
 {
     (void)aff;
     if (sgi == VBUS_SGI_TO_RTOS) {

@@ -6,6 +6,7 @@
 
 #include "arch/vgic.h"
 #include "arm64/gicv3.h"
+#include "drivers/gic.h"
 #include "hyp/vcpu.h"
 
 struct vgic_stub vgic_stub;
@@ -35,4 +36,27 @@ void vgic_post_sgi(struct vcpu *t, unsigned sgi)
 {
     vgic_stub.posts++;
     vgic_stub.pending[t->cpu] |= 1u << (sgi % GIC_SGI_COUNT);
+}
+
+void vgic_send_sgi(struct vcpu *v, unsigned sgi, uint64_t targets)
+{
+    for (unsigned c = 0; c < HYP_MAX_CPUS; c++) {
+        if ((targets >> c) & 1u) {
+            if (c == v->cpu) {
+                vgic_stub.pending[c] |= 1u << (sgi % GIC_SGI_COUNT);
+            } else {
+                vgic_post_sgi(&hyp_vcpu[c], sgi);
+            }
+        }
+    }
+}
+
+unsigned gic_version(void)
+{
+    return vgic_stub.gic != 0 ? vgic_stub.gic : 3u;
+}
+
+void gic_send_sgi(uint64_t aff, unsigned sgi)
+{
+    vgic_stub.phys_sgis[MPIDR_AFF0(aff) % HYP_MAX_CPUS] |= 1u << (sgi % GIC_SGI_COUNT);
 }

@@ -67,7 +67,7 @@ def test_header_fields_at_documented_offsets(
     assert data[0:4] == b"RMXC"
     assert struct.unpack_from("<HHIII", data, 4) == (
         2,
-        3,
+        4,
         128,
         len(data),
         zlib.crc32(data[:16] + bytes(4) + data[20:]),
@@ -75,7 +75,8 @@ def test_header_fields_at_documented_offsets(
     flags, count, psize, poff, cpus = struct.unpack_from("<5I", data, 20)
     assert (flags, count, psize, poff, cpus) == (1, 2, 576, 128, 2)
     assert struct.unpack_from("<4Q", data, 40) == (0x4000_0000, 1 << 30, 0x4000_0000, 128 * MIB)
-    assert struct.unpack_from("<BBHI", data, 72) == (0x14, 1, 0, 0)  # Ctrl-T, focus on partition 1 (linux)
+    # Ctrl-T, focus on partition 1 (linux), GICv3 (since 2.4)
+    assert struct.unpack_from("<BBHI", data, 72) == (0x14, 1, 3, 0)
     assert data[80:96] == b"qemu-virt".ljust(16, b"\0")
     nchan = len(cfg.channels)
     at = 128 + 2 * 576 if nchan else 0
@@ -209,7 +210,7 @@ def test_payload_outside_ram_is_refused(
     ("offset", "value", "message"),
     [
         (0, b"XMXC", "bad magic"),
-        (4, struct.pack("<H", 3), r"revision 3\.3; this reader handles 2\.x"),
+        (4, struct.pack("<H", 3), r"revision 3\.4; this reader handles 2\.x"),
         (200, b"\x01", "CRC mismatch"),
         (12, struct.pack("<I", 10_000), "inconsistent sizes"),
     ],

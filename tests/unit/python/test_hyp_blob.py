@@ -61,6 +61,7 @@ def expected_fields(b: blob.Blob) -> dict[str, str]:
         "console_escape": str(b.console_escape),
         "console_focus": str(b.console_focus),
         "boot_report": str(int(b.boot_report)),
+        "gic_version": str(b.gic_version),
     }
     for i, p in enumerate(b.partitions):
         want |= {
@@ -126,6 +127,15 @@ def test_measurement_flags_read_back(
     assert fields["boot_report"] == str(int(boot_report))
 
 
+@pytest.mark.parametrize(("gic", "read"), [(2, "2"), (3, "3"), (0, "3")], ids=["v2", "v3", "before-2.4"])
+def test_gic_version_read_back(reader: Path, good: blob.Blob, tmp_path: Path, gic: int, read: str) -> None:
+    """The board's GIC version (since 2.4), which the hypervisor checks against the CPU's; a blob made
+    before 2.4 has 0 there and means a GICv3."""
+    rc, fields = run(reader, blob.pack(dataclasses.replace(good, gic_version=gic)), tmp_path)
+    assert rc == 0
+    assert fields["gic_version"] == read
+
+
 def test_newer_minor_revision_is_accepted(reader: Path, good: blob.Blob, tmp_path: Path) -> None:
     rc, fields = run(reader, blob.pack(dataclasses.replace(good, version_minor=9)), tmp_path)
     assert rc == 0 and fields == expected_fields(good)
@@ -158,7 +168,7 @@ def damaged(data: bytes, offset: int, value: bytes) -> bytes:
         ("bad crc", "CRC mismatch"),
         # the default system's 3 channels and its services' 2
         ("truncated", "configuration blob truncated: 1664 bytes announced, 1100 present"),
-        ("newer major", "configuration blob revision 3.3; this hypervisor reads 2.x"),
+        ("newer major", "configuration blob revision 3.4; this hypervisor reads 2.x"),
         ("layout", "layout not understood"),
         ("outside ram", "partition linux: RAM 0x70000000+0x20000000 is outside the board's RAM"),
         ("over hypervisor", "partition rtos: RAM 0x40000000+0x1000000 is outside the board's RAM or over"),
@@ -188,6 +198,7 @@ def damaged(data: bytes, offset: int, value: bytes) -> bytes:
         ("too many restarts", "partition rtos: fault policy 1 with 17 restarts in 60 s is not valid"),
         ("ring beyond ram", "partition rtos: console ring of 0x4000 bytes at IPA 0x40ffc000 is not inside"),
         ("ring size", "partition rtos: console ring of 0x3000 bytes at IPA 0x40ff8000 is not inside"),
+        ("unknown gic", "configuration blob: GIC version 4 (rtmux drives GICv3 and GICv2)"),
     ],
 )
 def test_damaged_blob_is_refused_with_its_reason(
@@ -204,6 +215,8 @@ def test_damaged_blob_is_refused_with_its_reason(
             data = data[:1100]
         case "newer major":
             data = blob.pack(dataclasses.replace(good, version_major=3))
+        case "unknown gic":
+            data = blob.pack(dataclasses.replace(good, gic_version=4))
         case "layout":
             data = blob.pack(good)
             data = damaged(data, 28, (256).to_bytes(4, "little"))  # partition_size

@@ -154,6 +154,12 @@ class _Loader(PartitionReader, Placement, ChannelReader, ServicesReader):
         elif not 1 <= cpus <= MAX_CPUS:
             self.error(ctx, f"cpus {cpus} is out of range (1..{MAX_CPUS}: the hypervisor's limit)")
             cpus = max(1, min(cpus, MAX_CPUS))
+        gic = boards.BOARD_GIC.get(name, 3)
+        if gic == 2 and cpus > boards.QEMU_VIRT_GICV2_MAX_CPUS:
+            self.error(
+                ctx, f"cpus {cpus}: {name}'s GICv2 serves at most {boards.QEMU_VIRT_GICV2_MAX_CPUS} CPUs"
+            )
+            cpus = boards.QEMU_VIRT_GICV2_MAX_CPUS
         memory = self.get_size(ctx, table.get("memory", "1G"), "memory")
         if memory is not None and (
             memory < 256 * MIB or memory > boards.QEMU_VIRT_MAX_RAM or memory % RAM_ALIGN
@@ -164,7 +170,7 @@ class _Loader(PartitionReader, Placement, ChannelReader, ServicesReader):
                 f"{size_text(boards.QEMU_VIRT_MAX_RAM)}",
             )
             memory = None
-        return boards.qemu_virt(cpus=cpus, memory=memory or GIB)
+        return boards.qemu_virt(cpus=cpus, memory=memory or GIB, gic=gic)
 
     def load_hypervisor(self, data: dict[str, Any], board: Board) -> Region:
         ctx = "[hypervisor]"

@@ -403,8 +403,9 @@ class PartitionReader(Fields):
                 if any(x.name == parsed.name for x in d.devices):
                     self.error(d.label, f"device name {parsed.name!r} is used twice")
                 d.devices.append(parsed)
-        if d.kind == KIND_RTOS:
-            # The rtos takes its interrupts directly: its CPUs' redistributor frames are mapped into it.
+        if d.kind == KIND_RTOS and board.gic_version == 3:
+            # The rtos takes its interrupts directly: its CPUs' redistributor frames are mapped into it
+            # (on a GICv2 its CPU interface, which the hypervisor maps into every partition).
             for cpu in sorted(d.cpus):
                 d.devices.append(
                     AssignedDevice(f"gicr.cpu{cpu}", None, (board.gicr_frame(cpu),), (), implicit=True)

@@ -17,7 +17,7 @@ from rtmux.board import PAGE_SIZE, Region
 
 MAGIC = b"RMXC"
 VERSION_MAJOR = 2
-VERSION_MINOR = 3
+VERSION_MINOR = 4
 KIND_CODES = {cfg.KIND_RTOS: 1, cfg.KIND_LINUX: 2}
 FLAG_CONSOLE_TAGS = 1 << 0
 FLAG_FIXED_SEEDS = 1 << 1  # since 2.1, measurement only: the hypervisor keeps the DTB's seeds as written
@@ -174,6 +174,7 @@ class Blob:
     fixed_seeds: bool = False  # FLAG_FIXED_SEEDS (measurement only: every start replays the same seeds)
     boot_report: bool = False  # FLAG_BOOT_REPORT
     console_focus_view: bool = False
+    gic_version: int = 3  # since 2.4 (a 2.3 blob has 0 there: a GICv3)
     version_major: int = VERSION_MAJOR
     version_minor: int = VERSION_MINOR
 
@@ -227,7 +228,7 @@ def pack(blob: Blob) -> bytes:
         blob.hyp_size,
         blob.console_escape,
         blob.console_focus,
-        0,
+        blob.gic_version,
         0,
         _name(blob.board, "board"),
         nchan,
@@ -307,7 +308,7 @@ def unpack(data: bytes) -> Blob:
     if len(data) < HEADER.size:
         raise BlobError(f"{len(data)} bytes is shorter than the {HEADER.size}-byte header")
     (magic, major, minor, hsize, total, crc, flags, count, psize, poff, cpus, ram_base, ram_size, hyp_base,
-     hyp_size, escape, focus, _r0, _r1, board, nchan, csize, coff) = HEADER.unpack_from(data)  # fmt: skip
+     hyp_size, escape, focus, gic, _r1, board, nchan, csize, coff) = HEADER.unpack_from(data)  # fmt: skip
     if magic != MAGIC:
         raise BlobError(f"bad magic {magic!r} (expected {MAGIC!r})")
     if major != VERSION_MAJOR:
@@ -344,6 +345,7 @@ def unpack(data: bytes) -> Blob:
         console_focus=focus,
         partitions=parts,
         channels=channels,
+        gic_version=gic or 3,
         version_major=major,
         version_minor=minor,
     )
@@ -489,6 +491,7 @@ def from_config(config: cfg.SystemConfig, payloads: Mapping[str, Payload] | None
     return Blob(
         board=config.board.name,
         board_cpus=config.board.cpus,
+        gic_version=config.board.gic_version,
         ram_base=config.board.ram.base,
         ram_size=config.board.ram.size,
         hyp_base=config.hypervisor.base,

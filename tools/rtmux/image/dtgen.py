@@ -234,6 +234,11 @@ def _cpu_runs(cpus: Sequence[int]) -> list[tuple[int, int]]:
     return runs
 
 
+# The GICv2 frames a partition is given: the distributor's 4 KiB and the CPU interface's 8 KiB.
+GICV2_DIST_SIZE = 0x1000
+GICV2_CPU_SIZE = 0x2000
+
+
 def generate(
     board_dtb_bytes: bytes,
     board: Board,
@@ -267,6 +272,9 @@ def generate(
             keep.append(node)
         elif "arm,gic-v3" in compat:
             _prune_gic(node, board, part.cpus, ac, sc)
+            keep.append(node)
+        elif "arm,cortex-a15-gic" in compat or "arm,gic-400" in compat:
+            _prune_gic_v2(node, board, ac, sc)
             keep.append(node)
         elif "arm,armv8-timer" in compat:
             keep.append(node)
@@ -358,6 +366,21 @@ def _prune_gic(gic: Node, board: Board, cpus: Sequence[int], ac: int, sc: int) -
         raise fdt.FdtError(f"expected #address-cells = #size-cells = 2 at the root, not {ac}/{sc}")
     gic.props["reg"] = fdt.u64_cells(*(v for r in regs for v in (r.base, r.size)))
     gic.props["#redistributor-regions"] = fdt.cells(len(runs))
+
+
+def _prune_gic_v2(gic: Node, board: Board, ac: int, sc: int) -> None:
+    """A GICv2 as a partition sees it: the distributor (the hypervisor's filter) and the CPU interface
+    (8 KiB: GICC_DIR is in its second page), without the virtualization interface and its maintenance
+    interrupt, which are the hypervisor's, and without the GICv2m MSI frame (no MSIs in a partition).
+    Its #address-cells stay: interrupt-map entries (a PCI host's) carry that many parent cells."""
+    if board.gicc is None:
+        raise fdt.FdtError(f"board {board.name} describes no GICv2 CPU interface")
+    if ac != 2 or sc != 2:
+        raise fdt.FdtError(f"expected #address-cells = #size-cells = 2 at the root, not {ac}/{sc}")
+    gic.remove_children([])
+    gic.props.pop("interrupts", None)
+    regs = (Region(board.gicd.base, GICV2_DIST_SIZE), Region(board.gicc.base, GICV2_CPU_SIZE))
+    gic.props["reg"] = fdt.u64_cells(*(v for r in regs for v in (r.base, r.size)))
 
 
 # Properties of a PCI host node that name what a partition does not get: the ITS (MSIs) and the SMMU.

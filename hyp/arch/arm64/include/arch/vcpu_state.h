@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "arm64/sysreg.h"
+#include "drivers/gic.h"
 #include "hyp/limits.h"
 
 /* What an exception from a lower EL saves: the guest's general registers and return state. */
@@ -41,8 +42,8 @@ _Static_assert(__builtin_offsetof(struct guest_regs, x) == 0, "vectors.S stores 
 #define EL1_SAVED_SYSREGS 24u
 struct el1_state {
     uint64_t sysreg[EL1_SAVED_SYSREGS];
-    uint64_t icc_pmr, icc_ctlr, icc_bpr1, icc_igrpen1;
-    uint64_t pmcnten; /* Linux's PMCNTENSET_EL0 */
+    struct gic_cpuif_state cpuif; /* the rtos's physical CPU interface (shared-core mode) */
+    uint64_t pmcnten;             /* Linux's PMCNTENSET_EL0 */
     uint64_t fpcr, fpsr;
     __uint128_t v[32] __attribute__((aligned(16))); /* arch_fp_save's layout: q0..q31 */
 };

@@ -47,6 +47,9 @@ void vgic_cpu_init(struct vcpu *v);
 /* Forgets every virtual interrupt state of this CPU (list registers, active priorities, VMCR, queued
  * interrupts, SGIs handed over), deactivating the physical interrupts behind them: the CPU stops. */
 void vgic_cpu_reset(struct vcpu *v);
+/* Maps what p reaches of the GIC without a trap into its stage 2 (a GICv2's CPU interface; nothing on a
+ * GICv3, whose CPU interface is system registers). */
+void vgic_part_map(struct partition *p);
 /* Registers a handler for a hypervisor interrupt (before the CPUs start taking interrupts). */
 void vgic_set_hyp_irq(unsigned intid, vgic_hyp_irq_t fn);
 /* A purely virtual level interrupt (an SPI) of an emulated device for p: line(ctx) is its level. */
@@ -78,6 +81,9 @@ void vgic_inject(struct vcpu *v, unsigned vintid, unsigned pintid, bool eoi_noti
 void vgic_post_sgi(struct vcpu *t, unsigned sgi);
 /* Sends t the kick SGI (t serves its requests and what it was handed). */
 void vgic_kick(const struct vcpu *t);
+/* A guest's SGI `sgi` from v to the CPUs in `targets` (bit n = CPU n; the sender's partition's only,
+ * vgic_route.c): listed on v's own CPU, handed over to the others that are on. */
+void vgic_send_sgi(struct vcpu *v, unsigned sgi, uint64_t targets);
 /* Emulates a trapped GIC system-register access (SGI generation); false if esr is not one. */
 bool vgic_sysreg_trap(struct vcpu *v, uint64_t esr);
 

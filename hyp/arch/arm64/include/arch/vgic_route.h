@@ -22,4 +22,17 @@ unsigned vgic_irouter_cpu(const struct partition *p, uint64_t irouter);
 /* The GICD_IROUTER value (MPIDR layout: Aff3 at [39:32], IRM 0) naming CPU `cpu`. */
 uint64_t vgic_irouter_of(unsigned cpu);
 
+/* GICv2: CPU interface n is the CPU with Aff0 n (drivers/gic.h). */
+
+/* The CPUs of p that a write of `sgir` to GICD_SGIR by p's CPU `self` sends its SGI to: the CPU
+ * interfaces its target list names (filter 0), every CPU of p but self (1), self (2), none (3). */
+uint64_t vgic_sgir_targets(const struct partition *p, unsigned self, uint32_t sgir);
+
+/* The CPU of p that a guest's GICD_ITARGETSR byte routes an SPI to: the first CPU of p it names;
+ * otherwise (none of p's) p's boot CPU. Several named: the first, as only one CPU takes it anyway. */
+unsigned vgic_itargets_cpu(const struct partition *p, uint8_t targets);
+
+/* The GICD_ITARGETSR byte naming CPU `cpu`. */
+uint8_t vgic_itargets_of(unsigned cpu);
+
 #endif /* HYP_ARCH_VGIC_ROUTE_H */

@@ -26,5 +26,8 @@ extern struct vgicd_hw vgicd_board;
  * redistributor region. */
 bool vgicd_mmio(struct vcpu *v, void *ctx, uint64_t off, bool write, uint64_t *val, unsigned size);
 bool vgicr_mmio(struct vcpu *v, void *ctx, uint64_t off, bool write, uint64_t *val, unsigned size);
+/* A GICv2's distributor (4 KiB; no redistributors): its SPI part filtered as above, each CPU's banked
+ * SGI/PPI registers and GICD_SGIR as vgicd.c describes. */
+bool vgicd_v2_mmio(struct vcpu *v, void *ctx, uint64_t off, bool write, uint64_t *val, unsigned size);
 
 #endif /* HYP_ARCH_VGICD_H */
