@@ -23,10 +23,13 @@
 #define BOARD_GICR_STRIDE 0x20000ul /* RD_base frame then SGI_base frame, 64 KiB each */
 #define BOARD_GICR_MAX    32u       /* frames the rtos scans for its CPU's affinity (stops at Last) */
 
-/* PL011 console UART, SPI 1. */
-#define BOARD_UART_BASE  0x09000000ul
-#define BOARD_UART_SIZE  0x1000ul
-#define BOARD_UART_INTID 33u
+/* PL011 console UART, SPI 1. BOARD_UART_DRIVER names the driver of the board's console UART: the
+ * Makefile reads it from this line and compiles hyp/drivers/NAME.c and rtos/drivers/NAME.c (the
+ * interface drivers/uart.h), no other UART driver: "pl011" or "imx_uart". */
+#define BOARD_UART_DRIVER "pl011"
+#define BOARD_UART_BASE   0x09000000ul
+#define BOARD_UART_SIZE   0x1000ul
+#define BOARD_UART_INTID  33u
 
 /* PL031 real-time clock, SPI 2 (level): a device a partition can be given whole. */
 #define BOARD_RTC_BASE  0x09010000ul
