@@ -24,6 +24,17 @@ KFLAGS  := -mgeneral-regs-only
 BOARD   := qemu-virt
 LIBGCC   = $$($(CC) -print-libgcc-file-name)
 
+# The console UART's driver, named by the board's board.h (BOARD_UART_DRIVER "NAME"): of the UART
+# drivers below, hyp/drivers/NAME.c and rtos/drivers/NAME.c are compiled and the others not, since each
+# implements the same interface (drivers/uart.h). board.h stays the one place that says it.
+UART_DRIVERS := pl011 imx_uart
+BOARD_UART   := $(shell awk '$$1 ~ /^.define$$/ && $$2 == "BOARD_UART_DRIVER" { gsub(/"/, "", $$3); print $$3 }' \
+                  platform/$(BOARD)/board.h)
+ifneq ($(words $(filter $(UART_DRIVERS),$(BOARD_UART))),1)
+$(error platform/$(BOARD)/board.h: BOARD_UART_DRIVER must name one of: $(UART_DRIVERS))
+endif
+UART_OTHERS  := $(addsuffix .c,$(filter-out $(BOARD_UART),$(UART_DRIVERS)))
+
 .PHONY: all rtos hyp guests linux-programs sdk posix-tests linuxsvc-tests linuxsvc-bench posix-bench posix-conformance deps run test unit lint cycles \
         format format-check pytest-unit \
         pytest-system bench clean
@@ -81,8 +92,8 @@ $(eval $(call image_rules,RTOS,$(B),$(RTOS_INC),,rtos/arch/arm64/asm-offsets.c,l
 BA      := $(BUILD)/rtos-assert
 $(eval $(call image_rules,RTOSA,$(BA),$(RTOS_INC),-DK_ASSERTS=1,rtos/arch/arm64/asm-offsets.c,lib/arm64/image.ld.S))
 
-KSRC := $(wildcard rtos/kernel/*.c rtos/lib/*.c rtos/drivers/*.c lib/*.c) \
-        $(filter-out rtos/arch/arm64/asm-offsets.c,$(wildcard rtos/arch/arm64/*.c))
+KSRC := $(filter-out $(addprefix rtos/drivers/,$(UART_OTHERS)),$(wildcard rtos/kernel/*.c rtos/lib/*.c \
+          rtos/drivers/*.c lib/*.c)) $(filter-out rtos/arch/arm64/asm-offsets.c,$(wildcard rtos/arch/arm64/*.c))
 ASRC := $(wildcard rtos/arch/arm64/*.S)
 APPS := $(notdir $(wildcard rtos/apps/*))
 ASSERT_APPS := selftest
@@ -243,7 +254,7 @@ posix-conformance: deps sdk
 # images to make a bootable system image (tools/rtmux).
 H    := $(BUILD)/hyp
 $(eval $(call image_rules,HYP,$(H),-Ihyp/include -Ihyp/arch/arm64/include -Ihyp,,hyp/arch/arm64/asm-offsets.c,lib/arm64/image.ld.S))
-HSRC := $(wildcard hyp/core/*.c hyp/drivers/*.c lib/*.c) \
+HSRC := $(filter-out $(addprefix hyp/drivers/,$(UART_OTHERS)),$(wildcard hyp/core/*.c hyp/drivers/*.c lib/*.c)) \
         $(filter-out hyp/arch/arm64/asm-offsets.c,$(wildcard hyp/arch/arm64/*.c))
 HOBJ := $(patsubst %.c,$(H)/%.o,$(HSRC)) $(patsubst %.S,$(H)/%.o,$(wildcard hyp/arch/arm64/*.S))
 

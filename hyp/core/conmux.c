@@ -12,7 +12,7 @@
 #include "arm64/pl011.h"
 #include "board.h"
 #include "drivers/gic.h"
-#include "drivers/pl011.h"
+#include "drivers/uart.h"
 #include "hyp/console.h"
 #include "hyp/partition.h"
 #include "hyp/printf.h"
@@ -209,7 +209,7 @@ void conmux_init(unsigned focus, uint8_t escape, bool view)
         if (hyp_part[i].kind == PART_LINUX) {
             con_drain_cpu = __builtin_ctzll(hyp_part[i].cpu_mask);
             con_set_paced(true); /* its tick moves on what the UART could not take at once */
-            pl011_rx_irq_enable();
+            uart_rx_irq_enable();
             gic_spi_route(BOARD_UART_INTID, hyp_vcpu[con_drain_cpu].mpidr, CONMUX_UART_PRIO);
             hyp_printf("rtmux: console input goes to %s; escape (0x%02x) then 1..%u switches partitions\n",
                        con_focus->name, escape_key, hyp_nparts);
@@ -351,12 +351,12 @@ void conmux_rx_irq(struct vcpu *v)
      * level 1) signals only when the FIFO goes from empty to non-empty, so a character that arrived
      * between the last read and a late clear would otherwise sit unnoticed. */
     for (;;) {
-        pl011_rx_irq_clear();
-        if (pl011_rx_empty()) {
+        uart_rx_irq_clear();
+        if (uart_rx_empty()) {
             break;
         }
-        while (!pl011_rx_empty()) {
-            rx_char(pl011_getc());
+        while (!uart_rx_empty()) {
+            rx_char(uart_getc());
         }
     }
     if (con_focus != NULL && con_focus->kind == PART_LINUX && con_focus->state == PART_RUNNING) {

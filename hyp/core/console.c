@@ -16,7 +16,7 @@
 #include "hyp/console.h"
 
 #include "arch/spinlock.h"
-#include "drivers/pl011.h"
+#include "drivers/uart.h"
 #include "lib/string.h"
 
 static spinlock_t con_lock;
@@ -39,10 +39,10 @@ _Static_assert((CON_OUT_SIZE & (CON_OUT_SIZE - 1u)) == 0, "free-running indices 
  * con_lock. */
 static bool out_send_oldest(void)
 {
-    if (pl011_tx_full()) {
+    if (uart_tx_full()) {
         return false;
     }
-    pl011_tx(out[out_tail % CON_OUT_SIZE]);
+    uart_tx(out[out_tail % CON_OUT_SIZE]);
     out_tail++;
     return true;
 }
@@ -70,7 +70,7 @@ static void out_byte(char c)
 
 void con_init(void)
 {
-    pl011_init();
+    uart_init();
 }
 
 void con_set_tags(bool tags)
@@ -93,11 +93,11 @@ static void put(char c)
 {
     if (out_head == out_tail) {
         if (!paced) {
-            while (pl011_tx_full()) {
+            while (uart_tx_full()) {
             }
         }
-        if (!pl011_tx_full()) {
-            pl011_tx(c);
+        if (!uart_tx_full()) {
+            uart_tx(c);
             return;
         }
     }

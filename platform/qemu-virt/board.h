@@ -31,10 +31,13 @@
 #define BOARD_GICH_BASE 0x08030000ul
 #define BOARD_GICV_BASE 0x08040000ul
 
-/* PL011 console UART, SPI 1. */
-#define BOARD_UART_BASE  0x09000000ul
-#define BOARD_UART_SIZE  0x1000ul
-#define BOARD_UART_INTID 33u
+/* PL011 console UART, SPI 1. BOARD_UART_DRIVER names the driver of the board's console UART: the
+ * Makefile reads it from this line and compiles hyp/drivers/NAME.c and rtos/drivers/NAME.c (the
+ * interface drivers/uart.h), no other UART driver: "pl011" or "imx_uart". */
+#define BOARD_UART_DRIVER "pl011"
+#define BOARD_UART_BASE   0x09000000ul
+#define BOARD_UART_SIZE   0x1000ul
+#define BOARD_UART_INTID  33u
 
 /* PL031 real-time clock, SPI 2 (level): a device a partition can be given whole. */
 #define BOARD_RTC_BASE  0x09010000ul

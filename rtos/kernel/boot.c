@@ -2,7 +2,7 @@
  * Boot: console, interrupt controller, time base, boot arguments, then the idle and main threads.
  */
 #include "arch/cpu.h"
-#include "drivers/pl011.h"
+#include "drivers/uart.h"
 #include "kernel.h"
 #include "lib/string.h"
 #include "rtos/console.h"
@@ -25,7 +25,7 @@ static void idle_entry(void *arg)
 /*
  * The console: inside rtmux (with a Linux partition to drain it) the DTB offers a shared-memory ring,
  * /chosen/rtmux,console-ring = <address-hi address-lo size>, whose writes never trap to the hypervisor;
- * otherwise (bare metal) the PL011.
+ * otherwise (bare metal) the board's UART (drivers/uart.h).
  */
 static uint32_t be32(const uint8_t *b)
 {
@@ -44,7 +44,7 @@ static void console_init(const void *dtb)
             return;
         }
     }
-    pl011_init();
+    uart_init();
 }
 
 static bool same(const char *a, const char *b)

@@ -7,7 +7,7 @@
 
 #include "arch/cpu.h"
 #include "drivers/conring.h"
-#include "drivers/pl011.h"
+#include "drivers/uart.h"
 #include "kernel.h"
 #include "lib/fmt.h"
 #include "rtos/system.h"
@@ -37,9 +37,9 @@ void k_console_write(const char *s, size_t n)
     }
     for (size_t i = 0; i < n; i++) {
         if (s[i] == '\n') {
-            pl011_putc('\r');
+            uart_putc('\r');
         }
-        pl011_putc(s[i]);
+        uart_putc(s[i]);
     }
 }
 

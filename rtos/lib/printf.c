@@ -35,7 +35,7 @@ int rt_fmt_us(char *buf, size_t size, int64_t ns)
 
 /*
  * Whole-line output. In thread context a mutex keeps lines from interleaving without masking
- * interrupts while characters drain (a PL011 at 115200 baud takes ~87 us per character on hardware).
+ * interrupts while characters drain (a UART at 115200 baud takes ~87 us per character on hardware).
  * Interrupt handlers, fault reports and early boot write directly.
  */
 static rt_mutex_t console_lock;

@@ -1,6 +1,6 @@
 /*
- * Console output (PL011) and formatting. Supported conversions: %d %i %u %x %X %p %s %c %%, with
- * flags '-' and '0', a field width, and the length modifiers l, ll, z.
+ * Console output (the board's UART, or the rtmux console ring) and formatting. Supported conversions:
+ * %d %i %u %x %X %p %s %c %%, with flags '-' and '0', a field width, and the length modifiers l, ll, z.
  */
 #ifndef RTOS_CONSOLE_H
 #define RTOS_CONSOLE_H
@@ -13,7 +13,7 @@
  * Each call's output is written whole among threads: they never interleave inside one call. Usable
  * from any context. An interrupt handler's output lands between two calls of the thread it interrupted
  * when the console is the rtmux console ring (in a partition), but may land inside one on the bare
- * PL011, whose characters are not written with interrupts masked (a real UART takes ~87 us for each
+ * UART, whose characters are not written with interrupts masked (a real UART takes ~87 us for each
  * at 115200 baud). A line built from several calls can take another thread's or a handler's output in
  * its middle.
  */

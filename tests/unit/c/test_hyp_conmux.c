@@ -17,7 +17,7 @@
 #include "arch/vgic.h"
 #include "check.h"
 #include "drivers/gic.h"
-#include "drivers/pl011.h"
+#include "drivers/uart.h"
 #include "hyp/conmux.h"
 #include "hyp/console.h"
 #include "hyp/partition.h"
@@ -97,13 +97,13 @@ void part_printf(struct partition *p, const char *fmt, ...)
     (void)p;
     (void)fmt;
 }
-void pl011_rx_irq_enable(void) {}
-void pl011_rx_irq_clear(void) {}
-bool pl011_rx_empty(void)
+void uart_rx_irq_enable(void) {}
+void uart_rx_irq_clear(void) {}
+bool uart_rx_empty(void)
 {
     return true;
 }
-char pl011_getc(void)
+char uart_getc(void)
 {
     return 0;
 }

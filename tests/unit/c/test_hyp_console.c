@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "drivers/pl011.h"
+#include "drivers/uart.h"
 #include "hyp/console.h"
 
 #define FIFO_DEPTH 32u
@@ -21,9 +21,9 @@ static char fifo_text[WIRE_SIZE];
 static bool time_passes; /* each TXFF poll of a full FIFO sends one character (a waiting writer) */
 static unsigned full_polls;
 
-void pl011_init(void) {}
+void uart_init(void) {}
 
-bool pl011_tx_full(void)
+bool uart_tx_full(void)
 {
     if (fifo == FIFO_DEPTH && time_passes) {
         wire[sent] = fifo_text[sent];
@@ -35,7 +35,7 @@ bool pl011_tx_full(void)
     return fifo == FIFO_DEPTH;
 }
 
-void pl011_tx(char c)
+void uart_tx(char c)
 {
     CHECK(fifo < FIFO_DEPTH); /* never written while full */
     fifo_text[queued++] = c;

@@ -46,6 +46,7 @@ def test_header_agrees_with_the_tools_board(c: dict[str, int | str]) -> None:
     assert c["BOARD_UART_BASE"] == uart.regions[0].base
     assert c["BOARD_UART_SIZE"] == uart.regions[0].size
     assert c["BOARD_UART_INTID"] == uart.interrupts[0]
+    assert c["BOARD_UART_DRIVER"] == "pl011"  # the driver of the tools' UART, the board's PL011
     rtc = b.device("rtc")
     assert rtc is not None and rtc.assignable and not rtc.edge
     assert c["BOARD_RTC_BASE"] == rtc.regions[0].base

@@ -1,6 +1,6 @@
 /*
  * Console output into a shared-memory ring (lib/conring.h) that the rtmux hypervisor drains on another
- * CPU: writing it never traps. Used instead of the PL011 when the DTB offers one.
+ * CPU: writing it never traps. Used instead of the board's UART when the DTB offers one.
  */
 #ifndef DRIVERS_CONRING_H
 #define DRIVERS_CONRING_H
