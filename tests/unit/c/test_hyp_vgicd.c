@@ -10,7 +10,7 @@
 #include "arch/vgic.h"
 #include "arch/vgic_route.h"
 #include "arch/vgicd.h"
-#include "arm64/gicv3.h"
+#include "arm64/gicv2.h"
 #include "board.h"
 #include "check.h"
 #include "hyp/partition.h"
@@ -496,6 +496,125 @@ static void test_several_cpus(struct vcpu *va, struct vcpu *vb)
     v2->part = v3->part = NULL;
 }
 
+/* ---- GICv2 (vgicd_v2_mmio): the 4 KiB distributor with each CPU's banked SGI/PPI words ---- */
+
+/* What a GICv2 distributor bit belongs to: an SPI (its INTID), a banked private interrupt of the
+ * calling CPU (its INTID, below 32), or nothing (-1: CTLR, IDs, SGIR, the SGI pending bytes). */
+static int v2_bit_owner(uint64_t byte_off, unsigned bit)
+{
+    if (byte_off >= GICD_ITARGETSR && byte_off < GICD_ITARGETSR + GICD_ITARGETSR_SPAN) {
+        return (int)(byte_off - GICD_ITARGETSR);
+    }
+    if (byte_off >= GICD_CPENDSGIR && byte_off < GICD_CPENDSGIR + 2u * GICD_SGIR_SPAN) {
+        return (int)(byte_off % GICD_SGIR_SPAN); /* one byte per SGI of the calling CPU (banked) */
+    }
+    return byte_off < GICD_ITARGETSR || byte_off >= GICD_ICFGR ? gicd_bit_owner(byte_off, bit) : -1;
+}
+
+/* With the set/clear registers' hardware semantics, as gicd_write (32-bit accesses: the only ones
+ * those registers have). */
+static void v2_write(struct vcpu *v, uint64_t off, uint64_t val, unsigned size)
+{
+    bool setclear = size == 4 && off >= GICD_ISENABLER && off < GICD_IPRIORITYR;
+    uint32_t old = 0, written;
+    if (setclear) {
+        memcpy(&old, gicd + (off & ~3ull), 4);
+    }
+    (void)vgicd_v2_mmio(v, &hw, off, true, &val, size);
+    if (setclear) {
+        memcpy(&written, gicd + (off & ~3ull), 4);
+        bool set = ((off - GICD_ISENABLER) / GICD_BITREG_SPAN) % 2u == 0;
+        uint32_t now = set ? old | written : old & ~written;
+        memcpy(gicd + (off & ~3ull), &now, 4);
+    }
+}
+
+/* Every 8- and 32-bit write at every offset of the 4 KiB, as Linux (a) and as the rtos (b): a changed
+ * bit is an SPI the writer owns or, for the rtos only, its own CPU's banked one; Linux changes no
+ * banked bit of the hypervisor's PPIs, and nobody writes GICD_SGIR's word (SGIs are sent, not stored). */
+static void test_v2_writes_stay_owned(struct vcpu *v, uint64_t val)
+{
+    static uint8_t before[GICV2_GICD_SIZE];
+    unsigned stray = 0, changed = 0;
+    for (unsigned size = 1; size <= 4; size *= 4) {
+        fill_gicd();
+        memcpy(before, gicd, GICV2_GICD_SIZE);
+        for (uint64_t off = 0; off < GICV2_GICD_SIZE; off += size) {
+            v2_write(v, off, val, size);
+        }
+        for (uint64_t i = 0; i < GICV2_GICD_SIZE; i++) {
+            uint8_t diff = gicd[i] ^ before[i];
+            for (unsigned bit = 0; bit < 8; bit++) {
+                if (!((diff >> bit) & 1u)) {
+                    continue;
+                }
+                changed++;
+                int intid = v2_bit_owner(i, bit);
+                bool ok = intid >= (int)GIC_SPI_BASE ? part_owns_irq(v->part, (unsigned)intid)
+                          : intid >= 0 ? v->part->kind != PART_LINUX || ((VGIC_HYP_PPIS >> intid) & 1u) == 0
+                                       : false;
+                if (!ok && stray++ < 5) {
+                    fprintf(stderr, "  v2 size %u: bit %u of byte 0x%llx (INTID %d) changed\n", size, bit,
+                            (unsigned long long)i, intid);
+                }
+            }
+        }
+    }
+    CHECK(stray == 0);
+    CHECK(changed > 0);
+}
+
+/* ITARGETSR names a CPU of the owner whatever is written; SGIR reaches the sender's CPUs (Linux:
+ * virtual, its own only) or, from the rtos, its own CPU and the V-Bus doorbell's. */
+static void test_v2_routing_and_sgis(struct vcpu *va, struct vcpu *vb)
+{
+    fill_gicd();
+    v2_write(va, GICD_ITARGETSR + 40, 0xff, 1); /* every CPU named: a's CPU 1 only */
+    CHECK(gicd[GICD_ITARGETSR + 40] == 1u << 1);
+    v2_write(va, GICD_ITARGETSR + 40, 0x01, 1); /* the rtos's CPU 0: a's boot CPU instead */
+    CHECK(gicd[GICD_ITARGETSR + 40] == 1u << 1);
+    uint8_t other = gicd[GICD_ITARGETSR + 33];
+    v2_write(va, GICD_ITARGETSR + 33, 0x02, 1); /* b's SPI: untouched */
+    CHECK(gicd[GICD_ITARGETSR + 33] == other);
+    uint64_t v = 0;
+    (void)vgicd_v2_mmio(va, &hw, GICD_ITARGETSR + 32, false, &v, 4); /* SPIs 32..35: a owns none */
+    CHECK(v == 0);
+
+    memset(&vgic_stub, 0, sizeof(vgic_stub));
+    vgic_stub.gic = 2;
+    v2_write(va, GICD_SGIR, (0u << GICD_SGIR_FILTER_SHIFT) | (0xffu << GICD_SGIR_TARGETS_SHIFT) | 3u, 4);
+    CHECK(vgic_stub.pending[1] == 1u << 3 && vgic_stub.pending[0] == 0 && vgic_stub.posts == 0);
+    v2_write(va, GICD_SGIR, (1u << GICD_SGIR_FILTER_SHIFT) | 4u, 4); /* every other CPU of a: none */
+    CHECK(vgic_stub.pending[0] == 0 && vgic_stub.posts == 0);
+    for (unsigned c = 0; c < HYP_MAX_CPUS; c++) {
+        CHECK(vgic_stub.phys_sgis[c] == 0); /* Linux's SGIs never reach the physical GIC */
+    }
+    vb->part->kind = PART_RTOS;
+    hyp_vcpu[1].part = va->part;
+    v2_write(vb, GICD_SGIR, (0x02u << GICD_SGIR_TARGETS_SHIFT) | 5u, 4); /* to Linux's CPU: refused */
+    CHECK(vgic_stub.phys_sgis[1] == 0);
+    v2_write(vb, GICD_SGIR, (0x02u << GICD_SGIR_TARGETS_SHIFT) | VBUS_SGI_TO_HYP, 4); /* the doorbell */
+    CHECK(vgic_stub.phys_sgis[1] == 1u << VBUS_SGI_TO_HYP);
+    v2_write(vb, GICD_SGIR, (2u << GICD_SGIR_FILTER_SHIFT) | 6u, 4); /* to itself */
+    CHECK(vgic_stub.phys_sgis[0] == 1u << 6);
+    CHECK(gicd[GICD_SGIR] == (uint8_t)pattern(GICD_SGIR)); /* sent, never stored */
+    vb->part->kind = 0;
+    vgic_stub.gic = 0;
+}
+
+static void test_gicv2(struct vcpu *va, struct vcpu *vb)
+{
+    vgic_stub.gic = 2;
+    va->part->kind = PART_LINUX;
+    vb->part->kind = PART_RTOS;
+    test_v2_writes_stay_owned(va, 0xffffffffffffffffull);
+    test_v2_writes_stay_owned(va, 0x5a5a5a5a5a5a5a5aull);
+    test_v2_writes_stay_owned(vb, 0xffffffffffffffffull);
+    test_v2_routing_and_sgis(va, vb);
+    va->part->kind = vb->part->kind = 0;
+    vgic_stub.gic = 0;
+}
+
 int main(void)
 {
     gicd = map_guarded(GICD_SIZE);
@@ -515,5 +634,6 @@ int main(void)
     test_hostile_accesses(va, vb);
     test_emulated_spis(va, vb);
     test_several_cpus(va, vb);
+    test_gicv2(va, vb);
     UNIT_DONE("hyp vgicd");
 }
