@@ -26,6 +26,7 @@ from rtmux.formats.hyp_console import El2Entries, ShareReport, el2_entries, shar
 from rtmux.formats.rtos_console import demo_reports
 from rtmux.run import system
 from tests.system import console_script
+from tests.system.boards import gic_params, on_gic
 from tests.system.console_script import PROMPT, Script, until
 
 pytestmark = pytest.mark.system
@@ -84,10 +85,15 @@ def rtos_entries(out: str) -> El2Entries:
 
 
 @pytest.fixture(scope="module")
-def shared_system(rtos_images: Path) -> system.System:
-    return system.build(CONFIG, icount=True)
+def shared_system(
+    rtos_images: Path, request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> system.System:
+    """Shared-core mode on GICv3, or on the GIC version a test asks for (indirect parametrization)."""
+    gic = getattr(request, "param", 3)
+    return system.build(on_gic(CONFIG, gic, tmp_path_factory.mktemp("gic")), icount=True)
 
 
+@pytest.mark.parametrize("shared_system", gic_params(), indirect=True)
 def test_linux_shell_network_reboot_panic_poweroff(shared_system: system.System) -> None:
     script = Script(
         [

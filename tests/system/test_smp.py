@@ -22,6 +22,7 @@ from rtmux.formats.hyp_console import el2_entries
 from rtmux.formats.rtos_console import demo_reports
 from rtmux.run import system
 from tests.system import console_script
+from tests.system.boards import gic_params, on_gic
 from tests.system.console_script import PROMPT, Script
 
 pytestmark = pytest.mark.system
@@ -50,8 +51,12 @@ DMESG_BAD = "$(dmesg | grep -cE 'BUG|WARNING|Oops|rcu.*stall|soft lockup|hard LO
 
 
 @pytest.fixture(scope="module")
-def linux_system(rtos_images: Path) -> system.System:
-    return system.build(CONFIG, icount=True)
+def linux_system(
+    rtos_images: Path, request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> system.System:
+    """The 4-CPU system on GICv3, or on the GIC version a test asks for (indirect parametrization)."""
+    gic = getattr(request, "param", 3)
+    return system.build(on_gic(CONFIG, gic, tmp_path_factory.mktemp("gic")), icount=True)
 
 
 def value(console: str, name: str, why: str) -> str:
@@ -77,6 +82,7 @@ def rtos_unharmed(out: str, why: str, quiet_from: str) -> None:
     assert "rtmux: partition rtos stopped" not in out, why
 
 
+@pytest.mark.parametrize("linux_system", gic_params(), indirect=True)
 def test_linux_uses_its_three_cpus(linux_system: system.System) -> None:
     """Linux sees CPUs 1-3 as its three, hackbench runs on each of them and every one takes IPIs (the
     vGIC's SGIs between CPUs), dmesg stays clean, and the rtos never notices."""
@@ -153,6 +159,7 @@ def test_cpu_hotplug_loop_under_load(linux_system: system.System) -> None:
     rtos_unharmed(out, why, quiet_from="quiet-42")
 
 
+@pytest.mark.parametrize("linux_system", gic_params(), indirect=True)
 def test_reboot_loop_brings_every_cpu_back(linux_system: system.System) -> None:
     """`reboot -f` (PSCI SYSTEM_RESET from one CPU) REBOOTS times: each time all of Linux's CPUs stop,
     the partition restarts on its boot CPU, and Linux brings the other two up again."""

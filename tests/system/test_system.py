@@ -17,6 +17,7 @@ import pytest
 from rtmux import qemu
 from rtmux.run import system
 from tests.system import console_script
+from tests.system.boards import gic_params, on_gic
 from tests.system.console_script import PROMPT, Script
 
 pytestmark = pytest.mark.system
@@ -37,9 +38,12 @@ def value(console: str, name: str) -> str:
     return found
 
 
-@pytest.fixture(scope="module")
-def default_system(rtos_images: Path) -> system.System:
-    return system.build(CONFIG, icount=True)
+@pytest.fixture(scope="module", params=gic_params())
+def default_system(
+    rtos_images: Path, request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> system.System:
+    """The default system on each GIC version (tests/system/boards.py)."""
+    return system.build(on_gic(CONFIG, request.param, tmp_path_factory.mktemp("gic")), icount=True)
 
 
 def test_linux_beside_the_rtos(default_system: system.System) -> None:
