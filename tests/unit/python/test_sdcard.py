@@ -5,6 +5,7 @@ packages as the command does (as test_boarddesc.py takes Debian's kernel package
 
 from __future__ import annotations
 
+import dataclasses
 import struct
 import subprocess
 from pathlib import Path
@@ -172,7 +173,7 @@ def test_firmware_from_a_package_tree(tmp_path: Path) -> None:
     assert got[sdcard.START].path == root / "usr/lib/raspi-firmware/start4.elf"
     assert got[sdcard.START].origin == "Debian raspi-firmware 9: usr/lib/raspi-firmware/start4.elf"
     inputs = fake_inputs(tmp_path)
-    card = sdcard.write(tmp_path / "card", sdcard.Inputs(**{**inputs.__dict__, "firmware": got}))
+    card = sdcard.write(tmp_path / "card", dataclasses.replace(inputs, firmware=got))
     assert card.missing == (sdcard.OVERLAY, sdcard.IMAGE)
 
 

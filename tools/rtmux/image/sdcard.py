@@ -74,7 +74,7 @@ PURPOSE = {
     UBOOT: "U-Boot, Debian's rpi_4 build: the firmware's `kernel`",
     BL31: "Arm Trusted Firmware's bl31 (EL3, PSCI): the firmware's `armstub`",
     START: "the Raspberry Pi 4's firmware",
-    FIXUP: "the firmware's memory-split companion of start4.elf",
+    FIXUP: "the fixup file that goes with start4.elf",
     DTB: "the board's device tree, which the firmware completes and hands on",
     OVERLAY: "the overlay that moves UART0 (the PL011) to GPIO 14/15 and takes it from Bluetooth",
     IMAGE: "the rtmux image U-Boot starts with booti",
