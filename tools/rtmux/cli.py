@@ -16,7 +16,7 @@ from rtmux.bench import runner
 from rtmux.board import GIC_VERSIONS
 from rtmux.errors import EXIT_OK, EXIT_PIPE, EXIT_SETUP, GuestFailure, RtmuxError, SetupError
 from rtmux.formats import latmus
-from rtmux.image import debian
+from rtmux.image import debian, sdcard
 from rtmux.run import linux, rtos, system
 
 # argparse's type of the object add_subparsers returns.
@@ -340,6 +340,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_run(top)
     _add_app(top)
     _add_board(top)
+    _add_sdcard(top)
     return parser
 
 
@@ -597,6 +598,57 @@ def cmd_board_import(args: argparse.Namespace) -> int:
             f"rtmux: board import: wrote {args.output} ({len(imported.missing)} thing(s) missing)",
             file=sys.stderr,
         )
+    return EXIT_OK
+
+
+def _add_sdcard(top: Subparsers) -> None:
+    p = top.add_parser(
+        "sdcard",
+        help="a Raspberry Pi 4 boot partition from Debian packages (U-Boot, bl31, config.txt, boot script)",
+        description="Lay out in DIR what the Raspberry Pi 4 boots from its card's FAT32 partition: Debian's "
+        "rpi_4 U-Boot (u-boot-rpi), TF-A's rpi4 bl31 (arm-trusted-firmware), config.txt, U-Boot's boot "
+        "script (boot.cmd and boot.scr: it loads rtmux.img and starts it with booti), the Raspberry Pi "
+        "firmware files when a source of them is at hand and the board's DTB; README.txt lists every file, "
+        "where it came from and what is still to add by hand. Copy DIR's contents onto the card. The "
+        "i.MX 8M Plus EVK boots from its vendor's U-Boot instead (docs/boards.md).",
+    )
+    p.add_argument("--board", required=True, choices=sdcard.BOARDS, help="the board (rpi4)")
+    p.add_argument("-o", "--output", required=True, type=Path, metavar="DIR", help="the folder to fill")
+    p.add_argument(
+        "--firmware",
+        type=Path,
+        metavar="DIR",
+        help=f"the Raspberry Pi firmware's boot files ({', '.join(sdcard.FIRMWARE_FILES)}), e.g. the boot/ "
+        "folder of the raspberrypi/firmware repository; default: Debian's raspi-firmware when apt reaches "
+        "the non-free-firmware component",
+    )
+    p.add_argument(
+        "--image",
+        type=Path,
+        metavar="FILE",
+        help=f"an rtmux image (arm64 Image header) to copy in as {sdcard.IMAGE}",
+    )
+    p.add_argument("--refresh", action="store_true", help="ask apt for the current package versions again")
+    p.set_defaults(func=cmd_sdcard)
+
+
+def cmd_sdcard(args: argparse.Namespace) -> int:
+    inputs = sdcard.debian_inputs(args.firmware, args.image, refresh=args.refresh)
+    card = sdcard.write(args.output, inputs)
+    where = paths.display(card.folder)
+    print(f"rtmux: sdcard: {where}: a Raspberry Pi 4 boot partition (copy its contents onto the card)")
+    for line in sdcard.summary(card):
+        print(line)
+    if card.missing:
+        print(
+            f"rtmux: sdcard: {len(card.missing)} file(s) still to add by hand ({where}/README.txt says why):"
+        )
+        for name in card.missing:
+            print(f"  {name}")
+        if any(name in sdcard.FIRMWARE_FILES for name in card.missing):
+            print(f"rtmux: sdcard: firmware: {inputs.firmware_note}")
+    for note in card.notes:
+        print(f"rtmux: sdcard: note: {note}")
     return EXIT_OK
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import stat
+import subprocess
 import sys
 import textwrap
 from pathlib import Path
@@ -191,6 +192,50 @@ def test_debian_kernel_names() -> None:
         )
     )
     assert fields["Version"] == "6.1.192-2" and fields["Description"].endswith("\ncontinued")
+
+
+def test_debian_architecture_all_packages(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A package apt has only as `Architecture: all` (u-boot-qemu) is asked for, downloaded and cached as
+    such; an arm64 one as arm64."""
+    from rtmux import paths
+    from rtmux.image import debian
+
+    shows = {
+        "u-boot-qemu:all": "Package: u-boot-qemu\nVersion: 1.0\nArchitecture: all\nSize: 10\n",
+        "u-boot-rpi:arm64": "Package: u-boot-rpi\nVersion: 2.0\nArchitecture: arm64\n",
+    }
+    asked = []
+
+    def apt_cache(argv: list[str], **kwargs: object) -> subprocess.CompletedProcess[str]:
+        asked.append(argv[-1])
+        text = shows.get(argv[-1], "")
+        return subprocess.CompletedProcess(argv, 0 if text else 100, text, "")
+
+    monkeypatch.setattr(subprocess, "run", apt_cache)
+    qemu_fields = debian.apt_show("u-boot-qemu")
+    assert qemu_fields is not None and asked == ["u-boot-qemu:arm64", "u-boot-qemu:all"]
+    package = debian._package_from(qemu_fields, "u-boot-qemu")
+    assert package == debian.Package("u-boot-qemu", "1.0", 10, "all")
+    assert package.spec == "u-boot-qemu:all=1.0" and debian._deb_glob(package) == "u-boot-qemu_*_all.deb"
+    rpi_fields = debian.apt_show("u-boot-rpi")
+    assert rpi_fields is not None
+    rpi = debian._package_from(rpi_fields, "u-boot-rpi")
+    assert rpi.arch == "arm64" and rpi.spec == "u-boot-rpi:arm64=2.0"
+    assert debian.apt_show("absent") is None
+
+    # the cache's stamp keeps the architecture; a stamp written before it existed means arm64
+    monkeypatch.setattr(paths, "DEBIAN_CACHE", tmp_path / "cache")
+    roots = tmp_path / "cache" / "roots"
+    for role, stamp in (
+        ("u-boot-qemu", {"name": "u-boot-qemu", "version": "1.0", "size": 10, "arch": "all"}),
+        ("libc6", {"name": "libc6", "version": "1.0"}),
+    ):
+        (roots / role).mkdir(parents=True)
+        (roots / f"{role}.json").write_text(json.dumps(stamp))
+    cached = debian.cached("u-boot-qemu")
+    assert cached is not None and cached.package == package
+    libc = debian.cached("libc6")
+    assert libc is not None and libc.package.arch == "arm64"
 
 
 def test_debian_not_root_prints_the_commands(monkeypatch: pytest.MonkeyPatch) -> None:
