@@ -193,6 +193,32 @@ def test_debian_kernel_names() -> None:
     assert fields["Version"] == "6.1.192-2" and fields["Description"].endswith("\ncontinued")
 
 
+def test_debian_arch_all_package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An `Architecture: all` package (u-boot-qemu): apt-get download takes `name:all=version`, its file
+    ends in _all.deb, and the cache remembers it; an arm64 one keeps `name:arm64`."""
+    from rtmux import paths
+    from rtmux.image import debian
+
+    package = debian._package_from({"Version": "2023.01", "Size": "10", "Architecture": "all"}, "u-boot-qemu")
+    assert package == debian.Package("u-boot-qemu", "2023.01", 10, debian.ARCH_ALL)
+    assert package.spec == "u-boot-qemu:all=2023.01"
+    assert debian._deb_glob(package.name, package.arch) == "u-boot-qemu_*_all.deb"
+    assert debian._package_from({"Version": "1", "Architecture": "arm64"}, "libc6").spec == "libc6:arm64=1"
+    monkeypatch.setattr(paths, "DEBIAN_CACHE", tmp_path)
+
+    def dpkg_deb(argv: list[str], *args: object, **kwargs: object) -> str:
+        assert argv[:2] == ["dpkg-deb", "-x"]
+        Path(argv[3]).mkdir(parents=True)  # an empty package
+        return ""
+
+    monkeypatch.setattr(debian, "_run", dpkg_deb)
+    deb = tmp_path / "u-boot-qemu_2023.01_all.deb"
+    deb.write_bytes(b"")
+    debian._unpack("u-boot-qemu", package, deb, lambda message: None)
+    cached = debian.cached("u-boot-qemu")
+    assert cached is not None and cached.package == package
+
+
 def test_debian_not_root_prints_the_commands(monkeypatch: pytest.MonkeyPatch) -> None:
     from rtmux.image import debian
 

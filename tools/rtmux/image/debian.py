@@ -11,6 +11,9 @@ What is fetched (each a *role*, unpacked into its own folder):
   those two need: `libc6` (libc, librt, libpthread, the dynamic loader) and `libnuma1` (libnuma).
 - `diod` (the 9P2000.L server of the files service, /usr/sbin/diod) and the packages holding the libraries
   it needs, directly and through each other (DIOD_LIBRARY_PACKAGES).
+- `u-boot-qemu` (U-Boot for QEMU's boards; rtmux.image.uboot boots the system image through its
+  qemu_arm64 build). It is an `Architecture: all` package: apt names it `u-boot-qemu:all` and its file
+  ends in `_all.deb` (Package.arch).
 
 Cache layout (paths.DEBIAN_CACHE): `debs/*.deb` as apt-get downloaded them, `roots/<role>/` the
 `dpkg-deb -x` tree, `roots/<role>.json` the package name and version in it, written last (a folder without
@@ -40,6 +43,7 @@ from rtmux.errors import SetupError
 from rtmux.image import modules_dep
 
 ARCH = "arm64"
+ARCH_ALL = "all"  # Debian's architecture of packages whose contents suit every machine
 FLAVOURS = paths.LINUX_FLAVOURS
 KERNEL_METAPACKAGES = {"std": "linux-image-arm64", "rt": "linux-image-rt-arm64"}
 # Userland of the initramfs. The libraries are those DT_NEEDED by cyclictest and hackbench (and by the
@@ -86,11 +90,12 @@ class Package:
     name: str  # without the :arm64 suffix
     version: str
     size: int = 0  # bytes of the .deb, 0 when unknown
+    arch: str = ARCH  # ARCH, or ARCH_ALL for an `Architecture: all` package
 
     @property
     def spec(self) -> str:
         """What apt-get download takes: name:arch=version."""
-        return f"{self.name}:{ARCH}={self.version}"
+        return f"{self.name}:{self.arch}={self.version}"
 
 
 @dataclass(frozen=True)
@@ -216,21 +221,23 @@ def parse_control(text: str) -> dict[str, str]:
 
 
 def apt_show(name: str) -> dict[str, str] | None:
-    """The control fields of the candidate version of `name:arm64`, or None when apt has no such package."""
-    try:
-        proc = subprocess.run(
-            ["apt-cache", "show", "--no-all-versions", f"{name}:{ARCH}"],
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            timeout=APT_TIMEOUT_S,
-            env={**os.environ, "LC_ALL": "C"},
-        )
-    except FileNotFoundError as exc:
-        raise SetupError("`apt-cache` not found (a Debian host with apt is needed)") from exc
-    if proc.returncode != 0 or not proc.stdout.strip():
-        return None
-    return parse_control(proc.stdout)
+    """The control fields of the candidate version of `name:arm64`, else of `name:all` (an `Architecture:
+    all` package, which apt does not list as arm64), or None when apt has no such package."""
+    for arch in (ARCH, ARCH_ALL):
+        try:
+            proc = subprocess.run(
+                ["apt-cache", "show", "--no-all-versions", f"{name}:{arch}"],
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                text=True,
+                timeout=APT_TIMEOUT_S,
+                env={**os.environ, "LC_ALL": "C"},
+            )
+        except FileNotFoundError as exc:
+            raise SetupError("`apt-cache` not found (a Debian host with apt is needed)") from exc
+        if proc.returncode == 0 and proc.stdout.strip():
+            return parse_control(proc.stdout)
+    return None
 
 
 def _package_from(fields: dict[str, str], name: str) -> Package:
@@ -241,7 +248,8 @@ def _package_from(fields: dict[str, str], name: str) -> Package:
         size = int(fields.get("Size", "0"))
     except ValueError:
         size = 0
-    return Package(name, version, size)
+    arch = ARCH_ALL if fields.get("Architecture") == ARCH_ALL else ARCH
+    return Package(name, version, size, arch)
 
 
 def kernel_image_dependency(depends: str) -> str:
@@ -283,8 +291,8 @@ class _Resolver:
             fields = apt_show(name)
         if fields is None:
             raise SetupError(
-                f"apt knows no package {name}:{ARCH}; check the apt sources (Debian bookworm, main) "
-                f"and run `{_setup_commands()}` as root"
+                f"apt knows no package {name}:{ARCH} (nor {name}:{ARCH_ALL}); check the apt sources "
+                f"(Debian bookworm, main) and run `{_setup_commands()}` as root"
             )
         return fields
 
@@ -339,7 +347,9 @@ def cached(role: str) -> Unpacked | None:
     root = _roots_dir() / role
     try:
         data = json.loads(stamp.read_text(encoding="utf-8"))
-        package = Package(str(data["name"]), str(data["version"]), int(data.get("size", 0)))
+        package = Package(
+            str(data["name"]), str(data["version"]), int(data.get("size", 0)), str(data.get("arch", ARCH))
+        )
     except (OSError, ValueError, KeyError, TypeError):
         return None
     if not root.is_dir():
@@ -347,8 +357,8 @@ def cached(role: str) -> Unpacked | None:
     return Unpacked(role, package, root)
 
 
-def _deb_glob(name: str) -> str:
-    return f"{name}_*_{ARCH}.deb"
+def _deb_glob(name: str, arch: str = ARCH) -> str:
+    return f"{name}_*_{arch}.deb"
 
 
 def _download(packages: Sequence[Package], log: Log) -> dict[str, Path]:
@@ -367,10 +377,10 @@ def _download(packages: Sequence[Package], log: Log) -> dict[str, Path]:
     _run(argv + [p.spec for p in packages], "apt-get download", DOWNLOAD_TIMEOUT_S, cwd=tmp)
     result = {}
     for p in packages:
-        found = sorted(tmp.glob(_deb_glob(p.name)))
+        found = sorted(tmp.glob(_deb_glob(p.name, p.arch)))
         if len(found) != 1:
             raise SetupError(f"apt-get download left {len(found)} files for {p.name} (expected 1) in {tmp}")
-        for old in debs.glob(_deb_glob(p.name)):
+        for old in debs.glob(_deb_glob(p.name, p.arch)):
             old.unlink()
         target = debs / found[0].name
         found[0].replace(target)
@@ -381,7 +391,7 @@ def _download(packages: Sequence[Package], log: Log) -> dict[str, Path]:
 
 def _find_deb(package: Package) -> Path | None:
     """The cached .deb of exactly this version, if any."""
-    for deb in _debs_dir().glob(_deb_glob(package.name)):
+    for deb in _debs_dir().glob(_deb_glob(package.name, package.arch)):
         fields = _deb_fields(deb)
         if fields.get("Version") == package.version and fields.get("Package") == package.name:
             return deb
@@ -403,7 +413,7 @@ def _unpack(role: str, package: Package, deb: Path, log: Log) -> Unpacked:
     old = cached(role)
     if old is not None and old.package.name != package.name:
         # A new kernel ABI is a new package name: drop the replaced package's download too.
-        for old_deb in _debs_dir().glob(_deb_glob(old.package.name)):
+        for old_deb in _debs_dir().glob(_deb_glob(old.package.name, old.package.arch)):
             old_deb.unlink()
     stamp.unlink(missing_ok=True)
     shutil.rmtree(root, ignore_errors=True)
@@ -415,7 +425,10 @@ def _unpack(role: str, package: Package, deb: Path, log: Log) -> Unpacked:
         _prepare_kernel_tree(tmp, package, log)
     tmp.rename(root)
     stamp.write_text(
-        json.dumps({"name": package.name, "version": package.version, "size": package.size}) + "\n",
+        json.dumps(
+            {"name": package.name, "version": package.version, "size": package.size, "arch": package.arch}
+        )
+        + "\n",
         encoding="utf-8",
     )
     return Unpacked(role, package, root)
