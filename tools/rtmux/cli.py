@@ -700,6 +700,14 @@ def _add_run(top: Subparsers) -> None:
         metavar="PART=ARGS",
         help="replace a partition's boot arguments (repeatable), e.g. rtos='samples=0 load=1'",
     )
+    p.add_argument(
+        "--firmware",
+        choices=system.FIRMWARES,
+        default=system.FIRMWARE_NONE,
+        help="how the system image is started: none (the default), QEMU loads it itself (-kernel); "
+        "u-boot, Debian's U-Boot (u-boot-qemu, fetched into cache/debian/) is the board's firmware (-bios), "
+        "loads the image from QEMU's TFTP server and starts it with booti, as on a board (docs/boards.md)",
+    )
     _add_no_build(p, "make -s rtos hyp")
     p.set_defaults(func=cmd_system_run)
 
@@ -722,6 +730,7 @@ def cmd_system_run(args: argparse.Namespace) -> int:
         no_build=args.no_build,
         linux_script=_read_script(args),
         seed=args.seed,
+        firmware=args.firmware,
     )
 
 

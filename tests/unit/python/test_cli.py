@@ -65,6 +65,16 @@ def test_system_run_is_icount_unless_plain() -> None:
     assert parse(["run", "--plain"]).icount is False
 
 
+def test_system_run_firmware(capsys: pytest.CaptureFixture[str]) -> None:
+    """`./rtmux run` boots the image with -kernel unless --firmware u-boot asks for U-Boot's booti."""
+    parse = cli.build_parser().parse_args
+    assert parse(["run"]).firmware == "none"
+    assert parse(["run", "--firmware", "u-boot"]).firmware == "u-boot"
+    with pytest.raises(SystemExit):
+        parse(["run", "--firmware", "uefi"])
+    assert "--firmware" in capsys.readouterr().err
+
+
 def test_a_closed_pipe_ends_the_command_quietly() -> None:
     """`./rtmux ... | head`: once the reader has gone, rtmux stops with the status a shell gives a
     program ended by SIGPIPE (141), and no `[Errno 32] Broken pipe` error."""

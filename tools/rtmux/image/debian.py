@@ -11,6 +11,9 @@ What is fetched (each a *role*, unpacked into its own folder):
   those two need: `libc6` (libc, librt, libpthread, the dynamic loader) and `libnuma1` (libnuma).
 - `diod` (the 9P2000.L server of the files service, /usr/sbin/diod) and the packages holding the libraries
   it needs, directly and through each other (DIOD_LIBRARY_PACKAGES).
+- `u-boot-qemu` (U-Boot for QEMU's boards; rtmux.image.uboot boots the system image through its
+  qemu_arm64 build). It is an `Architecture: all` package: apt names it `u-boot-qemu:all` and its file
+  ends in `_all.deb` (Package.arch).
 
 Cache layout (paths.DEBIAN_CACHE): `debs/*.deb` as apt-get downloaded them, `roots/<role>/` the
 `dpkg-deb -x` tree, `roots/<role>.json` the package name and version in it, written last (a folder without
@@ -296,8 +299,8 @@ class _Resolver:
             fields = apt_show(name)
         if fields is None:
             raise SetupError(
-                f"apt knows no package {name}:{ARCH}; check the apt sources (Debian bookworm, main) "
-                f"and run `{_setup_commands()}` as root"
+                f"apt knows no package {name}:{ARCH} (nor {name}:{ARCH_ALL}); check the apt sources "
+                f"(Debian bookworm, main) and run `{_setup_commands()}` as root"
             )
         return fields
 

@@ -30,7 +30,7 @@ from typing import TextIO
 
 from rtmux import paths, qemu
 from rtmux.errors import EXIT_FAILED, EXIT_TIMEOUT, GuestFailure, RtmuxError
-from rtmux.image import debian, initramfs
+from rtmux.image import debian, initramfs, uboot
 
 # The console the initramfs' /init and shell produce (guest/initramfs/init keeps these in step).
 READY_RE = re.compile(r"rtmux-linux: ready: [^\n]*")
@@ -398,6 +398,10 @@ def fetch(refresh: bool) -> list[str]:
         lines.append(f"  image: {paths.display(k.image)}")
     for u in debian.userland(refresh=refresh):
         lines.append(f"{u.package.name} {u.package.version}")
+    fw = uboot.firmware(refresh=refresh)
+    lines.append(
+        f"{fw.package.name} {fw.package.version} (QEMU virt's U-Boot: ./rtmux run --firmware u-boot)"
+    )
     lines.append(f"cache: {paths.display(debian.cache_dir())} ({debian.cache_size() / 2**20:.0f} MiB)")
     return lines
 

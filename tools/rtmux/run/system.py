@@ -4,7 +4,9 @@ The images come from the configuration: an rtos partition's `image` (built by `m
 partition's Debian kernel and initramfs (fetched and built by rtmux.image.debian and
 rtmux.image.initramfs). rtmux.image.bundle packs them with the configuration blob behind
 build/hyp/rtmux.img into build/system/NAME-HASH.img, named after its content so that runs of the same
-configuration in parallel (pytest -n, the benchmark) never boot each other's image.
+configuration in parallel (pytest -n, the benchmark) never boot each other's image. QEMU boots it with
+-kernel, or (`firmware` FIRMWARE_UBOOT) runs Debian's U-Boot, which loads it from QEMU's TFTP server
+(build/system/u-boot/NAME-HASH/) and starts it with booti (rtmux.image.uboot).
 """
 
 from __future__ import annotations
@@ -22,12 +24,18 @@ from typing import TextIO
 from rtmux import config as cfg
 from rtmux import paths, qemu
 from rtmux.errors import SetupError
-from rtmux.image import bundle, debian, dtgen, initramfs
+from rtmux.image import bundle, debian, dtgen, initramfs, uboot
 from rtmux.run import linux
 
 DEFAULT_CONFIG = cfg.DEFAULT_CONFIG
 SYSTEM_DIR = paths.BUILD_DIR / "system"
 HYP_IMAGE = paths.BUILD_DIR / "hyp" / "rtmux.img"
+UBOOT_DIR = SYSTEM_DIR / "u-boot"  # one folder per image U-Boot boots (uboot.boot_folder): QEMU's TFTP root
+# How the system image is started: QEMU loads it itself (-kernel), or U-Boot, as the board's firmware,
+# loads it and starts it with booti.
+FIRMWARE_NONE = "none"
+FIRMWARE_UBOOT = "u-boot"
+FIRMWARES = (FIRMWARE_NONE, FIRMWARE_UBOOT)
 # Older images of a configuration are removed when a new one is written; QEMU reads its -kernel file
 # whole when it starts, so an image is needed for seconds only, and this age leaves any run in flight
 # its file.
@@ -39,6 +47,7 @@ class System:
     config: cfg.SystemConfig
     image: Path
     argv: list[str]
+    firmware: uboot.Firmware | None = None  # with FIRMWARE_UBOOT: the U-Boot that boots the image
 
 
 def make(targets: list[str]) -> None:
@@ -96,10 +105,10 @@ def rtos_app_notes(config: cfg.SystemConfig, rtos_image: Path | None, bootargs: 
     return notes
 
 
-def seed_warnings(config: cfg.SystemConfig) -> list[str]:
+def seed_warnings(config: cfg.SystemConfig, firmware: str = FIRMWARE_NONE) -> list[str]:
     """Why a --seed boot of `config` would not repeat: its network devices, whose answers (DHCP, router
-    advertisements) come from the host at host-dependent times."""
-    return [
+    advertisements) come from the host at host-dependent times; U-Boot's network, for the same reason."""
+    warnings = [
         f"--seed: partition {p.name!r} has a network device ({d.name!r}), whose answers come from the "
         "host: this boot will not repeat exactly; measure with a configuration without one (as ./rtmux "
         "bench does)"
@@ -107,6 +116,12 @@ def seed_warnings(config: cfg.SystemConfig) -> list[str]:
         for d in p.devices
         if d.network
     ]
+    if firmware == FIRMWARE_UBOOT:
+        warnings.append(
+            "--seed: U-Boot loads the image over QEMU's network, whose answers come from the host: this "
+            "boot will not repeat exactly; measure without --firmware u-boot"
+        )
+    return warnings
 
 
 def partition_images(
@@ -166,12 +181,16 @@ def build(
     linux_script: str | None = None,
     seed: int | None = None,
     interactive: bool = False,
+    firmware: str = FIRMWARE_NONE,
 ) -> System:
     """Build everything the configuration needs and pack it (write_image). `linux_script`: Linux runs
     it at boot (partition_images); `seed`: the measurement mode: fixed seeds, kept by the hypervisor
     at every start, QEMU's seed_args, and the hypervisor's el2-entries report at its first console tick
     (a reference for counting entries without typing, which would make the run depend on the host);
-    `interactive`: a person watches the console (decides the console view "auto")."""
+    `interactive`: a person watches the console (decides the console view "auto"); `firmware`: how
+    the image is started (FIRMWARES)."""
+    if firmware not in FIRMWARES:
+        raise SetupError(f"firmware {firmware!r}: expected one of {', '.join(FIRMWARES)}")
     config = cfg.load(config_path, find_kernel=debian.cached_kernel_image)
     config = replace(config, console=config.console.resolved(interactive))
     if not no_build:
@@ -179,22 +198,30 @@ def build(
     if not HYP_IMAGE.is_file():
         raise SetupError(f"{paths.display(HYP_IMAGE)} not found; run `make hyp`")
     images = partition_images(config, rtos_image, bootargs or {}, linux_script)
+    board_dtb = dtgen.board_dtb(config.board)
     data = bundle.pack(
         config,
         HYP_IMAGE.read_bytes(),
         images,
-        dtgen.board_dtb(config.board),
+        board_dtb,
         bundle.fixed_seed(seed) if seed is not None else secrets.token_bytes,
         fixed_seeds=seed is not None,
         boot_report=seed is not None,
     )
     image = write_image(Path(config_path).stem, data)
-    argv = [qemu.find_qemu(), *config.qemu_args(), "-nographic", "-nic", "none", "-kernel", str(image)]
+    argv = [qemu.find_qemu(), *config.qemu_args(), "-nographic", "-nic", "none"]
+    fw = None
+    if firmware == FIRMWARE_UBOOT:
+        fw = uboot.firmware()
+        folder = uboot.boot_folder(image, board_dtb, UBOOT_DIR, STALE_IMAGE_S)
+        argv += uboot.qemu_args(fw, folder, uboot.free_transport(config))
+    else:
+        argv += ["-kernel", str(image)]
     if icount:
         argv += ["-icount", qemu.ICOUNT]
     if seed is not None:
         argv += qemu.seed_args(seed)
-    return System(config, image, argv)
+    return System(config, image, argv, fw)
 
 
 def run(
@@ -209,10 +236,11 @@ def run(
     echo: TextIO | None = None,
     linux_script: str | None = None,
     seed: int | None = None,
+    firmware: str = FIRMWARE_NONE,
 ) -> int:
     """Boot the system. Interactive without linux_cmd (0 when QEMU ends normally); with linux_cmd, wait
     for Linux's shell, run it, power Linux off and return its exit status; with linux_script, Linux runs
-    it at boot and powers off (its status is returned)."""
+    it at boot and powers off (its status is returned). `firmware`: how the image is started (build)."""
     echo = echo if echo is not None else sys.stdout
     interactive = linux_cmd is None and linux_script is None and sys.stdin.isatty()
     system = build(
@@ -224,16 +252,23 @@ def run(
         linux_script=linux_script,
         seed=seed,
         interactive=interactive,
+        firmware=firmware,
     )
     for note in rtos_app_notes(system.config, rtos_image, bootargs or {}):
         print(f"rtmux: {note}", file=sys.stderr)
     print(f"rtmux: booting {paths.display(system.image)}: {qemu.mode_description(icount)}", file=sys.stderr)
+    if system.firmware is not None:
+        print(
+            f"rtmux: through {system.firmware.describe()} (-bios): its boot script loads the image from "
+            f"QEMU's TFTP server ({paths.display(UBOOT_DIR / system.image.stem)}) and starts it with booti",
+            file=sys.stderr,
+        )
     if seed is not None:
         print(
             f"rtmux: fixed seeds ({seed}): for measurement only, every boot has the same KASLR",
             file=sys.stderr,
         )
-        for warning in seed_warnings(system.config):
+        for warning in seed_warnings(system.config, firmware):
             print(f"rtmux: warning: {warning}", file=sys.stderr)
     wanted = linux_cmd is not None or linux_script is not None
     if wanted and not system.config.of_kind(cfg.KIND_LINUX):
