@@ -58,6 +58,7 @@ from rtmux.bench.model import (
     CPU1_SWEEP,
     FILES_WAIT_BASE_S,
     FILES_WAIT_PER_SAMPLE_S,
+    GICV2_CONFIG,
     HACKBENCH_LOOPS_FULL,
     HACKBENCH_LOOPS_QUICK,
     MODE_ICOUNT,
@@ -170,10 +171,13 @@ class Bench:
             ("shared-idle", f"period_us={PERIOD_US} samples={n + w}", "rtmux-shared-idle"),
             ("shared-loaded", f"period_us={PERIOD_US} samples={n + w}", "rtmux-shared-loaded"),
             ("shared-hackbench", SHARED_IDLE_RTOS_ARGS, "rtmux-shared-hackbench"),
+            ("gicv2-loaded", f"period_us={PERIOD_US} samples={n + w}", "rtmux-gicv2-loaded"),
         ):
             if name in ("linux-cpu0", "smp", "shared-idle", "shared-hackbench") and self.opts.quick:
                 continue
-            base = {"smp": SMP_CONFIG}.get(name, SHARED_CONFIG if name.startswith("shared") else None)
+            base = {"smp": SMP_CONFIG, "gicv2-loaded": GICV2_CONFIG}.get(
+                name, SHARED_CONFIG if name.startswith("shared") else None
+            )
             self.systems[name] = linux_script.system_argv(
                 f"{self.mode}-{name}",
                 args,
@@ -245,6 +249,7 @@ class Bench:
             "linux-rt": linux_script.Plan(n, idle=True, load=True, loaded=True, control=n),
             "rtmux-rtos-idle": linux_script.Plan(n, hold_until_s=hold),
             "rtmux-loaded": linux_script.Plan(n, load=True, loaded=True, hold_until_s=hold),
+            "rtmux-gicv2-loaded": linux_script.Plan(n, load=True, loaded=True, hold_until_s=hold),
             "rtmux-ctl-loaded": linux_script.Plan(n, load=True, hold_until_s=hold),
             "rtmux-linux": linux_script.Plan(n, hackbench=True, idle=True, hackbench_loops=loops),
             "rtmux-linux-cpu0": linux_script.Plan(n, load=True, loaded=True),
@@ -333,6 +338,12 @@ class Bench:
                 "rtmux: rtos partition latency and Linux cyclictest, Linux loaded",
                 plan_cost(icount, plans["rtmux-loaded"], "rtmux"),
                 lambda phase: self.rtmux_loaded(plans["rtmux-loaded"], phase),
+            ),
+            Run(
+                "rtmux-gicv2-loaded",
+                "rtmux on GICv2: rtos partition latency and Linux cyclictest, Linux loaded",
+                plan_cost(icount, plans["rtmux-gicv2-loaded"], "rtmux"),
+                lambda phase: self.rtmux_loaded(plans["rtmux-gicv2-loaded"], phase, gic=2),
             ),
             Run(
                 "rtmux-linux",
@@ -921,20 +932,24 @@ class Bench:
             summary=f"{_summary(row.stats)}; rtos CPU EL2 entries {result.rtos_el2}",
         )
 
-    def rtmux_loaded(self, plan: linux_script.Plan, phase: Callable[[str], None]) -> RunOutput:
-        run_id = "rtmux-loaded"
+    def rtmux_loaded(self, plan: linux_script.Plan, phase: Callable[[str], None], gic: int = 3) -> RunOutput:
+        """The rtos partition and Linux's cyclictest, Linux loaded: on GICv3 (the default system), or on
+        GICv2 (configs/qemu-virt-gicv2.toml: the rows rtos-rtmux-gicv2-load and linux-rtmux-gicv2-load)."""
+        v2 = "gicv2-" if gic == 2 else ""
+        on = ", GICv2" if gic == 2 else ""
+        run_id = f"rtmux-{v2}loaded"
         rtos_samples = self.samples + PARTITION_WARMUP
         rtos_args = f"period_us={PERIOD_US} samples={rtos_samples}"
-        title = "rtmux: rtos partition and Linux cyclictest, Linux loaded"
+        title = f"rtmux{' on GICv2' if gic == 2 else ''}: rtos partition and Linux cyclictest, Linux loaded"
         doc, started, result = self._partition_run(
-            run_id, title, "rtos-loaded", rtos_samples, rtos_args, plan, phase
+            run_id, title, f"{v2}loaded" if gic == 2 else "rtos-loaded", rtos_samples, rtos_args, plan, phase
         )
         _check_kernel(result, self.guests["std"].kernel.release, run_id)
         assert result.rtos is not None and result.loaded is not None
         rows = [
             self._rtos_partition_row(
-                "rtos-rtmux-load",
-                "rtos in rtmux partition, Linux load",
+                f"rtos-rtmux-{v2}load",
+                f"rtos in rtmux partition, Linux load{on}",
                 True,
                 result.rtos,
                 run_id,
@@ -943,8 +958,8 @@ class Bench:
                 result.rtos_el2,
             ),
             self._cyclictest_row(
-                "linux-rtmux-load",
-                "Linux std under rtmux, Linux load",
+                f"linux-rtmux-{v2}load",
+                f"Linux std under rtmux, Linux load{on}",
                 "Linux under rtmux",
                 True,
                 result.loaded,

@@ -61,6 +61,10 @@ SMP_BARE_SAMPLES = 2_000
 # (free of icount's round-robin between vCPUs). Its rtos partition measures as the others do, Linux idle
 # and then loaded; Linux's hackbench runs beside an idle rtos: the latency app waking once a second.
 SHARED_CONFIG = paths.REPO_ROOT / "configs" / "qemu-virt-1cpu.toml"
+
+# GICv2 (issue 26): configs/qemu-virt-gicv2.toml, the default system on QEMU virt with gic-version=2 (the
+# same images). Its rtos partition and Linux measure as in the loaded GICv3 case.
+GICV2_CONFIG = paths.REPO_ROOT / "configs" / "qemu-virt-gicv2.toml"
 SHARED_IDLE_RTOS_ARGS = "period_us=1000000 samples=0"
 
 

@@ -137,6 +137,50 @@ def _boot_hackbench_rows(
     return lines
 
 
+def _partition_targets(r: BenchResults, part_id: str, on: str) -> list[Target]:
+    """The rtos partition's worst under Linux's load against the bare rtos and PREEMPT_RT (row part_id;
+    `on` names the board variant in the target's text)."""
+    out: list[Target] = []
+    part = r.row(part_id)
+    if part is None:
+        return out
+    pmax = part.stats.max_us
+    for row_id, what in (
+        ("rtos-bare-idle", "idle: the same rtos work"),
+        ("rtos-bare-load", "under its own load"),
+    ):
+        bare = r.row(row_id)
+        kind = row_id.rsplit("-", 1)[-1]
+        if bare is not None:
+            ratio = _ratio(pmax, bare.stats.max_us)
+            out.append(
+                Target(
+                    f"rtos in partition{on}, Linux load: max <= {TARGET_PARTITION_VS_BARE:g} x rtos bare max "
+                    f"({what})",
+                    f"{pmax:.3f} us = {ratio:.2f} x {bare.stats.max_us:.3f} us",
+                    ratio <= TARGET_PARTITION_VS_BARE,
+                    part_id,
+                    TARGET_PARTITION_VS_BARE * bare.stats.max_us,
+                    f"{TARGET_PARTITION_VS_BARE:g} x bare {'loaded' if kind == 'load' else 'idle'}",
+                )
+            )
+    rt = r.row("linux-rt-load")
+    if rt is not None:
+        ratio = _ratio(pmax, rt.stats.max_us)
+        out.append(
+            Target(
+                f"rtos in partition{on}, Linux load: max <= {TARGET_PARTITION_VS_RT:g} x PREEMPT_RT "
+                "cyclictest max, same Linux load",
+                f"{pmax:.3f} us = {ratio:.3f} x {rt.stats.max_us:.0f} us",
+                ratio <= TARGET_PARTITION_VS_RT,
+                part_id,
+                TARGET_PARTITION_VS_RT * rt.stats.max_us,
+                f"{TARGET_PARTITION_VS_RT:g} x PREEMPT_RT",
+            )
+        )
+    return out
+
+
 def targets(r: BenchResults) -> list[Target]:
     """Every target whose cases are in the results."""
     out: list[Target] = []
@@ -177,6 +221,7 @@ def targets(r: BenchResults) -> list[Target]:
         ("rtos-rtmux-load", "Linux load"),
         ("rtos-rtmux-vbus", "V-Bus traffic"),
         ("rtos-rtmux-smp-load", "3-CPU Linux load"),
+        ("rtos-rtmux-gicv2-load", "GICv2, Linux load"),
     ):
         row = r.row(row_id)
         if row is not None and row.el2_entries is not None:
@@ -188,46 +233,13 @@ def targets(r: BenchResults) -> list[Target]:
                     row.el2_entries == TARGET_RTOS_EL2_ENTRIES,
                 )
             )
-    part = r.row("rtos-rtmux-load")
-    if part is not None:
-        pmax = part.stats.max_us
-        for row_id, what in (
-            ("rtos-bare-idle", "idle: the same rtos work"),
-            ("rtos-bare-load", "under its own load"),
-        ):
-            bare = r.row(row_id)
-            kind = row_id.rsplit("-", 1)[-1]
-            if bare is not None:
-                ratio = _ratio(pmax, bare.stats.max_us)
-                out.append(
-                    Target(
-                        f"rtos in partition, Linux load: max <= {TARGET_PARTITION_VS_BARE:g} x rtos bare max "
-                        f"({what})",
-                        f"{pmax:.3f} us = {ratio:.2f} x {bare.stats.max_us:.3f} us",
-                        ratio <= TARGET_PARTITION_VS_BARE,
-                        "rtos-rtmux-load",
-                        TARGET_PARTITION_VS_BARE * bare.stats.max_us,
-                        f"{TARGET_PARTITION_VS_BARE:g} x bare {'loaded' if kind == 'load' else 'idle'}",
-                    )
-                )
-        rt = r.row("linux-rt-load")
-        if rt is not None:
-            ratio = _ratio(pmax, rt.stats.max_us)
-            out.append(
-                Target(
-                    f"rtos in partition, Linux load: max <= {TARGET_PARTITION_VS_RT:g} x PREEMPT_RT "
-                    "cyclictest max, same Linux load",
-                    f"{pmax:.3f} us = {ratio:.3f} x {rt.stats.max_us:.0f} us",
-                    ratio <= TARGET_PARTITION_VS_RT,
-                    "rtos-rtmux-load",
-                    TARGET_PARTITION_VS_RT * rt.stats.max_us,
-                    f"{TARGET_PARTITION_VS_RT:g} x PREEMPT_RT",
-                )
-            )
+    for part_id, on in (("rtos-rtmux-load", ""), ("rtos-rtmux-gicv2-load", " on GICv2")):
+        out += _partition_targets(r, part_id, on)
     within = f"{TARGET_LINUX_UNDER_RTMUX - 1:.0%}"
     pairs = (
         ("linux-rtmux-idle", "linux-std-idle", "Linux under rtmux", "idle"),
         ("linux-rtmux-load", "linux-std-load", "Linux under rtmux", "Linux load"),
+        ("linux-rtmux-gicv2-load", "linux-std-load", "Linux under rtmux on GICv2", "Linux load"),
         ("linux-rtmux0-load", "linux-std-load", "Linux under rtmux on CPU 0 (artifact check)", "Linux load"),
     )
     for under_id, bare_id, who, what in pairs:

@@ -197,12 +197,14 @@ def run_bench(opts: Options, out: TextIO | None = None) -> BenchResults:
         "rtos-rtmux-idle",
         "rtos-rtmux-load",
         "rtos-rtmux-vbus",
+        "rtos-rtmux-gicv2-load",
         "linux-std-idle",
         "linux-std-load",
         "linux-rt-idle",
         "linux-rt-load",
         "linux-rtmux-idle",
         "linux-rtmux-load",
+        "linux-rtmux-gicv2-load",
         "linux-rtmux0-load",
     ]
 
