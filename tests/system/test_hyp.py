@@ -15,6 +15,7 @@ import pytest
 from rtmux import qemu
 from rtmux.formats.hyp_console import el2_entries
 from rtmux.run import system
+from tests.system.boards import on_gic
 
 pytestmark = pytest.mark.system
 
@@ -76,3 +77,19 @@ def test_partition_latency_equals_bare_metal(rtos_images: Path) -> None:
     part_max, bare_max = float(m_part[3]), float(m_bare[3])
     # icount mode repeats exactly; one counter tick (16 ns) of slack.
     assert part_max <= bare_max * 1.05 + 0.016, f"partition max {part_max} us vs bare {bare_max} us"
+
+
+@pytest.mark.parametrize(("built_for", "board_has"), [(3, 2), (2, 3)], ids=["v3-on-v2", "v2-on-v3"])
+def test_a_configuration_for_another_gic_is_refused_at_boot(
+    rtos_images: Path, tmp_path: Path, built_for: int, board_has: int
+) -> None:
+    """A system image made for one GIC version booted on a board with the other: the hypervisor says so
+    on the console and stops (QEMU exits), never a hang or a partition started on the wrong driver."""
+    config = on_gic(CONFIG, built_for, tmp_path)
+    built = system.build(config, icount=True)
+    argv = [a.replace(f"gic-version={built_for}", f"gic-version={board_has}") for a in built.argv]
+    assert argv != built.argv
+    r = qemu.run_console(argv, 60)
+    want = f"this board has a GICv{board_has}, but the configuration describes one with a GICv{built_for}"
+    assert want in r.console and not r.timed_out, describe(r)
+    assert "rtos: rtmux rtos" not in r.console, describe(r)
