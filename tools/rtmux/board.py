@@ -366,8 +366,14 @@ def qemu_virt(cpus: int = 2, memory: int = 1 * GIB, gic: int = 3) -> Board:
         (spi(1),),
         why_not="it is owned by the hypervisor (every partition sees a virtual PL011 at this address)",
     )
-    if gic == 2:
-        devices = tuple(d for d in devices if d.name != "its")
+    if gic == 2:  # no ITS; the GICv2m MSI frame in its place
+        v2m = Device(
+            "v2m",
+            "arm,gic-v2m-frame",
+            (Region(0x0802_0000, 0x1000),),
+            why_not="the GICv2m MSI frame is not virtualised (no MSIs in partitions)",
+        )
+        devices = (*(d for d in devices if d.name != "its"), v2m)
     return Board(
         name="qemu-virt" if gic == 3 else "qemu-virt-gicv2",
         cpus=cpus,

@@ -361,3 +361,25 @@ def test_rtos_dtb_services_node() -> None:
     assert node.get_string("rtmux,log") == "file:/l"
     plain = config.loads(base)
     assert dtgen.services_node(plain, plain.partition("rtos")) is None
+
+
+GICV2_DTS = DATA / "qemu-virt-gicv2-smp2-1G-iommu.dts"  # -M virt,...,gic-version=2,iommu=smmuv3
+
+
+@pytest.mark.parametrize("name", ["linux", "rtos"])
+def test_gicv2_partition_dtbs(name: str) -> None:
+    """On the GICv2 board each partition sees a GICv2 with the distributor's 4 KiB and the CPU
+    interface's 8 KiB only: not the virtualization frames or their maintenance interrupt (the
+    hypervisor's), not the GICv2m MSI frame; its #address-cells stay for the PCIe host's interrupt-map."""
+    cfg = config.load(config.DEFAULT_CONFIG.with_name("qemu-virt-gicv2.toml"))
+    assert cfg.board.gic_version == 2
+    board_dtb = dtc("-I", "dts", "-O", "dtb", data=GICV2_DTS.read_bytes())
+    dts = decompile(dtgen.generate(board_dtb, cfg.board, cfg.partition(name)))
+    gic = node_block(dts, "intc@8000000")
+    assert 'compatible = "arm,cortex-a15-gic";' in gic
+    assert "reg = <0x00 0x8000000 0x00 0x1000 0x00 0x8010000 0x00 0x2000>;" in gic
+    assert "interrupts" not in gic and "v2m" not in dts and "msi-parent" not in dts
+    assert "#address-cells = <0x02>;" in gic and "interrupt-controller;" in gic
+    if name == "linux":
+        pcie = node_block(dts, "pcie@10000000")
+        assert "interrupt-map = <0x00 0x00 0x00 0x01 0x8003 0x00 0x00 0x00 0x03 0x04 " in pcie
