@@ -127,6 +127,7 @@ void hyp_main(unsigned cpu, uint64_t dtb, uint64_t secondary_entry)
                   "board \"qemu-virt\" is gic-version=3, \"qemu-virt-gicv2\" gic-version=2)",
                   gic, config.gic_version);
     }
+    hyp_printf("rtmux: interrupt controller: GICv%u\n", gic);
     part_share_init();
     share_init();
     gic_dist_init();

@@ -167,12 +167,31 @@ def rtos_cpu_entries(console: str, partition: str = "rtos") -> list[int]:
     return [e.total for e in el2_entries(console) if e.partition == partition]
 
 
+# The hypervisor's boot line naming the board's GIC version.
+GICV2_LINE = "rtmux: interrupt controller: GICv2"
+RTOS_MMIO = re.compile(r"^rtmux: mmio partition=rtos uart=(\d+) gicd=(\d+)", re.MULTILINE)
+
+
 def rtos_cpu_untouched(console: str) -> str | None:
     """None when the rtos's CPU entered the hypervisor during its start only: every report of its EL2
-    entries shows the same small total (its GIC set-up). Otherwise what the reports show."""
+    entries shows the same small total (its GIC set-up). Otherwise what the reports show.
+
+    On a GICv2 (the hypervisor's boot line says so) every SGI the rtos sends, a V-Bus doorbell, is a
+    distributor write, which traps: there its entries must all be its own distributor accesses (data
+    aborts that the hypervisor's MMIO report counts as gicd), whatever their number."""
     totals = rtos_cpu_entries(console)
     if not totals:
         return "no el2-entries report of the rtos's CPU"
+    if GICV2_LINE in console:
+        reports = [e for e in el2_entries(console) if e.partition == "rtos"]
+        gicd = [(int(u), int(g)) for u, g in RTOS_MMIO.findall(console)]
+        if any(e.total != e.counts["dabt"] for e in reports):
+            return f"the rtos's CPU entered the hypervisor for more than its distributor: {reports}"
+        if len(gicd) != len(reports) or any(
+            u != 0 or g != e.total for (u, g), e in zip(gicd, reports, strict=False)
+        ):
+            return f"the rtos's CPU's data aborts are not all distributor accesses: {reports}, mmio {gicd}"
+        return None
     if len(set(totals)) != 1 or not 0 < totals[0] <= RTOS_INIT_ENTRIES:
         return f"the rtos's CPU entered the hypervisor after its start: totals {totals}"
     return None

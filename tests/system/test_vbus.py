@@ -129,18 +129,15 @@ def test_round_trips_all_channels_and_full_rings(gic: int, tmp_path: Path) -> No
     assert first.counter("echo", "rtos_full") > 0 and first.counter("echo", "errors") == 0, why
     assert second.uptime_us > first.uptime_us, why
     assert second.channels["echo"] == first.channels["echo"], why  # nothing moved in between
+    # the rtos's CPU: its start-up entries only, before and after all of it (on GICv2 its distributor
+    # accesses only: its doorbells' GICD_SGIR writes trap, fewer than the echo's buffers, as a doorbell
+    # serves a burst)
     rtos = [e for e in el2_entries(out) if e.partition == "rtos"]
-    assert len(rtos) == 3, why
+    assert len(rtos) == 3 and rtos_cpu_untouched(out) is None, why
     if gic == 3:
-        # the rtos's CPU: its start-up entries only, before and after all of it
         assert all(e.counts == rtos[0].counts for e in rtos), why
-        assert rtos_cpu_untouched(out) is None, why
     else:
-        # distributor accesses only (its start-up's, then its doorbells' GICD_SGIR writes): no other
-        # entry, and fewer doorbells than the echo's buffers (a doorbell serves a burst)
-        gicd = [int(n) for n in re.findall(r"^rtmux: mmio partition=rtos uart=\d+ gicd=(\d+)", out, re.M)]
-        assert gicd and all(e.total == e.counts["dabt"] for e in rtos), why
-        assert gicd[-1] == rtos[-1].total and rtos[-1].total < echo["to_linux"], why
+        assert rtos[0].total < rtos[-1].total < echo["to_linux"], why
     assert {d.checksum for d in demo_reports(out)} == {"unchanged"}, why
 
 
