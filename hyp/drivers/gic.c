@@ -215,3 +215,8 @@ void gic_vif_reset(void)
 {
     drv->vif_reset();
 }
+
+bool gic_guest_cpuif(bool trapping, uint64_t *ipa, uint64_t *pa, uint64_t *size)
+{
+    return drv->guest_cpuif(trapping, ipa, pa, size);
+}

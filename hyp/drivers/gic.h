@@ -90,6 +90,12 @@ void gic_cpuif_restore(const struct gic_cpuif_state *s);
 /* As after a reset: disabled, everything masked, no active priority. */
 void gic_cpuif_reset(void);
 
+/* The memory-mapped CPU interface a partition reaches without a trap, when the GIC has one (GICv2): at
+ * *ipa in the partition (the board's GICC address), *size bytes, backed by the virtual CPU interface for
+ * a partition whose interrupts trap (Linux) or by the physical one for a partition that takes them
+ * directly (the rtos). False on a GICv3, whose CPU interface is system registers. */
+bool gic_guest_cpuif(bool trapping, uint64_t *ipa, uint64_t *pa, uint64_t *size);
+
 /* This CPU's virtual CPU interface (the guests' list registers). List register values are in GICv3's
  * ICH_LR<n>_EL2 layout (arm64/gicv3.h) whichever the hardware; the GICv2 driver converts (ten-bit
  * INTIDs, the top five priority bits, and its guests' interrupts in Group 0, which is the group

@@ -47,6 +47,7 @@ struct gic_driver {
     bool (*vif_traps_ack)(void);
     bool (*vif_guest_takes)(uint8_t prio);
     void (*vif_reset)(void);
+    bool (*guest_cpuif)(bool trapping, uint64_t *ipa, uint64_t *pa, uint64_t *size);
 };
 
 extern const struct gic_driver gic_v3_driver;

@@ -335,6 +335,14 @@ static void v2_vif_reset(void)
     *gich32(GICH_HCR) = GICH_HCR_EN;
 }
 
+static bool v2_guest_cpuif(bool trapping, uint64_t *ipa, uint64_t *pa, uint64_t *size)
+{
+    *ipa = BOARD_GICC_BASE;
+    *pa = trapping ? BOARD_GICV_BASE : BOARD_GICC_BASE;
+    *size = GICC_SIZE; /* both pages: GICC_DIR / GICV_DIR is in the second */
+    return true;
+}
+
 const struct gic_driver gic_v2_driver = {
     .version = 2,
     .dist_size = GICV2_GICD_SIZE,
@@ -375,4 +383,5 @@ const struct gic_driver gic_v2_driver = {
     .vif_traps_ack = v2_vif_traps_ack,
     .vif_guest_takes = v2_vif_guest_takes,
     .vif_reset = v2_vif_reset,
+    .guest_cpuif = v2_guest_cpuif,
 };

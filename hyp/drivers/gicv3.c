@@ -283,6 +283,15 @@ static void v3_vif_reset(void)
     arch_isb();
 }
 
+static bool v3_guest_cpuif(bool trapping, uint64_t *ipa, uint64_t *pa, uint64_t *size)
+{
+    (void)trapping;
+    (void)ipa;
+    (void)pa;
+    (void)size;
+    return false;
+}
+
 const struct gic_driver gic_v3_driver = {
     .version = 3,
     .dist_size = GICD_SIZE,
@@ -323,4 +332,5 @@ const struct gic_driver gic_v3_driver = {
     .vif_traps_ack = v3_vif_traps_ack,
     .vif_guest_takes = v3_vif_guest_takes,
     .vif_reset = v3_vif_reset,
+    .guest_cpuif = v3_guest_cpuif,
 };

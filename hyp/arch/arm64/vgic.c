@@ -38,7 +38,7 @@
 #include "arch/stage2.h"
 #include "arch/vgic_route.h"
 #include "arm64/esr.h"
-#include "arm64/gicv2.h"
+#include "arm64/gicv3.h"
 #include "board.h"
 #include "drivers/gic.h"
 #include "hyp/assert.h"
@@ -99,12 +99,12 @@ void vgic_cpu_init(struct vcpu *v)
 
 void vgic_part_map(struct partition *p)
 {
-    if (gic_version() == 2) {
-        /* The guest's CPU interface at the board's address: Linux's is the virtual one (list registers),
-         * the rtos's the physical one, which it drives itself (no trap on its interrupt path). Both are
-         * banked per CPU, so a partition reaches its own CPU's only. */
-        uint64_t pa = p->kind == PART_LINUX ? BOARD_GICV_BASE : BOARD_GICC_BASE;
-        s2_map(p->s2_root, BOARD_GICC_BASE, pa, GICC_SIZE, true);
+    /* Linux's CPU interface is the virtual one (list registers), the rtos's the physical one, which it
+     * drives itself (no trap on its interrupt path). Both are banked per CPU, so a partition reaches its
+     * own CPU's only. */
+    uint64_t ipa, pa, size;
+    if (gic_guest_cpuif(p->kind == PART_LINUX, &ipa, &pa, &size)) {
+        s2_map(p->s2_root, ipa, pa, size, true);
     }
 }
 
