@@ -189,8 +189,8 @@ static void read_conring(struct partition *p, const struct blob_partition *r)
                   "power of two",
                   p->name, (unsigned long)size, (unsigned long)ipa);
     }
-    p->conring = (struct conring *)(uintptr_t)(p->ram_pa + (ipa - p->ram_ipa));
-    p->conring_size = (uint32_t)size;
+    p->con.ring = (struct conring *)(uintptr_t)(p->ram_pa + (ipa - p->ram_ipa));
+    p->con.ring_size = (uint32_t)size;
 }
 
 static bool is_pow2(uint64_t v)
@@ -240,16 +240,16 @@ static void read_vbus_place(struct partition *p, const struct blob_partition *r,
                           (unsigned long)ipa, k);
             }
         }
-        if (p->conring != NULL) {
-            uint64_t ring_ipa = p->ram_ipa + ((uint64_t)(uintptr_t)p->conring - p->ram_pa);
-            if (overlaps(ipa, size, ring_ipa, CONRING_HEADER_SIZE + (uint64_t)p->conring_size)) {
+        if (p->con.ring != NULL) {
+            uint64_t ring_ipa = p->ram_ipa + ((uint64_t)(uintptr_t)p->con.ring - p->ram_pa);
+            if (overlaps(ipa, size, ring_ipa, CONRING_HEADER_SIZE + (uint64_t)p->con.ring_size)) {
                 hyp_panic("partition %s: V-Bus region at IPA 0x%lx overlaps its console ring", p->name,
                           (unsigned long)ipa);
             }
         }
-        p->vbus = (struct vbus_region *)(uintptr_t)(p->ram_pa + (ipa - p->ram_ipa));
-        p->vbus_ipa = ipa;
-        p->vbus_size = (uint32_t)size;
+        p->vbus.region = (struct vbus_region *)(uintptr_t)(p->ram_pa + (ipa - p->ram_ipa));
+        p->vbus.ipa = ipa;
+        p->vbus.size = (uint32_t)size;
         return;
     }
     if (vbus->linux != NULL) {
@@ -326,7 +326,7 @@ static void read_channels(const struct blob_header *h, const uint8_t *blob, stru
                       "'.'",
                       i);
         }
-        if (c->rtos >= nparts || parts[c->rtos].kind != PART_RTOS || parts[c->rtos].vbus == NULL) {
+        if (c->rtos >= nparts || parts[c->rtos].kind != PART_RTOS || parts[c->rtos].vbus.region == NULL) {
             hyp_panic("V-Bus channel %s: partition %u is not an rtos partition with a V-Bus region", c->name,
                       c->rtos);
         }
@@ -343,12 +343,12 @@ static void read_channels(const struct blob_header *h, const uint8_t *blob, stru
         unsigned index = 0;
         for (unsigned k = 0; k < 3; k++) {
             if (mine[k].off % VBUS_ALIGN != 0 || mine[k].off < sizeof(struct vbus_region) ||
-                mine[k].off + mine[k].size > p->vbus_size) {
+                mine[k].off + mine[k].size > p->vbus.size) {
                 hyp_panic(
                     "V-Bus channel %s: %s (0x%lx bytes at offset 0x%lx) is not aligned or not inside the "
                     "region of %s (0x%x bytes)",
                     c->name, mine[k].what, (unsigned long)mine[k].size, (unsigned long)mine[k].off, p->name,
-                    p->vbus_size);
+                    p->vbus.size);
             }
             for (unsigned m = 0; m < k; m++) {
                 if (overlaps(mine[k].off, mine[k].size, mine[m].off, mine[m].size)) {
@@ -399,7 +399,7 @@ static void read_channels(const struct blob_header *h, const uint8_t *blob, stru
         for (unsigned k = 0; k < n; k++) {
             serves = serves || vbus->chan[k].rtos == &parts[i];
         }
-        if (parts[i].vbus != NULL && !serves) {
+        if (parts[i].vbus.region != NULL && !serves) {
             hyp_panic("partition %s: V-Bus region without a channel", parts[i].name);
         }
         if (vbus->linux != NULL && part_owns_irq(&parts[i], vbus->intid)) {
@@ -416,7 +416,7 @@ static uint64_t shared_with(const struct partition *parts, unsigned i, const str
     for (unsigned j = 0; j < i; j++) {
         const struct partition *q = &parts[j];
         uint64_t common = p->cpu_mask & q->cpu_mask;
-        bool pair = (p->shared && q->kind == PART_LINUX) || (q->shared && p->kind == PART_LINUX);
+        bool pair = (p->share.rtos && q->kind == PART_LINUX) || (q->share.rtos && p->kind == PART_LINUX);
         bad |= pair ? common & ok : common; /* a second pair on a CPU is a third holder */
         ok |= pair ? common : 0u;
     }
@@ -460,10 +460,10 @@ unsigned config_parse(const uint8_t *blob, size_t avail, uint64_t image_base, ui
         }
         p->kind = r->kind == BLOB_KIND_LINUX ? PART_LINUX : PART_RTOS;
         p->cpu_mask = r->cpu_mask;
-        p->shared = (r->flags & BLOB_PART_SHARED) != 0;
-        p->starved_ms = r->starved_ms;
-        if ((r->flags & ~BLOB_PART_SHARED) != 0 || (p->shared && r->kind != BLOB_KIND_RTOS) ||
-            (p->shared != (r->starved_ms != 0))) {
+        p->share.rtos = (r->flags & BLOB_PART_SHARED) != 0;
+        p->share.starved_ms = r->starved_ms;
+        if ((r->flags & ~BLOB_PART_SHARED) != 0 || (p->share.rtos && r->kind != BLOB_KIND_RTOS) ||
+            (p->share.rtos != (r->starved_ms != 0))) {
             hyp_panic(
                 "partition %s: bad flags 0x%x or starved_ms %u (the shared flag is an rtos partition's, "
                 "with a non-zero starved_ms)",
@@ -535,7 +535,7 @@ unsigned config_parse(const uint8_t *blob, size_t avail, uint64_t image_base, ui
                     hyp_panic("partitions %s and %s both claim interrupt %u", parts[j].name, p->name, intid);
                 }
             }
-            p->irqs[intid / 32] |= 1u << (intid % 32);
+            p->vgic.irqs[intid / 32] |= 1u << (intid % 32);
         }
         read_images(p, r, image_base, bundle_size);
         p->seeds_fixed = (h->flags & BLOB_FLAG_FIXED_SEEDS) != 0;
@@ -545,7 +545,7 @@ unsigned config_parse(const uint8_t *blob, size_t avail, uint64_t image_base, ui
         read_vbus_place(p, r, vbus);
     }
     for (unsigned i = 0; i < nparts; i++) {
-        if (parts[i].shared && (parts[i].cpu_mask & cpus_shared) == 0) {
+        if (parts[i].share.rtos && (parts[i].cpu_mask & cpus_shared) == 0) {
             hyp_panic("partition %s: shared, but no Linux partition has its CPU", parts[i].name);
         }
     }

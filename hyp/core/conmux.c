@@ -228,28 +228,28 @@ static spinlock_t drain_lock;
  * partition is trusted with its ring but its indices are still bounded: at most one ring's worth. */
 static bool ring_pull(struct partition *p, uint32_t max)
 {
-    if (!__atomic_load_n(&p->conring_on, __ATOMIC_ACQUIRE)) {
+    if (!__atomic_load_n(&p->con.ring_on, __ATOMIC_ACQUIRE)) {
         return false;
     }
-    struct conring *r = p->conring;
+    struct conring *r = p->con.ring;
     uint32_t head = __atomic_load_n(&r->head, __ATOMIC_ACQUIRE);
-    uint32_t tail = p->conring_tail;
-    if (head - tail > p->conring_size) {
-        tail = head - p->conring_size; /* a producer past the invariant: keep its newest ring's worth */
+    uint32_t tail = p->con.ring_tail;
+    if (head - tail > p->con.ring_size) {
+        tail = head - p->con.ring_size; /* a producer past the invariant: keep its newest ring's worth */
     }
-    uint32_t room = vuart_tx_room(&p->uart);
+    uint32_t room = vuart_tx_room(&p->con.uart);
     for (room = room < max ? room : max; tail != head && room > 0; tail++, room--) {
-        vuart_tx_push(&p->uart, r->data[tail & (p->conring_size - 1u)]);
+        vuart_tx_push(&p->con.uart, r->data[tail & (p->con.ring_size - 1u)]);
     }
-    p->conring_tail = tail;
+    p->con.ring_tail = tail;
     __atomic_store_n(&r->tail, tail, __ATOMIC_RELEASE);
     uint32_t dropped = __atomic_load_n(&r->dropped, __ATOMIC_RELAXED);
     uint32_t lines = __atomic_load_n(&r->dropped_lines, __ATOMIC_RELAXED);
-    if (dropped != p->conring_dropped) {
+    if (dropped != p->con.dropped) {
         part_printf(p, "rtmux: %s: console ring full, %u lines (%u characters) dropped\n", p->name,
-                    lines - p->conring_dropped_lines, dropped - p->conring_dropped);
-        p->conring_dropped = dropped;
-        p->conring_dropped_lines = lines;
+                    lines - p->con.dropped_lines, dropped - p->con.dropped);
+        p->con.dropped = dropped;
+        p->con.dropped_lines = lines;
     }
     return tail != head;
 }
@@ -259,9 +259,9 @@ static bool ring_pull(struct partition *p, uint32_t max)
 static bool uart_flush(struct partition *p, enum vuart_drain_mode mode)
 {
     bool done = false;
-    while (drain_goes_on() && !(done = vuart_drain(&p->uart, mode, part_line, p, drain_step()))) {
+    while (drain_goes_on() && !(done = vuart_drain(&p->con.uart, mode, part_line, p, drain_step()))) {
     }
-    uint32_t dropped = vuart_dropped_news(&p->uart);
+    uint32_t dropped = vuart_dropped_news(&p->con.uart);
     if (dropped != 0) {
         /* at most one a tick, and through p's line limit: a partition that floods its UART from a CPU
          * other than the console's must not flood the console with these either */
@@ -293,7 +293,7 @@ void con_ring_close(struct partition *p)
 {
     spin_lock(&drain_lock);
     (void)ring_flush(p);
-    __atomic_store_n(&p->conring_on, false, __ATOMIC_RELEASE);
+    __atomic_store_n(&p->con.ring_on, false, __ATOMIC_RELEASE);
     spin_unlock(&drain_lock);
 }
 
@@ -305,7 +305,7 @@ void con_drain(enum vuart_drain_mode mode, const struct vcpu *v)
     drain_paced = mode != VUART_DRAIN_ALL;
     for (unsigned i = 0; i < hyp_nparts; i++) {
         struct partition *p = &hyp_part[i];
-        if ((p->conring != NULL && !ring_flush(p)) || !uart_flush(p, mode)) {
+        if ((p->con.ring != NULL && !ring_flush(p)) || !uart_flush(p, mode)) {
             break;
         }
     }
@@ -341,7 +341,7 @@ static void rx_char(char c)
         return;
     }
     if (con_focus != NULL && con_focus->state == PART_RUNNING) {
-        vuart_rx(&con_focus->uart, c);
+        vuart_rx(&con_focus->con.uart, c);
     }
 }
 
@@ -382,7 +382,7 @@ bool conmux_uart_mmio(struct vcpu *v, void *ctx, uint64_t off, bool write, uint6
 {
     struct partition *p = ctx;
     spin_lock(&uart_lock[part_index(p)]);
-    bool handled = vuart_access(&p->uart, off, write, val, size);
+    bool handled = vuart_access(&p->con.uart, off, write, val, size);
     spin_unlock(&uart_lock[part_index(p)]);
     if (write && off == PL011_DR && (con_drain_cpu < 0 || (unsigned)con_drain_cpu == v->cpu)) {
         con_drain(VUART_DRAIN_LINES, v); /* this CPU is the one that writes to the UART anyway */

@@ -277,7 +277,7 @@ static bool take_down(struct vcpu *v)
 void part_enter(struct vcpu *v)
 {
     struct partition *p = v->part;
-    if (p->kind != PART_LINUX && p->shared) {
+    if (p->kind != PART_LINUX && p->share.rtos) {
         /* The rtos starts first; Linux, if this is its boot CPU, at the rtos's first idle WFI. */
         struct vcpu *lx = &hyp_vcpu[v->cpu];
         if (v->cpu == part_boot_cpu(lx->part)) {
@@ -376,7 +376,7 @@ static void __attribute__((noreturn)) restart_body(void *arg)
     arch_part_quiesce(p);
     con_ring_close(p);
     vbus_part_down(p); /* its channels close before the wipe */
-    vuart_reset(&p->uart);
+    vuart_reset(&p->con.uart);
     part_load(p, rtos_runs_on(v->cpu) && p->kind == PART_LINUX ? reload_pause : NULL, v);
     arch_part_irqs_init(p); /* its SPIs back on its boot CPU, as at the first start */
     vbus_part_up(p);
@@ -418,12 +418,12 @@ void part_reset(struct vcpu *v)
 static bool restart_allowed(struct partition *p, uint64_t now)
 {
     uint64_t window = arch_counter_hz() * p->fault.window_s;
-    unsigned slot = (unsigned)(p->restarts % p->fault.max_restarts);
-    if (p->restarts >= p->fault.max_restarts && now - p->restart_stamp[slot] < window) {
+    unsigned slot = (unsigned)(p->fault.restarts % p->fault.max_restarts);
+    if (p->fault.restarts >= p->fault.max_restarts && now - p->fault.restart_stamp[slot] < window) {
         return false;
     }
-    p->restart_stamp[slot] = now;
-    p->restarts++;
+    p->fault.restart_stamp[slot] = now;
+    p->fault.restarts++;
     return true;
 }
 
@@ -434,22 +434,23 @@ void part_fault(struct vcpu *v, const char *what)
     if (!take_down(v)) {
         cpu_stopped(v); /* another CPU already stops or restarts the partition */
     }
-    p->faults++;
+    p->fault.count++;
     if (p->fault.policy != FAULT_RESTART) {
-        (void)hyp_snprintf(why, sizeof(why), "fault %lu: %s; policy stop", (unsigned long)p->faults, what);
+        (void)hyp_snprintf(why, sizeof(why), "fault %lu: %s; policy stop", (unsigned long)p->fault.count,
+                           what);
         stop_down(v, why);
     }
     if (restart_allowed(p, arch_counter())) {
         part_printf(p,
                     "rtmux: partition %s: fault %lu: %s; policy restart: restarting from its pristine images "
                     "(restart %lu; at most %u in %u s)\n",
-                    p->name, (unsigned long)p->faults, what, (unsigned long)p->restarts,
+                    p->name, (unsigned long)p->fault.count, what, (unsigned long)p->fault.restarts,
                     p->fault.max_restarts, (unsigned)p->fault.window_s);
         restart_down(v);
     }
-    (void)hyp_snprintf(why, sizeof(why),
-                       "fault %lu: %s; policy restart: %u restarts within %u s already, stopping",
-                       (unsigned long)p->faults, what, p->fault.max_restarts, (unsigned)p->fault.window_s);
+    (void)hyp_snprintf(
+        why, sizeof(why), "fault %lu: %s; policy restart: %u restarts within %u s already, stopping",
+        (unsigned long)p->fault.count, what, p->fault.max_restarts, (unsigned)p->fault.window_s);
     stop_down(v, why);
 }
 

@@ -89,7 +89,7 @@ static void hyp_tick(struct vcpu *v)
 static void register_mmio(struct partition *p)
 {
     if (p->kind == PART_LINUX) {
-        vgic_add_level(p, BOARD_UART_INTID, vuart_irq_line, &p->uart); /* the UART's line, virtual */
+        vgic_add_level(p, BOARD_UART_INTID, vuart_irq_line, &p->con.uart); /* the UART's line, virtual */
     }
     mmio_register(p, "uart", BOARD_UART_BASE, BOARD_UART_SIZE, conmux_uart_mmio, p);
     vgic_part_map(p);

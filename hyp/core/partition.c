@@ -21,17 +21,17 @@ bool part_line_allowed(struct partition *p, uint64_t *suppressed)
     uint64_t period = arch_counter_hz(); /* one token back per second */
     bool allowed = false;
     spin_lock(&lines_lock);
-    uint64_t earned = (arch_counter() - p->report_stamp) / period;
+    uint64_t earned = (arch_counter() - p->con.lines_stamp) / period;
     if (earned > 0) {
-        p->report_used = earned >= p->report_used ? 0 : p->report_used - (unsigned)earned;
-        p->report_stamp += earned * period;
+        p->con.lines_used = earned >= p->con.lines_used ? 0 : p->con.lines_used - (unsigned)earned;
+        p->con.lines_stamp += earned * period;
     }
-    if (p->report_used >= PART_LINES_BURST) {
-        p->reports_suppressed++;
+    if (p->con.lines_used >= PART_LINES_BURST) {
+        p->con.lines_suppressed++;
     } else {
-        p->report_used++;
-        *suppressed = p->reports_suppressed;
-        p->reports_suppressed = 0;
+        p->con.lines_used++;
+        *suppressed = p->con.lines_suppressed;
+        p->con.lines_suppressed = 0;
         allowed = true;
     }
     spin_unlock(&lines_lock);
@@ -63,8 +63,8 @@ void part_printf(struct partition *p, const char *fmt, ...)
 void part_lines_report(struct partition *p)
 {
     spin_lock(&lines_lock);
-    uint64_t n = p->reports_suppressed;
-    p->reports_suppressed = 0;
+    uint64_t n = p->con.lines_suppressed;
+    p->con.lines_suppressed = 0;
     spin_unlock(&lines_lock);
     if (n != 0) {
         lines_not_shown(p, n);
@@ -170,9 +170,9 @@ void part_load(struct partition *p, void (*between)(void *ctx), void *ctx)
     }
     arch_sync_icache();
     /* The wipe emptied the console ring (head = tail = 0); the drain may read it again. */
-    p->conring_tail = 0;
-    p->conring_dropped = p->conring_dropped_lines = 0;
-    __atomic_store_n(&p->conring_on, p->conring != NULL, __ATOMIC_RELEASE);
+    p->con.ring_tail = 0;
+    p->con.dropped = p->con.dropped_lines = 0;
+    __atomic_store_n(&p->con.ring_on, p->con.ring != NULL, __ATOMIC_RELEASE);
 }
 
 void part_setup(struct partition *p)
@@ -184,7 +184,7 @@ void part_setup(struct partition *p)
         s2_map(p->s2_root, p->dev[i].ipa, p->dev[i].pa, p->dev[i].size, true);
     }
     p->vttbr = s2_vttbr(p->s2_root, vmid);
-    vuart_reset(&p->uart);
+    vuart_reset(&p->con.uart);
     part_load(p, NULL, NULL);
     p->state = PART_RUNNING;
     hyp_printf("rtmux: partition %s: CPUs 0x%lx, RAM IPA 0x%lx -> PA 0x%lx (%lu MiB), %u device ranges\n",
@@ -206,7 +206,7 @@ struct partition *part_of_cpu(unsigned cpu)
 {
     for (unsigned i = 0; i < hyp_nparts; i++) {
         /* config_parse allows a CPU in two partitions only for an rtos that shares it with Linux. */
-        if ((hyp_part[i].cpu_mask & (1ull << cpu)) != 0 && !hyp_part[i].shared) {
+        if ((hyp_part[i].cpu_mask & (1ull << cpu)) != 0 && !hyp_part[i].share.rtos) {
             return &hyp_part[i];
         }
     }
@@ -216,7 +216,7 @@ struct partition *part_of_cpu(unsigned cpu)
 struct partition *part_rtos_sharing(unsigned cpu)
 {
     for (unsigned i = 0; i < hyp_nparts; i++) {
-        if ((hyp_part[i].cpu_mask & (1ull << cpu)) != 0 && hyp_part[i].shared) {
+        if ((hyp_part[i].cpu_mask & (1ull << cpu)) != 0 && hyp_part[i].share.rtos) {
             return &hyp_part[i];
         }
     }
@@ -227,13 +227,13 @@ void part_share_init(void)
 {
     for (unsigned i = 0; i < hyp_nparts; i++) {
         struct partition *r = &hyp_part[i];
-        if (!r->shared) {
+        if (!r->share.rtos) {
             continue;
         }
-        r->share_mask = r->cpu_mask;
+        r->share.mask = r->cpu_mask;
         struct partition *l = part_of_cpu(part_boot_cpu(r));
         if (l != NULL) {
-            l->share_mask |= r->cpu_mask;
+            l->share.mask |= r->cpu_mask;
         }
     }
 }

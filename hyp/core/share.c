@@ -72,14 +72,14 @@ static void wait_ends(unsigned cpu, struct share_cpu *s, uint64_t now)
     if (waited > s->longest_wait) {
         __atomic_store_n(&s->longest_wait, waited, __ATOMIC_RELAXED);
     }
-    if (ms_of(waited) >= s->rtos->starved_ms) {
+    if (ms_of(waited) >= s->rtos->share.starved_ms) {
         add(&s->starved_waits, 1u);
         /* the rtos's doing: through its line limit (a short starved_report could print one a period) */
         part_printf(s->rtos,
                     "rtmux: share cpu=%u: %s ran again after %lu ms without the CPU (%s was busy; "
                     "starved_report %u ms)\n",
                     cpu, s->linux->name, (unsigned long)ms_of(waited), s->rtos->name,
-                    (unsigned)s->rtos->starved_ms);
+                    (unsigned)s->rtos->share.starved_ms);
     }
     __atomic_store_n(&s->wanted, 0u, __ATOMIC_RELAXED);
     s->reported = false;
@@ -120,13 +120,14 @@ void share_tick(void)
         struct share_cpu *s = &shares[c];
         uint64_t wanted = __atomic_load_n(&s->wanted, __ATOMIC_RELAXED);
         if (s->rtos == NULL || wanted == 0 || s->reported || wanted > now ||
-            ms_of(now - wanted) < s->rtos->starved_ms) {
+            ms_of(now - wanted) < s->rtos->share.starved_ms) {
             continue;
         }
         s->reported = true; /* once per wait (the CPU clears it when the wait ends) */
-        part_printf(
-            s->rtos, "rtmux: share cpu=%u: %s has not run for %lu ms (%s is busy; starved_report %u ms)\n", c,
-            s->linux->name, (unsigned long)ms_of(now - wanted), s->rtos->name, (unsigned)s->rtos->starved_ms);
+        part_printf(s->rtos,
+                    "rtmux: share cpu=%u: %s has not run for %lu ms (%s is busy; starved_report %u ms)\n", c,
+                    s->linux->name, (unsigned long)ms_of(now - wanted), s->rtos->name,
+                    (unsigned)s->rtos->share.starved_ms);
     }
 }
 

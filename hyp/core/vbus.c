@@ -863,7 +863,7 @@ void vbus_init(void)
         struct partition *rp = cc->rtos;
         struct vchan_region *r = region_of(d, rp);
         if (r == NULL) {
-            if (rp == NULL || rp->vbus == NULL) {
+            if (rp == NULL || rp->vbus.region == NULL) {
                 hyp_panic("vbus: channel %s: its rtos partition has no V-Bus region", cc->name);
             }
             r = &d->region[d->nregions++];

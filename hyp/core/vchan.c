@@ -462,7 +462,7 @@ static bool ring_fits(uint64_t region, uint32_t off, uint32_t size)
 void vchan_region_init(struct vchan_region *r, struct partition *part)
 {
     r->part = part;
-    r->hdr = part->vbus; /* config_parse checked it lies in the partition's RAM */
+    r->hdr = part->vbus.region; /* config_parse checked it lies in the partition's RAM */
     r->rtos_aff = part_first_affinity(part);
     r->state = VCHAN_REGION_WAIT; /* part_setup wiped the RAM */
 }
@@ -470,7 +470,7 @@ void vchan_region_init(struct vchan_region *r, struct partition *part)
 bool vchan_init(struct vchan *ch, const struct vbus_chan_config *cfg, struct vchan_region *r, struct vmmio *t,
                 unsigned rxq, struct vpass *pass, void (*changed)(void *ctx), void *ctx)
 {
-    uint64_t size = r->part->vbus_size;
+    uint64_t size = r->part->vbus.size;
     if (cfg->name[0] == '\0' || cfg->name[VBUS_NAME_SIZE - 1u] != '\0' || cfg->index != r->nchan ||
         (uint64_t)cfg->chan_off + sizeof(struct vbus_chan) > size || cfg->chan_off % VBUS_ALIGN != 0 ||
         !ring_fits(size, cfg->to_linux_off, cfg->to_linux_size) ||

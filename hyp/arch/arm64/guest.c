@@ -183,7 +183,7 @@ static void reset_el1_state(const struct vcpu *v)
     const struct partition *p = v->part;
     /* On a shared CPU each partition has one EL1 timer (the rtos the physical, Linux the virtual one),
      * and the other's keeps running. */
-    bool shared = ((p->share_mask >> v->cpu) & 1u) != 0;
+    bool shared = ((p->share.mask >> v->cpu) & 1u) != 0;
     ARCH_WRITE_SYSREG(sctlr_el1, SCTLR_EL1_RES1);
     ARCH_WRITE_SYSREG(cpacr_el1, 0);
     ARCH_WRITE_SYSREG(vbar_el1, 0);
@@ -235,7 +235,7 @@ void arch_hyp_cpuif(void)
 /* Whether v is the rtos of a CPU it shares with Linux. */
 static bool shared_rtos(const struct vcpu *v)
 {
-    return v->part->kind != PART_LINUX && v->part->shared;
+    return v->part->kind != PART_LINUX && v->part->share.rtos;
 }
 
 /* The EL2 controls that make v's partition the guest on this CPU, and the physical CPU interface for a
@@ -253,7 +253,7 @@ static void guest_controls(struct vcpu *v)
     uint64_t cnthctl = CNTHCTL_EL1PCTEN | CNTHCTL_EL1PCEN;
     if (p->kind == PART_LINUX) {
         hcr |= HCR_EL2_IMO | HCR_EL2_FMO | HCR_EL2_AMO; /* interrupts through the virtual CPU interface */
-        if (((p->share_mask >> v->cpu) & 1u) != 0) {
+        if (((p->share.mask >> v->cpu) & 1u) != 0) {
             /* The EL1 physical timer is the rtos's on this CPU (its timer=phys): Linux's accesses trap
              * and are refused; Linux uses the virtual timer. */
             cnthctl = CNTHCTL_EL1PCTEN;
@@ -348,7 +348,7 @@ void arch_vcpu_quiesce(struct vcpu *v)
 {
     /* The EL1 timers first: a level still asserted would come straight back. On a shared CPU each
      * partition has one of them, and the private interrupts are split (VGIC_SHARED_RTOS_PRIVATE). */
-    bool shared = ((v->part->share_mask >> v->cpu) & 1u) != 0;
+    bool shared = ((v->part->share.mask >> v->cpu) & 1u) != 0;
     if (!shared || v->part->kind == PART_LINUX) {
         ARCH_WRITE_SYSREG(cntv_ctl_el0, 0);
     }
@@ -382,11 +382,11 @@ void arch_part_irqs_init(struct partition *p)
         if (part_owns_irq(p, intid)) {
             gic_spi_quiesce(intid);
             gic_spi_place(intid, aff);
-            if (p->kind == PART_LINUX && p->share_mask != 0) {
+            if (p->kind == PART_LINUX && p->share.mask != 0) {
                 /* It may reach a CPU the rtos shares: below the rtos's mask whatever Linux writes
                  * (vgicd.c keeps Linux's own value for its list registers). */
                 gic_spi_set_priority(intid, RTMUX_PRIO_LINUX);
-                p->spi_prio[intid] = 0;
+                p->vgic.spi_prio[intid] = 0;
             }
         }
     }

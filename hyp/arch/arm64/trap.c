@@ -229,7 +229,7 @@ void hyp_guest_sync(void)
         return;
     case ESR_EC_WFX:
         /* Trapped only for the rtos of a shared CPU (HCR_EL2.TWI, guest.c): its idle. */
-        if (v->part->kind != PART_LINUX && v->part->shared) {
+        if (v->part->kind != PART_LINUX && v->part->share.rtos) {
             part_rtos_idle(v);
         }
         guest_skip_insn(&v->guest);

@@ -167,7 +167,7 @@ void vgic_add_level(struct partition *p, unsigned intid, bool (*line)(const void
     for (unsigned i = 0; i < VGIC_MAX_LEVELS; i++) {
         if (p->vgic.level[i].intid == 0) {
             p->vgic.level[i] = (struct vgic_level){intid, line, ctx, 0, (uint8_t)part_boot_cpu(p)};
-            p->virqs[intid / 32u] |= 1u << (intid % 32u);
+            p->vgic.virqs[intid / 32u] |= 1u << (intid % 32u);
             return;
         }
     }
@@ -177,7 +177,7 @@ void vgic_add_level(struct partition *p, unsigned intid, bool (*line)(const void
 void vgic_part_reset(struct partition *p)
 {
     for (unsigned w = 0; w < HYP_INTID_WORDS; w++) {
-        p->virq_enabled[w] = 0; /* as the physical SPIs: a new start enables what it uses */
+        p->vgic.virq_enabled[w] = 0; /* as the physical SPIs: a new start enables what it uses */
     }
     for (unsigned i = 0; i < VGIC_MAX_LEVELS; i++) {
         p->vgic.level[i].prio = 0;
@@ -196,8 +196,8 @@ static uint8_t irq_prio(const struct vcpu *v, unsigned intid)
     if (intid < GIC_SPI_BASE && cpu_shared(v)) {
         return v->vgic.priv_prio[intid];
     }
-    if (intid >= GIC_SPI_BASE && v->part->share_mask != 0) {
-        return v->part->spi_prio[intid];
+    if (intid >= GIC_SPI_BASE && v->part->share.mask != 0) {
+        return v->part->vgic.spi_prio[intid];
     }
     return gic_irq_priority(v->cpu, intid);
 }

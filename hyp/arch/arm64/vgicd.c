@@ -77,7 +77,7 @@ static bool in(uint64_t off, uint64_t start, uint64_t span)
 /* Bit mask of the owned interrupts among intid first..first+31. */
 static uint32_t owned_word(const struct partition *p, unsigned first)
 {
-    return first >= GIC_SPI_BASE && first < HYP_MAX_INTID ? p->irqs[first / 32] : 0;
+    return first >= GIC_SPI_BASE && first < HYP_MAX_INTID ? p->vgic.irqs[first / 32] : 0;
 }
 
 /* The architected accesses (header comment); off is within the 64 KiB distributor. */
@@ -115,22 +115,22 @@ static bool gicr_architected(uint64_t off, unsigned size)
 static bool virq_access(struct partition *p, uint64_t base, unsigned w, bool write, uint32_t wval,
                         uint64_t *val)
 {
-    uint32_t mask = p->virqs[w];
+    uint32_t mask = p->vgic.virqs[w];
     if (base == GICD_IGROUPR && !write) {
         *val |= gic_version() == 3 ? mask : 0u; /* the group the version's guests use */
     } else if (base == GICD_ISENABLER) {
         if (write) {
-            uint32_t newly = wval & mask & ~p->virq_enabled[w];
-            p->virq_enabled[w] |= newly;
+            uint32_t newly = wval & mask & ~p->vgic.virq_enabled[w];
+            p->vgic.virq_enabled[w] |= newly;
             return newly != 0;
         } else {
-            *val |= p->virq_enabled[w] & mask;
+            *val |= p->vgic.virq_enabled[w] & mask;
         }
     } else if (base == GICD_ICENABLER) {
         if (write) {
-            p->virq_enabled[w] &= ~(wval & mask);
+            p->vgic.virq_enabled[w] &= ~(wval & mask);
         } else {
-            *val |= p->virq_enabled[w] & mask;
+            *val |= p->vgic.virq_enabled[w] & mask;
         }
     }
     return false;
@@ -148,7 +148,7 @@ static bool gicd_access(const struct vgicd_hw *hw, struct partition *p, uint64_t
         uint64_t base = off & ~(uint64_t)(GICD_BITREG_SPAN - 1u);
         unsigned first = (unsigned)(off - base) * 8u;
         uint32_t mask = owned_word(p, first);
-        if (first >= GIC_SPI_BASE && first < HYP_MAX_INTID && p->virqs[first / 32u] != 0) {
+        if (first >= GIC_SPI_BASE && first < HYP_MAX_INTID && p->vgic.virqs[first / 32u] != 0) {
             enabled = virq_access(p, base, first / 32u, write, wval, val);
         }
         if (!write) {
@@ -169,7 +169,7 @@ static bool gicd_access(const struct vgicd_hw *hw, struct partition *p, uint64_t
             struct vgic_level *l = part_level(p, first + i); /* an emulated SPI: its byte is the source's */
             /* A partition sharing a CPU with the rtos: its SPIs stay below the rtos's priority mask, and
              * the priority it gave them is kept for its list registers (arch_part_irqs_init). */
-            uint8_t *kept = own && p->share_mask != 0 ? &p->spi_prio[first + i] : NULL;
+            uint8_t *kept = own && p->share.mask != 0 ? &p->vgic.spi_prio[first + i] : NULL;
             if (!write) {
                 *val |= kept != NULL ? (uint64_t)*kept << (8u * i)
                         : own        ? (uint64_t)*reg8(hw->gicd, off + i) << (8u * i)

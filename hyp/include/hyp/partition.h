@@ -30,6 +30,55 @@ struct part_image {
     uint64_t ipa;        /* where it is loaded */
 };
 
+/* What a fault does (lifecycle.c): stop, or restart at most max_restarts times in any window_s seconds;
+ * and the faults so far. */
+struct part_fault {
+    enum part_fault_policy policy;
+    unsigned max_restarts; /* 1..HYP_MAX_RESTARTS with FAULT_RESTART */
+    uint32_t window_s;
+    uint64_t count; /* faults so far, whatever the policy did */
+    /* Counter values of the last restarts: a ring of max_restarts entries, the oldest at restarts %
+     * max_restarts once it is full. */
+    uint64_t restart_stamp[HYP_MAX_RESTARTS];
+    uint64_t restarts;
+};
+
+/* Shared-core mode. rtos: an rtos partition whose CPU also runs the Linux partition that lists it,
+ * whenever the rtos is idle (core/share.c); starved_ms: how long Linux may go without running there
+ * before the console says so (non-zero exactly when rtos is set). mask: the CPUs the partition shares
+ * with another (for that rtos: its CPU; for a Linux partition: the CPUs it shares with an rtos), set at
+ * start-up from the above (part_share_init). */
+struct part_share {
+    bool rtos;
+    uint32_t starved_ms;
+    uint64_t mask;
+};
+
+/* A partition's console: its emulated UART, its console ring (lib/conring.h; NULL: none) at its PA in
+ * the hypervisor's map, and the rate limit of the lines it causes. ring_on: the ring may be drained
+ * (cleared before the RAM is wiped, set after a load); ring_tail: the consumer's index, kept here so that
+ * the partition cannot move it. The rate limit (part_line_allowed): tokens used, when they were last
+ * refilled, lines not shown since the last one that was. */
+struct part_console {
+    struct vuart uart;
+    struct conring *ring;
+    uint32_t ring_size;
+    volatile bool ring_on;
+    uint32_t ring_tail, dropped, dropped_lines;
+    unsigned lines_used;
+    uint64_t lines_stamp, lines_suppressed;
+};
+
+/* The V-Bus region in an rtos partition's RAM (lib/vbus.h; NULL: it serves no channel), at its PA in the
+ * hypervisor's map, and where the partition sees it (the DTB's /rtmux-vbus reg). */
+struct part_vbus {
+    struct vbus_region *region;
+    uint64_t ipa;
+    uint32_t size;
+};
+
+/* A partition: what it is and owns (kind, CPUs, RAM, devices, images), and the parts it has, each
+ * one struct: its interrupts (vgic), fault policy, sharing, console, V-Bus region. */
 struct partition {
     const char *name;
     const char *tag;
@@ -38,13 +87,7 @@ struct partition {
     uint64_t ram_ipa, ram_pa, ram_size;
     struct mem_range dev[HYP_MAX_DEVICES];
     unsigned ndev;
-    uint32_t irqs[HYP_INTID_WORDS]; /* bitmap of the SPIs (INTID >= 32) the partition owns */
-    /* The emulated SPIs it sees (vgic level sources with no physical line: its UART, the V-Bus device),
-     * and those it enabled in its distributor view (vgicd.c). An emulated interrupt is injected only
-     * while enabled, as a distributor forwards only enabled ones: a driver that freed its interrupt with
-     * its device's line still high must not get it again and again. Cleared at every start. */
-    uint32_t virqs[HYP_INTID_WORDS], virq_enabled[HYP_INTID_WORDS];
-    struct vgic_dist vgic; /* those emulated SPIs' sources, priorities and routes (vgic.c) */
+    struct vgic_dist vgic; /* its interrupts: owned SPIs, emulated ones (arch/vcpu_state.h) */
     struct part_image kernel, initrd, dtb;
     uint64_t entry_ipa; /* PC at entry (EL1h, MMU off, x0 = dtb.ipa) */
     struct {
@@ -54,24 +97,8 @@ struct partition {
     struct {
         uint32_t first, count; /* IOMMU stream IDs whose DMA reaches this RAM only (count 0: none) */
     } stream[HYP_MAX_STREAMS];
-    /* What a fault does (lifecycle.c): stop, or restart at most max_restarts times in any window_s
-     * seconds. */
-    struct {
-        enum part_fault_policy policy;
-        unsigned max_restarts; /* 1..HYP_MAX_RESTARTS with FAULT_RESTART */
-        uint32_t window_s;
-    } fault;
-    /* Shared-core mode (an rtos partition only): its CPU also runs the Linux partition that lists it,
-     * whenever the rtos is idle (arch/arm64/share.c); starved_ms: how long Linux may go without running
-     * there before the console says so (non-zero exactly when shared). */
-    bool shared;
-    uint32_t starved_ms;
-    /* The CPUs p shares with another partition (for that rtos: its CPU; for a Linux partition: the CPUs
-     * it shares with an rtos), set at start-up from the above. */
-    uint64_t share_mask;
-    /* A Linux partition that shares a CPU: the priorities it gave its SPIs (GICD_IPRIORITYR), which
-     * physically are RTMUX_PRIO_LINUX (vgicd.c); 0 at every start. */
-    uint8_t spi_prio[HYP_MAX_INTID];
+    struct part_fault fault;
+    struct part_share share;
     /* runtime */
     uint64_t starts; /* partition starts so far: boot, then one per reset */
     uint64_t *s2_root;
@@ -80,7 +107,7 @@ struct partition {
     /* One of its CPUs is stopping or restarting the partition (lifecycle.c; under its CPU lock): no
      * CPU_ON is accepted, and its other CPUs are being turned off. */
     volatile bool going_down;
-    struct vuart uart;
+    struct part_console con;
     struct mmio_region mmio[HYP_MAX_MMIO];
     unsigned nmmio;
     /* What the hypervisor refused or emulated for the partition (reported, and read by tests). */
@@ -93,28 +120,7 @@ struct partition {
          * Group 1 CPU-interface access (vgic.c), and those withdrawn there because the line dropped. */
         uint64_t resamples, withdrawn;
     } stats;
-    /* Console ring in the partition's RAM (lib/conring.h; NULL: none), at its PA in the hypervisor's
-     * map. conring_on: the ring may be drained (cleared before the RAM is wiped, set after a load);
-     * conring_tail: the consumer's index, kept here so the partition cannot move it. */
-    struct conring *conring;
-    uint32_t conring_size;
-    /* V-Bus region in an rtos partition's RAM (lib/vbus.h; NULL: it serves no channel), at its PA in
-     * the hypervisor's map, and where the partition sees it (the DTB's /rtmux-vbus reg). */
-    struct vbus_region *vbus;
-    uint64_t vbus_ipa;
-    uint32_t vbus_size;
-    volatile bool conring_on;
-    uint32_t conring_tail, conring_dropped, conring_dropped_lines;
-    uint64_t faults; /* faults so far, whatever the policy did */
-    /* Counter values of the last fault restarts: a ring of fault.max_restarts entries, the oldest at
-     * restarts % max_restarts once it is full. */
-    uint64_t restart_stamp[HYP_MAX_RESTARTS];
-    uint64_t restarts;
-    /* The rate limit of every console line the partition can cause (part_line_allowed): tokens used,
-     * when they were last refilled, lines not shown since the last one that was. */
-    unsigned report_used;
-    uint64_t report_stamp;
-    uint64_t reports_suppressed;
+    struct part_vbus vbus;
 };
 
 extern struct partition hyp_part[HYP_MAX_PARTITIONS];
@@ -129,7 +135,7 @@ void part_load(struct partition *p, void (*between)(void *ctx), void *ctx);
 bool part_any_running(void);
 /* The partition owning CPU `cpu` (on a CPU an rtos shares with Linux: the Linux partition), or NULL. */
 struct partition *part_of_cpu(unsigned cpu);
-/* The rtos partition that shares CPU `cpu` with Linux, or NULL; sets every partition's share_mask (once,
+/* The rtos partition that shares CPU `cpu` with Linux, or NULL; sets every partition's share.mask (once,
  * at start-up: part_share_init). */
 struct partition *part_rtos_sharing(unsigned cpu);
 void part_share_init(void);
@@ -151,7 +157,7 @@ void part_lines_report(struct partition *p);
 /* p's virtual CPU on CPU `cpu` (hyp/vcpu.h). */
 static inline struct vcpu *part_vcpu(const struct partition *p, unsigned cpu)
 {
-    return p->kind == PART_RTOS && p->shared ? &hyp_rtos_vcpu[cpu] : &hyp_vcpu[cpu];
+    return p->kind == PART_RTOS && p->share.rtos ? &hyp_rtos_vcpu[cpu] : &hyp_vcpu[cpu];
 }
 
 /* Whether the emulated interrupt intid may be injected now: an SPI p enabled, or not an SPI at all
@@ -159,7 +165,7 @@ static inline struct vcpu *part_vcpu(const struct partition *p, unsigned cpu)
 static inline bool part_virq_enabled(const struct partition *p, unsigned intid)
 {
     return intid < 32u ||
-           (intid < HYP_MAX_INTID && ((p->virq_enabled[intid / 32u] >> (intid % 32u)) & 1u) != 0);
+           (intid < HYP_MAX_INTID && ((p->vgic.virq_enabled[intid / 32u] >> (intid % 32u)) & 1u) != 0);
 }
 
 /* p's level source (emulated SPI) intid, or NULL. */
@@ -175,7 +181,7 @@ static inline struct vgic_level *part_level(struct partition *p, unsigned intid)
 
 static inline bool part_owns_irq(const struct partition *p, unsigned intid)
 {
-    return intid >= 32u && intid < HYP_MAX_INTID && ((p->irqs[intid / 32u] >> (intid % 32u)) & 1u) != 0;
+    return intid >= 32u && intid < HYP_MAX_INTID && ((p->vgic.irqs[intid / 32u] >> (intid % 32u)) & 1u) != 0;
 }
 
 /* p's boot CPU: its first. It starts with the partition; the others start with PSCI CPU_ON. */

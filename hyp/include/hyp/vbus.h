@@ -32,7 +32,7 @@ struct vbus_chan_config {
 
 /* The whole bus: at most one device, in one Linux partition; nchan == 0 means no V-Bus. Each rtos
  * partition that serves a channel has one region (struct vbus_region first); its place is the
- * partition's (struct partition's vbus_ipa/vbus_size, from the blob). */
+ * partition's (struct partition's vbus.ipa/vbus.size, from the blob). */
 struct vbus_config {
     struct partition *linux; /* the partition that sees the device */
     uint64_t mmio_ipa;       /* the virtio-mmio register page in Linux's IPA space (0x200 bytes used) */

@@ -247,7 +247,7 @@ static void setup_system(unsigned cpus)
         uint64_t r = below(6);
         struct partition *p = r == 0 ? pa : r == 1 ? pb : NULL;
         if (p != NULL) {
-            p->irqs[intid / 32u] |= 1u << (intid % 32u);
+            p->vgic.irqs[intid / 32u] |= 1u << (intid % 32u);
         }
     }
 }

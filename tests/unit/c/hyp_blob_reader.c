@@ -106,19 +106,19 @@ int main(int argc, char **argv)
             }
         }
         printf("part%u.seeds_fixed=%d\n", i, p->seeds_fixed);
-        if (p->shared) {
-            printf("part%u.shared=%u\n", i, p->starved_ms);
+        if (p->share.rtos) {
+            printf("part%u.shared=%u\n", i, p->share.starved_ms);
         }
         printf("part%u.fault=%u,%u,%u\n", i, (unsigned)p->fault.policy, p->fault.max_restarts,
                (unsigned)p->fault.window_s);
-        if (p->conring != NULL) {
+        if (p->con.ring != NULL) {
             printf("part%u.conring=0x%lx,0x%x\n", i,
-                   (unsigned long)((uintptr_t)p->conring - p->ram_pa + p->ram_ipa), p->conring_size);
+                   (unsigned long)((uintptr_t)p->con.ring - p->ram_pa + p->ram_ipa), p->con.ring_size);
         }
-        if (p->vbus != NULL) {
+        if (p->vbus.region != NULL) {
             /* The PA pointer, as an IPA again: it must be where the IPA says. */
-            printf("part%u.vbus=0x%llx,0x%x,0x%llx\n", i, (unsigned long long)p->vbus_ipa, p->vbus_size,
-                   (unsigned long long)((uintptr_t)p->vbus - p->ram_pa + p->ram_ipa));
+            printf("part%u.vbus=0x%llx,0x%x,0x%llx\n", i, (unsigned long long)p->vbus.ipa, p->vbus.size,
+                   (unsigned long long)((uintptr_t)p->vbus.region - p->ram_pa + p->ram_ipa));
         }
     }
     const struct vbus_config *vb = &hyp_vbus;

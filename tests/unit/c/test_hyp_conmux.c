@@ -49,7 +49,7 @@ bool vgic_rtos_soon(const struct vcpu *v, uint64_t within)
     (void)v;
     (void)within;
     if (asks < MAX_ASKS) {
-        ask_ring[asks] = hyp_part[0].conring_tail;
+        ask_ring[asks] = hyp_part[0].con.ring_tail;
         ask_lines[asks] = console_lines;
     }
     asks++;
@@ -143,10 +143,10 @@ int main(void)
     p->tag = "rtos";
     p->kind = PART_RTOS;
     p->state = PART_RUNNING;
-    p->conring = ring;
-    p->conring_size = RING_SIZE;
-    p->conring_on = true;
-    vuart_reset(&p->uart);
+    p->con.ring = ring;
+    p->con.ring_size = RING_SIZE;
+    p->con.ring_on = true;
+    vuart_reset(&p->con.uart);
     hyp_nparts = 1;
     conmux_init(0, 0x14, false);
 
@@ -154,17 +154,17 @@ int main(void)
     rtos_prints(1, 20);
     drain(0);
     CHECK(asks >= 1);
-    CHECK(p->conring_tail == 0 && console_lines == 0 && console_len == 0);
+    CHECK(p->con.ring_tail == 0 && console_lines == 0 && console_len == 0);
 
     /* Not due: everything goes out, the line whole. */
     drain(1000);
-    CHECK(p->conring_tail == 20 && console_lines == 1 && console_len == 20);
+    CHECK(p->con.ring_tail == 20 && console_lines == 1 && console_len == 20);
 
     /* A backlog of long lines (the demo's status line is ~150 characters), the rtos due after k answers:
      * nothing moves after the answer "soon", and between two questions the drain takes at most one step
      * (32 characters from the ring, at most one line out). */
     for (unsigned k = 0; k < 12; k++) {
-        uint32_t tail0 = p->conring_tail;
+        uint32_t tail0 = p->con.ring_tail;
         unsigned lines0 = console_lines;
         rtos_prints(4, 150);
         drain(k);
@@ -177,9 +177,9 @@ int main(void)
         for (unsigned i = k + 1u; i < asks; i++) {
             CHECK(ask_ring[i] == ask_ring[k] && ask_lines[i] == ask_lines[k]);
         }
-        CHECK(p->conring_tail == ask_ring[k] && console_lines == ask_lines[k]);
+        CHECK(p->con.ring_tail == ask_ring[k] && console_lines == ask_lines[k]);
         drain(1000); /* the rest, before the next round */
-        CHECK(p->conring_tail == ring->head);
+        CHECK(p->con.ring_tail == ring->head);
     }
     free(ring);
     UNIT_DONE("test_hyp_conmux");

@@ -30,7 +30,7 @@ static struct vgicd_hw hw;
 
 static void own(struct partition *p, unsigned intid)
 {
-    p->irqs[intid / 32] |= 1u << (intid % 32);
+    p->vgic.irqs[intid / 32] |= 1u << (intid % 32);
 }
 
 /* Partition A (Linux-like, CPU 1) owns SPIs 40, 41, 63, 64, 100; B (CPU 0) owns 33 and 42. */
@@ -340,7 +340,7 @@ void vgic_levels_changed(struct partition *p, struct vcpu *self)
 static void test_emulated_spis(struct vcpu *va, struct vcpu *vb)
 {
     const unsigned vi = 224, word = vi / 32u, bit = 1u << (vi % 32u);
-    va->part->virqs[word] |= bit;
+    va->part->vgic.virqs[word] |= bit;
     fill_gicd();
     uint8_t before[GICD_SIZE];
     memcpy(before, gicd, GICD_SIZE);
@@ -369,7 +369,7 @@ static void test_emulated_spis(struct vcpu *va, struct vcpu *vb)
     CHECK(!part_virq_enabled(va->part, vi));
     CHECK(level_syncs == 1); /* disabling, and the other partition's writes, ask for nothing */
     CHECK(memcmp(before, gicd, GICD_SIZE) == 0); /* the distributor itself was never written */
-    va->part->virqs[word] &= ~bit;
+    va->part->vgic.virqs[word] &= ~bit;
 }
 
 static uint64_t rd64_at(const uint8_t *base, uint64_t off)
@@ -428,7 +428,7 @@ static void test_several_cpus(struct vcpu *va, struct vcpu *vb)
     /* An emulated SPI (a level source): priority and route in the source, never in the distributor. */
     const unsigned vi = 224;
     a->vgic.level[0] = (struct vgic_level){vi, line_high, NULL, 0, 1};
-    a->virqs[vi / 32u] |= 1u << (vi % 32u);
+    a->vgic.virqs[vi / 32u] |= 1u << (vi % 32u);
     wr(v3, false, GICD_IPRIORITYR + vi, 0xa0, 1);
     CHECK(a->vgic.level[0].prio == 0xa0);
     wr(v3, false, GICD_IPRIORITYR + vi, 0x10203040u, 4); /* 224..227: only 224 is A's */
@@ -441,7 +441,7 @@ static void test_several_cpus(struct vcpu *va, struct vcpu *vb)
     wr(vb, false, GICD_IROUTER + vi * 8u, 3, 8);
     CHECK(a->vgic.level[0].cpu == 1 && rd64_at(gicd, GICD_IROUTER + vi * 8u) == 0);
     a->vgic.level[0] = (struct vgic_level){0};
-    a->virqs[vi / 32u] = 0;
+    a->vgic.virqs[vi / 32u] = 0;
 
     /* SGIs through CPU 2's own frame: the vGIC's state (vgic_stub), never the physical pending and
      * active bits; the hypervisor's SGIs untouched. PPIs stay physical. */

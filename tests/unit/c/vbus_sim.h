@@ -228,16 +228,15 @@ static void sim_setup(unsigned nchan, const uint32_t *sizes)
     sim.next_ipa = SIM_RAM_IPA;
     hyp_nparts = 2;
     struct partition *rtos = &hyp_part[0], *lin = &hyp_part[1];
-    *rtos = (struct partition){.name = "rtos",
-                               .kind = PART_RTOS,
-                               .cpu_mask = 1,
-                               .ram_ipa = SIM_RTOS_IPA,
-                               .ram_pa = (uint64_t)(uintptr_t)sim.region,
-                               .ram_size = SIM_REGION_SIZE,
-                               .vbus = (struct vbus_region *)(void *)sim.region,
-                               .vbus_ipa = SIM_RTOS_IPA,
-                               .vbus_size = SIM_REGION_SIZE,
-                               .state = PART_RUNNING};
+    *rtos =
+        (struct partition){.name = "rtos",
+                           .kind = PART_RTOS,
+                           .cpu_mask = 1,
+                           .ram_ipa = SIM_RTOS_IPA,
+                           .ram_pa = (uint64_t)(uintptr_t)sim.region,
+                           .ram_size = SIM_REGION_SIZE,
+                           .vbus = {(struct vbus_region *)(void *)sim.region, SIM_RTOS_IPA, SIM_REGION_SIZE},
+                           .state = PART_RUNNING};
     *lin = (struct partition){.name = "linux",
                               .kind = PART_LINUX,
                               .cpu_mask = 2,

@@ -61,9 +61,18 @@ struct vgic_level {
 
 #define VGIC_MAX_LEVELS 2u
 
-/* A partition's virtual distributor state that no physical register holds: its level sources. */
+/* A partition's interrupts as its distributor view (vgicd.c) and its list registers (vgic.c) see them. */
 struct vgic_dist {
-    struct vgic_level level[VGIC_MAX_LEVELS];
+    uint32_t irqs[HYP_INTID_WORDS]; /* bitmap of the SPIs (INTID >= 32) the partition owns */
+    /* The emulated SPIs it sees (level sources with no physical line: its UART, the V-Bus device), and
+     * those it enabled in its distributor view. An emulated interrupt is injected only while enabled, as
+     * a distributor forwards only enabled ones: a driver that freed its interrupt with its device's line
+     * still high must not get it again and again. Cleared at every start. */
+    uint32_t virqs[HYP_INTID_WORDS], virq_enabled[HYP_INTID_WORDS];
+    struct vgic_level level[VGIC_MAX_LEVELS]; /* those emulated SPIs' sources, priorities and routes */
+    /* A Linux partition that shares a CPU with the rtos: the priorities it gave its SPIs
+     * (GICD_IPRIORITYR), which physically are RTMUX_PRIO_LINUX (vgicd.c); 0 at every start. */
+    uint8_t spi_prio[HYP_MAX_INTID];
 };
 
 /* One CPU's virtual CPU interface state. The list registers are this CPU's system registers, so only
