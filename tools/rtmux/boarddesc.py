@@ -12,6 +12,10 @@ spin table, a console rtmux has no driver for) is left out of the description an
 in `Imported.missing`, which `./rtmux board import` prints and writes as comments at the top of the
 file. `platform/<board>/board.toml` are the repository's descriptions; tests/unit/python/
 test_boarddesc.py checks each against its DTB.
+
+`problems()` says what rtmux needs that a description lacks or that the images cannot do (one line each,
+the field named); `load(path, usable=True)` refuses such a description with those lines, `./rtmux board
+import` prints them.
 """
 
 from __future__ import annotations
@@ -21,7 +25,8 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rtmux.board import PPI_BASE, SPI_BASE, Region
+from rtmux import paths
+from rtmux.board import GIB, MIB, PPI_BASE, SPI_BASE, Region, hexa
 from rtmux.formats import fdt
 
 GIC_V3 = ("arm,gic-v3",)
@@ -34,8 +39,26 @@ UART_TYPES = {
     "fsl,imx8mm-uart": "imx",
     "fsl,imx6q-uart": "imx",
 }
+# The driver of each console UART type (hyp/drivers/NAME.c and rtos/drivers/NAME.c, the Makefile's
+# UART_DRIVERS): the generated header names it (BOARD_UART_DRIVER).
+UART_DRIVERS = {"pl011": "pl011", "imx": "imx_uart"}
 # The timer's four PPIs in the order the binding gives them.
 TIMER_NAMES = ("secure_phys", "phys", "virt", "hyp_phys")
+
+# What both images assume of a board's address map: each identity-maps the first GiB as device memory
+# and the second as normal memory, in 39-bit address spaces (hyp/arch/arm64/mmu.c, rtos/arch/arm64/
+# cpu.c; stage 2's IPA space is 39 bits too). So the GIC and the console UART lie in the first GiB, and
+# the RAM the images are loaded into (a description's first memory region, 2 MiB aligned as the arm64
+# boot protocol and stage 2's blocks want) starts in the second.
+DEVICE_WINDOW = Region(0, GIB)
+IMAGE_WINDOW = Region(GIB, GIB)
+ADDRESS_BITS = 39
+RAM_ALIGN = 2 * MIB
+# A GICv3's redistributor frames: RD_base then SGI_base, 64 KiB each, one pair per CPU (no GICv4 VLPI
+# frames), in the DTB's redistributor region.
+GICV3_REDIST_STRIDE = 0x2_0000
+# A GICv2 reaches CPU interfaces 0..7: the CPUs with those Aff0 values, in one cluster.
+GICV2_MAX_CPUS = 8
 
 
 class BoardError(ValueError):
@@ -428,49 +451,227 @@ def _frame(value: object, what: str) -> Region:
     return Region(base, size)
 
 
-def load(path: Path) -> Description:
-    """A description file; BoardError naming the file and the key for anything malformed."""
+def _int(value: object, what: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise BoardError(f"{what}: {value!r} is not an integer >= 0")
+    return value
+
+
+def _str(value: object, what: str) -> str:
+    if not isinstance(value, str):
+        raise BoardError(f"{what}: {value!r} is not a string")
+    return value
+
+
+def _table(t: dict[str, object], key: str) -> dict[str, object]:
+    value = t[key]
+    if not isinstance(value, dict):
+        raise BoardError(f"{key}: not a table")
+    return value
+
+
+def load(path: Path, *, usable: bool = False) -> Description:
+    """A description file; BoardError naming the file and the key for anything malformed, and with
+    `usable` also for anything rtmux needs that the description lacks (problems(): one line each)."""
+    where = paths.display(path)
     try:
         t = tomllib.loads(path.read_text())
-    except (OSError, tomllib.TOMLDecodeError) as e:
-        raise BoardError(f"{path}: {e}") from None
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as e:
+        raise BoardError(f"{where}: {e}") from None
     try:
-        gic = None
-        if "gic" in t:
-            g = t["gic"]
-            gic = Gic(
-                int(g["version"]),
-                _frame(g["distributor"], "gic.distributor"),
-                **{
-                    k: _frame(g[k], f"gic.{k}")
-                    for k in ("redistributors", "cpu_interface", "hyp_interface", "virtual_cpu_interface")
-                    if k in g
-                },
-                maintenance_intid=g.get("maintenance_intid"),
-            )
-            if gic.version not in (2, 3):
-                raise BoardError(f"gic.version {gic.version}: rtmux knows GICv2 and GICv3")
-        console = None
-        if "console" in t:
-            c = t["console"]
-            if c["type"] not in set(UART_TYPES.values()):
-                raise BoardError(f"console.type {c['type']!r}: one of {sorted(set(UART_TYPES.values()))}")
-            console = Console(
-                c["type"], _frame(c["frame"], "console.frame"), c.get("intid"), c.get("node", "")
-            )
-        timer = {k: int(t["timer"][f"{k}_intid"]) for k in TIMER_NAMES} if "timer" in t else None
-        return Description(
-            name=str(t["name"]),
-            compatible=str(t["compatible"]),
-            memory=tuple(_frame(m, "memory") for m in t.get("memory", [])),
-            mpidrs=tuple(int(m) for m in t["cpus"]["mpidr"]),
-            enable_method=str(t["cpus"]["enable_method"]),
-            psci_method=t.get("psci", {}).get("method"),
-            gic=gic,
-            timer=timer,
-            console=console,
-        )
+        desc = _description(t)
     except KeyError as e:
-        raise BoardError(f"{path}: missing key {e}") from None
+        raise BoardError(f"{where}: missing key {e}") from None
     except BoardError as e:
-        raise BoardError(f"{path}: {e}") from None
+        raise BoardError(f"{where}: {e}") from None
+    if usable:
+        found = problems(desc)
+        if found:
+            raise BoardError("\n".join(f"{where}: {line}" for line in found))
+    return desc
+
+
+def _description(t: dict[str, object]) -> Description:
+    gic = None
+    if "gic" in t:
+        g = _table(t, "gic")
+        gic = Gic(
+            _int(g["version"], "gic.version"),
+            _frame(g["distributor"], "gic.distributor"),
+            **{
+                k: _frame(g[k], f"gic.{k}")
+                for k in ("redistributors", "cpu_interface", "hyp_interface", "virtual_cpu_interface")
+                if k in g
+            },
+            maintenance_intid=(
+                _int(g["maintenance_intid"], "gic.maintenance_intid") if "maintenance_intid" in g else None
+            ),
+        )
+        if gic.version not in (2, 3):
+            raise BoardError(f"gic.version {gic.version}: rtmux knows GICv2 and GICv3")
+    console = None
+    if "console" in t:
+        c = _table(t, "console")
+        kind = _str(c["type"], "console.type")
+        if kind not in UART_DRIVERS:
+            raise BoardError(
+                f"console.type {kind!r}: rtmux has a driver for {', '.join(sorted(UART_DRIVERS))}"
+            )
+        console = Console(
+            kind,
+            _frame(c["frame"], "console.frame"),
+            _int(c["intid"], "console.intid") if "intid" in c else None,
+            _str(c.get("node", ""), "console.node"),
+        )
+    timer = None
+    if "timer" in t:
+        tt = _table(t, "timer")
+        timer = {k: _int(tt[f"{k}_intid"], f"timer.{k}_intid") for k in TIMER_NAMES}
+    memory = t.get("memory", [])
+    if not isinstance(memory, list):
+        raise BoardError("memory: not an array of { base = ..., size = ... }")
+    cpus = _table(t, "cpus")
+    mpidrs = cpus["mpidr"]
+    if not isinstance(mpidrs, list):
+        raise BoardError("cpus.mpidr: not an array")
+    psci = _table(t, "psci") if "psci" in t else {}
+    return Description(
+        name=_str(t["name"], "name"),
+        compatible=_str(t["compatible"], "compatible"),
+        memory=tuple(_frame(m, f"memory[{i}]") for i, m in enumerate(memory)),
+        mpidrs=tuple(_int(m, "cpus.mpidr") for m in mpidrs),
+        enable_method=_str(cpus["enable_method"], "cpus.enable_method"),
+        psci_method=_str(psci["method"], "psci.method") if "method" in psci else None,
+        gic=gic,
+        timer=timer,
+        console=console,
+    )
+
+
+# ------------------------------------------------------------------------------------------------------
+# What rtmux needs
+
+
+def _ppi(intid: int) -> bool:
+    return PPI_BASE <= intid < SPI_BASE
+
+
+def _gic_frames(gic: Gic) -> list[tuple[str, Region]]:
+    frames = [
+        ("distributor", gic.distributor),
+        ("redistributors", gic.redistributors),
+        ("cpu_interface", gic.cpu_interface),
+        ("hyp_interface", gic.hyp_interface),
+        ("virtual_cpu_interface", gic.virtual_cpu_interface),
+    ]
+    return [(f"gic.{k}", f) for k, f in frames if f is not None]
+
+
+def problems(d: Description) -> list[str]:
+    """What rtmux needs that the description lacks, or that the images cannot do with it: one line each,
+    starting with the field ("gic.hyp_interface: ..."). Empty: the images can be built for the board."""
+    out: list[str] = []
+    devices: list[tuple[str, Region]] = []
+
+    g = d.gic
+    if g is None:
+        out.append("gic: none: the hypervisor and the rtos need a GICv2 or a GICv3")
+    else:
+        devices += _gic_frames(g)
+        if g.version == 3 and g.redistributors is None:
+            out.append("gic.redistributors: none: a GICv3's CPUs reach their interrupts through them")
+        elif g.version == 3 and g.redistributors is not None:
+            frames = g.redistributors.size // GICV3_REDIST_STRIDE
+            if frames < len(d.mpidrs):
+                out.append(
+                    f"gic.redistributors: {g.redistributors} holds {frames} CPUs' frames, not the "
+                    f"{len(d.mpidrs)} of cpus.mpidr"
+                )
+        if g.version == 2:
+            for key, frame, what in (
+                ("cpu_interface", g.cpu_interface, "the CPU interface (GICC)"),
+                ("hyp_interface", g.hyp_interface, "the virtual interface control (GICH)"),
+                ("virtual_cpu_interface", g.virtual_cpu_interface, "the virtual CPU interface (GICV)"),
+            ):
+                if frame is None:
+                    out.append(
+                        f"gic.{key}: none: a GICv2 without {what}; the hypervisor needs the virtualization "
+                        "extensions' frames to give Linux a virtual CPU interface"
+                    )
+            for m in d.mpidrs:
+                if m >> 8 or m & 0xFF >= GICV2_MAX_CPUS:
+                    out.append(
+                        f"cpus.mpidr: {m:#x}: a GICv2 reaches the CPUs with Aff0 0..{GICV2_MAX_CPUS - 1} of "
+                        "one cluster only"
+                    )
+        if g.maintenance_intid is None:
+            out.append("gic.maintenance_intid: none: the hypervisor's virtual GIC needs it")
+        elif not _ppi(g.maintenance_intid):
+            out.append(f"gic.maintenance_intid: {g.maintenance_intid} is not a PPI (INTID 16..31)")
+
+    if d.timer is None:
+        out.append("timer: none: both images run on the generic timer's PPIs")
+    else:
+        out += [
+            f"timer.{k}_intid: {d.timer[k]} is not a PPI (INTID 16..31)"
+            for k in TIMER_NAMES
+            if not _ppi(d.timer[k])
+        ]
+
+    c = d.console
+    if c is None:
+        out.append(
+            "console: none: the hypervisor needs a console UART it has a driver for "
+            f"({', '.join(sorted(UART_DRIVERS))})"
+        )
+    else:
+        devices.append(("console.frame", c.frame))
+        if c.type not in UART_DRIVERS:
+            out.append(f"console.type: {c.type!r}: rtmux has a driver for {', '.join(sorted(UART_DRIVERS))}")
+        if c.intid is None:
+            out.append("console.intid: none: the hypervisor takes the console's receive interrupt")
+        elif c.intid < SPI_BASE:
+            out.append(f"console.intid: {c.intid} is not an SPI (INTID 32 and above)")
+
+    for what, frame in devices:
+        if not DEVICE_WINDOW.contains(frame):
+            out.append(f"{what}: {frame} lies beyond the first GiB, where the images map the board's devices")
+
+    if not d.memory:
+        out.append("memory: none: give the RAM by hand (memory = [{ base = ..., size = ... }])")
+    else:
+        first = d.memory[0]
+        if first.base % RAM_ALIGN:
+            out.append(f"memory[0]: base {hexa(first.base)} is not 2 MiB aligned")
+        if not IMAGE_WINDOW.contains(Region(first.base, 1)):
+            out.append(
+                f"memory[0]: starts at {hexa(first.base)}: the images are loaded into the first region, "
+                f"which must start in the second GiB ({IMAGE_WINDOW}), where they map RAM"
+            )
+    for i, ram in enumerate(d.memory):
+        if ram.end > 1 << ADDRESS_BITS:
+            out.append(f"memory[{i}]: {ram} ends beyond the {ADDRESS_BITS}-bit address space the images map")
+        out += [
+            f"memory[{i}]: {ram} overlaps memory[{j}] ({n})"
+            for j, n in enumerate(d.memory[:i])
+            if ram.overlaps(n)
+        ]
+        out += [f"memory[{i}]: {ram} overlaps {what} ({f})" for what, f in devices if ram.overlaps(f)]
+
+    if not d.mpidrs:
+        out.append("cpus.mpidr: no CPU")
+    dup = sorted({m for m in d.mpidrs if d.mpidrs.count(m) > 1})
+    if dup:
+        out.append("cpus.mpidr: " + ", ".join(f"{m:#x}" for m in dup) + " more than once")
+    if d.enable_method != "psci":
+        out.append(
+            f"cpus.enable_method: {d.enable_method or 'none'!r}: the hypervisor starts and stops CPUs "
+            "through PSCI"
+        )
+    if d.psci_method is None:
+        out.append("psci.method: none: the hypervisor calls the firmware's PSCI (by SMC)")
+    elif d.psci_method != "smc":
+        out.append(
+            f"psci.method: {d.psci_method!r}: the hypervisor, at EL2, calls the firmware's PSCI by SMC only"
+        )
+    return out
