@@ -26,8 +26,43 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rtmux import paths
-from rtmux.board import GIB, MIB, PPI_BASE, SPI_BASE, Region, hexa
 from rtmux.formats import fdt
+
+KIB = 1 << 10
+MIB = 1 << 20
+GIB = 1 << 30
+
+SPI_BASE = 32  # INTID of SPI 0
+PPI_BASE = 16  # INTID of PPI 0
+
+
+def hexa(value: int) -> str:
+    """An address as the docs and messages write it: 0x4000_0000 (groups of four digits)."""
+    if value < 0:
+        return "-" + hexa(-value)
+    return f"0x{value:09_x}"  # at least 8 digits: 0x0900_0000
+
+
+@dataclass(frozen=True, order=True)
+class Region:
+    """A physical address range [base, base + size)."""
+
+    base: int
+    size: int
+
+    @property
+    def end(self) -> int:
+        return self.base + self.size
+
+    def contains(self, other: Region) -> bool:
+        return self.base <= other.base and other.end <= self.end
+
+    def overlaps(self, other: Region) -> bool:
+        return self.base < other.end and other.base < self.end
+
+    def __str__(self) -> str:
+        return f"{hexa(self.base)}..{hexa(self.end)}"
+
 
 GIC_V3 = ("arm,gic-v3",)
 GIC_V2 = ("arm,gic-400", "arm,cortex-a15-gic", "arm,cortex-a9-gic", "arm,cortex-a7-gic")

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from rtmux import board, boarddesc, paths
+from rtmux import board, boarddesc, config, paths
 from rtmux.boarddesc import BoardError
 from rtmux.formats import fdt
 from rtmux.image import debian
@@ -289,3 +289,19 @@ def test_every_uart_type_has_its_drivers() -> None:
         assert (paths.REPO_ROOT / "hyp" / "drivers" / f"{driver}.c").is_file()
         assert (paths.REPO_ROOT / "rtos" / "drivers" / f"{driver}.c").is_file()
         assert driver in makefile.split("UART_DRIVERS := ", 1)[1].split("\n", 1)[0].split()
+
+
+def test_check_refuses_a_board_whose_description_rtmux_cannot_use(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`./rtmux check` (config.load): the tools' board comes from the description, so a description that
+    lacks what rtmux needs is a configuration error naming the board, the file and the field."""
+
+    def described(name: str) -> boarddesc.Description:
+        raise BoardError(f"platform/{name}/board.toml: gic.hyp_interface: none: a GICv2 without ...")
+
+    monkeypatch.setattr(board, "description", described)
+    with pytest.raises(config.ConfigError) as err:
+        config.loads('[board]\nname = "qemu-virt-gicv2"\n', "x.toml")
+    assert err.value.errors == [
+        "x.toml: [board]: name 'qemu-virt-gicv2': its description platform/qemu-virt-gicv2/board.toml: "
+        "gic.hyp_interface: none: a GICv2 without ..."
+    ]
