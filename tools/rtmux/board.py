@@ -3,9 +3,10 @@
 QEMU `virt` (7.2, `-M virt,virtualization=on,gic-version=3`, or `gic-version=2`). What its device tree
 says (RAM base, the GIC's frames, the maintenance and timer PPIs, the console UART) comes from its
 descriptions, platform/qemu-virt/board.toml and platform/qemu-virt-gicv2/board.toml (rtmux.boarddesc,
-imported from `-machine dumpdtb`); what only QEMU knows (the virtio-mmio transports, the PCIe host, the
-SMMU, the flash, the place of the V-Bus device, the machine options) is written here (checked against
-the monitor's `info qtree`, see docs/configuration.md). Interrupt numbers are GIC INTIDs throughout:
+imported from `-machine dumpdtb`), which the images' generated header comes from too; what only QEMU
+knows (the virtio-mmio transports, the PCIe host, the SMMU, the flash, the place of the V-Bus device, the
+machine options) is written here (checked against the monitor's `info qtree`, see
+docs/configuration.md). Interrupt numbers are GIC INTIDs throughout:
 SGIs 0-15, PPIs 16-31 (PPI n = INTID 16 + n), SPIs from 32 (SPI n = INTID 32 + n); device trees write
 SPIs as `<0 n flags>` and PPIs as `<1 n flags>`.
 

@@ -1,11 +1,12 @@
 """Board descriptions (tools/rtmux/boarddesc.py, issue 26): `./rtmux board import` against the boards' own
-device trees, the repository's platform/<board>/board.toml checked against them, bad input refused, and what
-rtmux needs of a description named field by field."""
+device trees, the repository's platform/<board>/board.toml checked against them, bad input refused, what
+rtmux needs of a description named field by field, and the images' header generated from it."""
 
 from __future__ import annotations
 
 import dataclasses
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -270,6 +271,8 @@ def test_what_rtmux_needs_is_named(broken, field: str) -> None:
     desc = broken()
     found = boarddesc.problems(desc)
     assert [p for p in found if p.startswith(field)], found
+    with pytest.raises(BoardError, match="qemu-virt"):
+        boarddesc.header(desc)
 
 
 def test_load_refuses_what_rtmux_needs_with_the_file_and_the_field(tmp_path: Path) -> None:
@@ -289,6 +292,57 @@ def test_every_uart_type_has_its_drivers() -> None:
         assert (paths.REPO_ROOT / "hyp" / "drivers" / f"{driver}.c").is_file()
         assert (paths.REPO_ROOT / "rtos" / "drivers" / f"{driver}.c").is_file()
         assert driver in makefile.split("UART_DRIVERS := ", 1)[1].split("\n", 1)[0].split()
+
+
+# ------------------------------------------------------------------------------------------------------
+# The images' header
+
+
+def test_header_of_one_description() -> None:
+    text = boarddesc.header(boarddesc.load(PLATFORMS / "imx8mp-evk" / "board.toml"))
+    assert '#define BOARD_UART_DRIVER "imx_uart"' in text
+    assert "#define BOARD_UART_BASE 0x30890000ul" in text and "#define BOARD_UART_INTID 59u" in text
+    assert "#define BOARD_RAM_BASE 0x40000000\n" in text  # no C suffix: the linker scripts use it
+    assert "#define BOARD_GIC_V3 1" in text and "#define BOARD_GIC_V2 0" in text
+    assert "BOARD_GICC_BASE" not in text and "#define BOARD_GICR_BASE 0x38880000ul" in text
+
+
+def test_header_adds_the_other_gic_only_of_the_same_board() -> None:
+    both = boarddesc.header(qemu_virt(), gicv2())
+    assert "#define BOARD_GICR_BASE 0x080a0000ul" in both and "#define BOARD_GICH_BASE 0x08030000ul" in both
+    with pytest.raises(BoardError, match="qemu-virt-gicv2: console: not qemu-virt's"):
+        boarddesc.header(qemu_virt(), _console(gicv2(), intid=34))
+    with pytest.raises(BoardError, match="qemu-virt-gicv2: gic.maintenance_intid: not qemu-virt's"):
+        boarddesc.header(qemu_virt(), _gic(gicv2(), maintenance_intid=24))
+    with pytest.raises(BoardError, match="gic.distributor: not at qemu-virt's"):
+        boarddesc.header(qemu_virt(), _gic(gicv2(), distributor=R(0x0900_0000, 0x1000)))
+    with pytest.raises(BoardError, match="gic.version: 3 twice"):
+        boarddesc.header(qemu_virt(), qemu_virt())
+
+
+def test_header_command_refuses_with_the_field_named(tmp_path: Path) -> None:
+    cmd = [sys.executable, "-m", "rtmux.boarddesc", "header"]
+    env = {"PYTHONPATH": str(paths.REPO_ROOT / "tools"), "PATH": "/usr/bin:/bin"}
+    out = tmp_path / "board_desc.h"
+    ok = subprocess.run(
+        [*cmd, str(PLATFORMS / "imx8mp-evk" / "board.toml"), "-o", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+    )
+    assert ok.returncode == 0 and ok.stderr == "" and out.read_text().startswith("/*")
+    out.unlink()
+    bad = subprocess.run(
+        [*cmd, str(PLATFORMS / "rpi4" / "board.toml"), "-o", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+    )
+    assert bad.returncode == 1 and not out.exists()
+    assert "rtmux.boarddesc: platform/rpi4/board.toml: psci.method: none" in bad.stderr
+    assert "no header written" in bad.stderr
 
 
 def test_check_refuses_a_board_whose_description_rtmux_cannot_use(monkeypatch: pytest.MonkeyPatch) -> None:
