@@ -24,14 +24,46 @@ KFLAGS  := -mgeneral-regs-only
 BOARD   := qemu-virt
 LIBGCC   = $$($(CC) -print-libgcc-file-name)
 
-# The console UART's driver, named by the board's board.h (BOARD_UART_DRIVER "NAME"): of the UART
-# drivers below, hyp/drivers/NAME.c and rtos/drivers/NAME.c are compiled and the others not, since each
-# implements the same interface (drivers/uart.h). board.h stays the one place that says it.
+# The board: platform/$(BOARD)/board.toml is its description (`./rtmux board import`), from which
+# tools/rtmux/boarddesc.py generates board_desc.h into BOARD_GEN: the BOARD_* defines of what the device
+# tree says (RAM base, the GIC's frames and maintenance PPI, the timer's PPIs, the console UART and its
+# driver), or an error naming the field the images cannot be built without. platform/$(BOARD)/board.h
+# includes it and adds what no device tree says; every includer gets both folders (BOARD_INC).
+# BOARD_GIC_ALSO_<board>: the descriptions of the same board made with another GIC version, whose frames
+# the one build carries too (the images pick their GIC driver at run time).
+BOARD_GIC_ALSO_qemu-virt := qemu-virt-gicv2
+BOARD_TOMLS := $(foreach b,$(BOARD) $(BOARD_GIC_ALSO_$(BOARD)),platform/$(b)/board.toml)
+BOARD_GEN   := $(BUILD)/gen/$(BOARD)
+BOARD_DESC  := $(BOARD_GEN)/board_desc.h
+BOARD_INC   := -Iplatform/$(BOARD) -I$(BOARD_GEN)
+# The generator runs on the project's Python (`make deps`), or on the host's python3 (3.11 or later)
+# before there is one.
+BOARD_PYTHON := $(or $(wildcard $(PYTHON)),$(shell command -v python3 2>/dev/null))
+
+$(BOARD_DESC): $(BOARD_TOMLS) tools/rtmux/boarddesc.py
+	@mkdir -p $(dir $@)
+	@echo "  GEN     $@"
+	@if [ -z "$(BOARD_PYTHON)" ]; then \
+	    echo "$@: generated from $(BOARD_TOMLS) by Python, and there is none ($(PYTHON) or python3):" \
+	        "run \`make deps\`" >&2; exit 1; fi
+	$(Q)PYTHONPATH=tools $(BOARD_PYTHON) -m rtmux.boarddesc header $(BOARD_TOMLS) -o $@
+
+# The console UART's driver, named by the board's description (its console type; the generated header's
+# BOARD_UART_DRIVER "NAME"): of the UART drivers below, hyp/drivers/NAME.c and rtos/drivers/NAME.c are
+# compiled and the others not, since each implements the same interface (drivers/uart.h). board.mk
+# carries the name from the header to this Makefile, which includes it (make remakes it, and the header,
+# first, then reads this file again); goals that build nothing need neither.
 UART_DRIVERS := pl011 imx_uart
-BOARD_UART   := $(shell awk '$$1 ~ /^.define$$/ && $$2 == "BOARD_UART_DRIVER" { gsub(/"/, "", $$3); print $$3 }' \
-                  platform/$(BOARD)/board.h)
+$(BOARD_GEN)/board.mk: $(BOARD_DESC)
+	$(Q)awk '$$1 == "#define" && $$2 == "BOARD_UART_DRIVER" { gsub(/"/, "", $$3); print "BOARD_UART := " $$3 }' \
+	    $< > $@.$$$$.tmp && mv $@.$$$$.tmp $@
+ifneq ($(filter-out clean deps format format-check,$(or $(MAKECMDGOALS),all)),)
+include $(BOARD_GEN)/board.mk
+endif
+ifdef BOARD_UART
 ifneq ($(words $(filter $(UART_DRIVERS),$(BOARD_UART))),1)
-$(error platform/$(BOARD)/board.h: BOARD_UART_DRIVER must name one of: $(UART_DRIVERS))
+$(error $(BOARD_DESC): BOARD_UART_DRIVER must name one of: $(UART_DRIVERS))
+endif
 endif
 UART_OTHERS  := $(addsuffix .c,$(filter-out $(BOARD_UART),$(UART_DRIVERS)))
 
@@ -48,9 +80,10 @@ deps:
 # $(call image_rules,PREFIX,BUILD-DIR,INCLUDES,EXTRA-CFLAGS,ASM-OFFSETS-SOURCE,LINKER-SCRIPT-SOURCE)
 # defines, for an image built under BUILD-DIR: PREFIX_CFLAGS/ASFLAGS, the generated asm-offsets.h
 # (offsets assembly uses, computed from the C structs), the preprocessed linker script
-# BUILD-DIR/image.ld (board addresses from platform/BOARD/board.h), and object rules (.c, .S).
+# BUILD-DIR/image.ld (board addresses from platform/BOARD/board.h and the generated board_desc.h), and
+# object rules (.c, .S).
 define image_rules
-$(1)_INC     := $(3) -Iplatform/$(BOARD) -Ilib/include -I$(2)/gen
+$(1)_INC     := $(3) $(BOARD_INC) -Ilib/include -I$(2)/gen
 $(1)_CFLAGS  := $(TFLAGS) $(4) $$($(1)_INC)
 $(1)_ASFLAGS := -g $$($(1)_INC)
 $(1)_OFFSETS := $(2)/gen/asm-offsets.h
@@ -65,10 +98,10 @@ $$($(1)_OFFSETS): $(5)
 	   sed -n 's/.*->\([A-Z_0-9]*\) #\{0,1\}\([0-9-]*\).*/#define \1 \2/p' $(2)/gen/asm-offsets.s; \
 	   echo "#endif"; } > $$@.tmp && mv $$@.tmp $$@
 
-$$($(1)_LDS): $(6) platform/$(BOARD)/board.h
+$$($(1)_LDS): $(6) platform/$(BOARD)/board.h $(BOARD_DESC)
 	@mkdir -p $$(dir $$@)
 	@echo "  LDS     $$@"
-	$$(Q)$$(CC) -E -P -x c -Iplatform/$(BOARD) -o $$@ $$<
+	$$(Q)$$(CC) -E -P -x c $(BOARD_INC) -o $$@ $$<
 
 $(2)/%.o: %.c $$($(1)_OFFSETS)
 	@mkdir -p $$(dir $$@)
@@ -279,7 +312,7 @@ $(H)/rtmux.elf: $(HOBJ) $(HYP_LDS)
 # keep no absolute addresses (see common/start.S); linked at the board's address like the rtos.
 G      := $(BUILD)/guests
 GUESTS := $(filter-out common,$(notdir $(wildcard tests/guests/*)))
-GUEST_CFLAGS := $(TFLAGS) -Itests/guests/common -Iplatform/$(BOARD) -Ilib/include
+GUEST_CFLAGS := $(TFLAGS) -Itests/guests/common $(BOARD_INC) -Ilib/include
 GCOMMON := $(patsubst %.c,$(G)/%.o,$(wildcard tests/guests/common/*.c)) \
            $(patsubst %.S,$(G)/%.o,$(wildcard tests/guests/common/*.S))
 
@@ -293,11 +326,11 @@ $(G)/tests/%.o: tests/%.c
 $(G)/tests/%.o: tests/%.S
 	@mkdir -p $(dir $@)
 	@echo "  AS      $<"
-	$(Q)$(CC) -g -Itests/guests/common -Iplatform/$(BOARD) -Ilib/include -MMD -MP -c -o $@ $<
+	$(Q)$(CC) -g -Itests/guests/common $(BOARD_INC) -Ilib/include -MMD -MP -c -o $@ $<
 
-$(G)/image.ld: lib/arm64/image.ld.S platform/$(BOARD)/board.h
+$(G)/image.ld: lib/arm64/image.ld.S platform/$(BOARD)/board.h $(BOARD_DESC)
 	@mkdir -p $(dir $@)
-	$(Q)$(CC) -E -P -x c -Iplatform/$(BOARD) -o $@ $<
+	$(Q)$(CC) -E -P -x c $(BOARD_INC) -o $@ $<
 
 define guest_image
 $(G)/$(1).elf: $(patsubst %.c,$(G)/%.o,$(wildcard tests/guests/$(1)/*.c)) $(GCOMMON) $(G)/image.ld

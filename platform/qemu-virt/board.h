@@ -1,43 +1,27 @@
 /*
- * QEMU virt (QEMU 7.2, gic-version=3 or 2, virtualization=on): the board facts the rtos, the hypervisor and
- * both linker scripts use. The one C source of them; tools/rtmux's board description must agree
- * (tests/unit/python/test_board_header.py compares the two). Inside an rtmux partition the hypervisor
- * presents the same addresses as intermediate physical addresses. Usable from C, assembly and linker
- * scripts (no C-only suffixes on addresses the linker scripts use).
+ * QEMU virt (QEMU 7.2, gic-version=3 or 2, virtualization=on): the board facts the rtos, the hypervisor,
+ * both linker scripts, the test guests and the host unit tests use. What the board's device tree says
+ * (RAM base, the GIC's frames of both layouts, the maintenance and timer PPIs, the console UART and its
+ * driver) is in board_desc.h, generated from the board's descriptions platform/qemu-virt/board.toml and
+ * platform/qemu-virt-gicv2/board.toml by the build (tools/rtmux/boarddesc.py; the Makefile puts its
+ * folder on the include path); this file adds what no device tree says. The tools' board
+ * (tools/rtmux/board.py) takes the same descriptions; tests/unit/python/test_board_header.py compares the
+ * two. Inside an rtmux partition the hypervisor presents the same addresses as intermediate physical
+ * addresses. Usable from C, assembly and linker scripts (no C-only suffixes on addresses the linker
+ * scripts use).
  */
 #ifndef BOARD_H
 #define BOARD_H
 
-#define BOARD_NAME "qemu-virt"
+#include "board_desc.h"
 
-/* RAM starts here; images with the arm64 Image header are loaded BOARD_TEXT_OFFSET above it (the
- * header's text_offset), which is where both images are linked. */
-#define BOARD_RAM_BASE    0x40000000
+/* Images with the arm64 Image header are loaded BOARD_TEXT_OFFSET above the start of RAM (the header's
+ * text_offset), which is where both images are linked. */
 #define BOARD_TEXT_OFFSET 0x80000
 #define BOARD_LINK_ADDR   (BOARD_RAM_BASE + BOARD_TEXT_OFFSET)
 
-/* GICv3: one distributor, redistributor frames from GICR_BASE one BOARD_GICR_STRIDE apart, in CPU
- * (Aff0) order. */
-#define BOARD_GICD_BASE   0x08000000ul
-#define BOARD_GICR_BASE   0x080a0000ul
-#define BOARD_GICR_STRIDE 0x20000ul /* RD_base frame then SGI_base frame, 64 KiB each */
-#define BOARD_GICR_MAX    32u       /* frames the rtos scans for its CPU's affinity (stops at Last) */
-
-/* GICv2 (gic-version=2): the distributor at the same address, then the CPU interface (8 KiB), the
- * virtual interface control (GICH) and the virtual CPU interface (GICV); maintenance PPI as on GICv3.
- * Both layouts are the board's: the drivers pick the one the CPU reports (ID_AA64PFR0_EL1.GIC), and the
- * tools' board variant qemu-virt-gicv2 starts QEMU with it. */
-#define BOARD_GICC_BASE 0x08010000ul
-#define BOARD_GICH_BASE 0x08030000ul
-#define BOARD_GICV_BASE 0x08040000ul
-
-/* PL011 console UART, SPI 1. BOARD_UART_DRIVER names the driver of the board's console UART: the
- * Makefile reads it from this line and compiles hyp/drivers/NAME.c and rtos/drivers/NAME.c (the
- * interface drivers/uart.h), no other UART driver: "pl011" or "imx_uart". */
-#define BOARD_UART_DRIVER "pl011"
-#define BOARD_UART_BASE   0x09000000ul
-#define BOARD_UART_SIZE   0x1000ul
-#define BOARD_UART_INTID  33u
+/* GICv3: redistributor frames the rtos scans for its CPU's affinity (it stops at the Last frame). */
+#define BOARD_GICR_MAX 32u
 
 /* PL031 real-time clock, SPI 2 (level): a device a partition can be given whole. */
 #define BOARD_RTC_BASE  0x09010000ul
@@ -60,12 +44,5 @@
 #define BOARD_VBUS_BASE  0x0a004000ul
 #define BOARD_VBUS_SIZE  0x1000ul
 #define BOARD_VBUS_INTID 224u
-
-/* Generic timer PPIs (the board's DTB /timer node: secure 29, EL1 physical 30, virtual 27, EL2 26) and
- * the GIC maintenance PPI (25). */
-#define BOARD_INTID_GIC_MAINT  25u
-#define BOARD_INTID_HYP_TIMER  26u
-#define BOARD_INTID_VIRT_TIMER 27u
-#define BOARD_INTID_PHYS_TIMER 30u
 
 #endif /* BOARD_H */

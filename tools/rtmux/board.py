@@ -1,9 +1,14 @@
 """The boards rtmux knows, each described by one struct: memory map, interrupts, devices.
 
-QEMU `virt` (7.2, `-M virt,virtualization=on,gic-version=3`), checked against `-machine dumpdtb` and the
-monitor's `info qtree` (see docs/configuration.md). Interrupt numbers are GIC INTIDs throughout: SGIs
-0-15, PPIs 16-31 (PPI n = INTID 16 + n), SPIs from 32 (SPI n = INTID 32 + n); device trees write SPIs
-as `<0 n flags>` and PPIs as `<1 n flags>`.
+QEMU `virt` (7.2, `-M virt,virtualization=on,gic-version=3`, or `gic-version=2`). What its device tree
+says (RAM base, the GIC's frames, the maintenance and timer PPIs, the console UART) comes from its
+descriptions, platform/qemu-virt/board.toml and platform/qemu-virt-gicv2/board.toml (rtmux.boarddesc,
+imported from `-machine dumpdtb`), which the images' generated header comes from too; what only QEMU
+knows (the virtio-mmio transports, the PCIe host, the SMMU, the flash, the place of the V-Bus device, the
+machine options) is written here (checked against the monitor's `info qtree`, see
+docs/configuration.md). Interrupt numbers are GIC INTIDs throughout:
+SGIs 0-15, PPIs 16-31 (PPI n = INTID 16 + n), SPIs from 32 (SPI n = INTID 32 + n); device trees write
+SPIs as `<0 n flags>` and PPIs as `<1 n flags>`.
 
 A device is *assignable* when the hypervisor can hand it to one partition whole (stage-2 mapping of its
 MMIO, its SPIs routed to that partition). Everything else is either owned by the hypervisor (GIC, PL011:
@@ -17,12 +22,23 @@ host behind the SMMUv3 (`-M virt,iommu=smmuv3`): virtio-mmio transports are not 
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, replace
 
-KIB = 1 << 10
-MIB = 1 << 20
-GIB = 1 << 30
+from rtmux import boarddesc, paths
+
+# The address and INTID basics are the board description's (rtmux.boarddesc); here for every user of the
+# tools' board.
+from rtmux.boarddesc import GIB as GIB
+from rtmux.boarddesc import KIB as KIB
+from rtmux.boarddesc import MIB as MIB
+from rtmux.boarddesc import PPI_BASE as PPI_BASE
+from rtmux.boarddesc import SPI_BASE as SPI_BASE
+from rtmux.boarddesc import BoardError as BoardError
+from rtmux.boarddesc import Region as Region
+from rtmux.boarddesc import hexa as hexa
+
 PAGE_SIZE = 4 * KIB  # stage-2 granule: devices are mapped by whole pages
 
 # How QEMU makes the virt board rtmux runs on: EL2 present (virtualization=on), a GICv3, Cortex-A72 CPUs.
@@ -41,10 +57,6 @@ def qemu_virt_machine(gic: int = 3) -> str:
     return f"virt,virtualization=on,gic-version={gic}"
 
 
-SPI_BASE = 32  # INTID of SPI 0
-PPI_BASE = 16  # INTID of PPI 0
-
-
 def spi(n: int) -> int:
     """INTID of SPI n."""
     return SPI_BASE + n
@@ -53,13 +65,6 @@ def spi(n: int) -> int:
 def ppi(n: int) -> int:
     """INTID of PPI n."""
     return PPI_BASE + n
-
-
-def hexa(value: int) -> str:
-    """An address as the docs and messages write it: 0x4000_0000 (groups of four digits)."""
-    if value < 0:
-        return "-" + hexa(-value)
-    return f"0x{value:09_x}"  # at least 8 digits: 0x0900_0000
 
 
 def size_text(size: int) -> str:
@@ -77,27 +82,6 @@ def intid_text(intid: int) -> str:
     if intid >= PPI_BASE:
         return f"INTID {intid} (PPI {intid - PPI_BASE})"
     return f"INTID {intid} (SGI {intid})"
-
-
-@dataclass(frozen=True, order=True)
-class Region:
-    """A physical address range [base, base + size)."""
-
-    base: int
-    size: int
-
-    @property
-    def end(self) -> int:
-        return self.base + self.size
-
-    def contains(self, other: Region) -> bool:
-        return self.base <= other.base and other.end <= self.end
-
-    def overlaps(self, other: Region) -> bool:
-        return self.base < other.end and other.base < self.end
-
-    def __str__(self) -> str:
-        return f"{hexa(self.base)}..{hexa(self.end)}"
 
 
 @dataclass(frozen=True)
@@ -284,10 +268,22 @@ def virtio_mmio_name(index: int) -> str:
     return f"virtio-mmio.{index}"
 
 
+# The descriptions of QEMU virt (platform/NAME/board.toml), by GIC version.
+QEMU_VIRT_BOARDS = {3: "qemu-virt", 2: "qemu-virt-gicv2"}
+
+
+@functools.cache
+def description(name: str) -> boarddesc.Description:
+    """The repository's description of board `name` (platform/NAME/board.toml), one rtmux can use;
+    BoardError naming the file and the field otherwise."""
+    return boarddesc.load(paths.REPO_ROOT / "platform" / name / "board.toml", usable=True)
+
+
 def qemu_virt(cpus: int = 2, memory: int = 1 * GIB, gic: int = 3) -> Board:
     """QEMU virt with `-smp cpus -m memory`: RAM starts at 0x4000_0000. With `gic` 2 it is the board
     "qemu-virt-gicv2" (gic-version=2: the distributor at the same address, the CPU interface, GICH and
-    GICV after it, no redistributors, no ITS; at most 8 CPUs).
+    GICV after it, no redistributors, no ITS; at most 8 CPUs). BoardError if its description is not one
+    rtmux can use.
 
     `-device virtio-*-device` fills the transports from the highest address down (the first such option
     gets transport 31 at 0x0a00_3e00, SPI 47); `bus=virtio-mmio-bus.N` pins one to transport N.
@@ -359,11 +355,21 @@ def qemu_virt(cpus: int = 2, memory: int = 1 * GIB, gic: int = 3) -> Board:
             "(a partition with the PCIe host uses its 32-bit window)",
         ),
     )
+    machine = qemu_virt_machine(gic)  # ValueError for a GIC version QEMU virt does not have here
+    desc = description(QEMU_VIRT_BOARDS[gic])
+    g, console, timer = desc.gic, desc.console, desc.timer
+    # load(usable=True) refused a description without them
+    assert g is not None and console is not None and timer is not None
+    assert g.maintenance_intid is not None and console.intid is not None
+    if g.version != gic or console.type != "pl011":
+        raise BoardError(
+            f"{desc.name}: QEMU virt with a GICv{gic} and a PL011, not GICv{g.version}, {console.type}"
+        )
     uart = Device(
         "pl011",
         "arm,pl011",
-        (Region(0x0900_0000, 0x1000),),
-        (spi(1),),
+        (console.frame,),
+        (console.intid,),
         why_not="it is owned by the hypervisor (every partition sees a virtual PL011 at this address)",
     )
     if gic == 2:  # no ITS; the GICv2m MSI frame in its place
@@ -375,23 +381,28 @@ def qemu_virt(cpus: int = 2, memory: int = 1 * GIB, gic: int = 3) -> Board:
         )
         devices = (*(d for d in devices if d.name != "its"), v2m)
     return Board(
-        name="qemu-virt" if gic == 3 else "qemu-virt-gicv2",
+        name=desc.name,
         cpus=cpus,
-        ram=Region(0x4000_0000, memory),
-        gicd=Region(0x0800_0000, 0x1_0000),
-        gicr=Region(0x080A_0000, 0xF6_0000 if gic == 3 else 0),
-        gicr_stride=0x2_0000,
+        ram=Region(desc.memory[0].base, memory),
+        gicd=g.distributor,
+        gicr=g.redistributors or Region(0, 0),
+        gicr_stride=boarddesc.GICV3_REDIST_STRIDE,
         gic_version=gic,
-        gicc=Region(0x0801_0000, 0x1_0000) if gic == 2 else None,
-        gich=Region(0x0803_0000, 0x1_0000) if gic == 2 else None,
-        gicv=Region(0x0804_0000, 0x1_0000) if gic == 2 else None,
+        gicc=g.cpu_interface,
+        gich=g.hyp_interface,
+        gicv=g.virtual_cpu_interface,
         spi_count=256,
-        timer=TimerPpis(secure_phys=ppi(13), el1_phys=ppi(14), el1_virt=ppi(11), el2_phys=ppi(10)),
-        gic_maintenance=ppi(9),
+        timer=TimerPpis(
+            secure_phys=timer["secure_phys"],
+            el1_phys=timer["phys"],
+            el1_virt=timer["virt"],
+            el2_phys=timer["hyp_phys"],
+        ),
+        gic_maintenance=g.maintenance_intid,
         pmu=ppi(7),
         uart=uart,
         devices=devices,
-        qemu_machine=qemu_virt_machine(gic),
+        qemu_machine=machine,
         qemu_cpu=QEMU_VIRT_CPU,
         iommu=smmu,
         iommu_option=QEMU_VIRT_IOMMU,
@@ -413,9 +424,9 @@ QEMU_VIRT_MAX_RAM = 255 * GIB
 # A GICv2 serves at most 8 CPUs.
 QEMU_VIRT_GICV2_MAX_CPUS = 8
 
-BOARDS = ("qemu-virt", "qemu-virt-gicv2")
+BOARDS = tuple(QEMU_VIRT_BOARDS.values())
 # The GIC version of each board name.
-BOARD_GIC = {"qemu-virt": 3, "qemu-virt-gicv2": 2}
+BOARD_GIC = {name: gic for gic, name in QEMU_VIRT_BOARDS.items()}
 
 
 def _qemu_size(size: int) -> str:

@@ -12,17 +12,64 @@ spin table, a console rtmux has no driver for) is left out of the description an
 in `Imported.missing`, which `./rtmux board import` prints and writes as comments at the top of the
 file. `platform/<board>/board.toml` are the repository's descriptions; tests/unit/python/
 test_boarddesc.py checks each against its DTB.
+
+Everything else takes the board's facts from here: `header()` writes them as the C header of the images
+(`python -m rtmux.boarddesc header BOARD.toml -o board_desc.h`, which the Makefile runs into
+build/gen/<board>/ and platform/<board>/board.h includes), and rtmux.board builds the tools' board from
+the descriptions of QEMU virt. `problems()` says what rtmux needs that a description lacks or that the
+images cannot do (one line each, the field named); `load(path, usable=True)` and `header()` refuse such
+a description with those lines, `./rtmux board import` prints them.
 """
 
 from __future__ import annotations
 
+import argparse
+import os
 import re
+import sys
 import tomllib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rtmux.board import PPI_BASE, SPI_BASE, Region
+from rtmux import paths
 from rtmux.formats import fdt
+
+KIB = 1 << 10
+MIB = 1 << 20
+GIB = 1 << 30
+
+SPI_BASE = 32  # INTID of SPI 0
+PPI_BASE = 16  # INTID of PPI 0
+
+
+def hexa(value: int) -> str:
+    """An address as the docs and messages write it: 0x4000_0000 (groups of four digits)."""
+    if value < 0:
+        return "-" + hexa(-value)
+    return f"0x{value:09_x}"  # at least 8 digits: 0x0900_0000
+
+
+@dataclass(frozen=True, order=True)
+class Region:
+    """A physical address range [base, base + size)."""
+
+    base: int
+    size: int
+
+    @property
+    def end(self) -> int:
+        return self.base + self.size
+
+    def contains(self, other: Region) -> bool:
+        return self.base <= other.base and other.end <= self.end
+
+    def overlaps(self, other: Region) -> bool:
+        return self.base < other.end and other.base < self.end
+
+    def __str__(self) -> str:
+        return f"{hexa(self.base)}..{hexa(self.end)}"
+
 
 GIC_V3 = ("arm,gic-v3",)
 GIC_V2 = ("arm,gic-400", "arm,cortex-a15-gic", "arm,cortex-a9-gic", "arm,cortex-a7-gic")
@@ -34,8 +81,26 @@ UART_TYPES = {
     "fsl,imx8mm-uart": "imx",
     "fsl,imx6q-uart": "imx",
 }
+# The driver of each console UART type (hyp/drivers/NAME.c and rtos/drivers/NAME.c, the Makefile's
+# UART_DRIVERS): the generated header names it (BOARD_UART_DRIVER).
+UART_DRIVERS = {"pl011": "pl011", "imx": "imx_uart"}
 # The timer's four PPIs in the order the binding gives them.
 TIMER_NAMES = ("secure_phys", "phys", "virt", "hyp_phys")
+
+# What both images assume of a board's address map: each identity-maps the first GiB as device memory
+# and the second as normal memory, in 39-bit address spaces (hyp/arch/arm64/mmu.c, rtos/arch/arm64/
+# cpu.c; stage 2's IPA space is 39 bits too). So the GIC and the console UART lie in the first GiB, and
+# the RAM the images are loaded into (a description's first memory region, 2 MiB aligned as the arm64
+# boot protocol and stage 2's blocks want) starts in the second.
+DEVICE_WINDOW = Region(0, GIB)
+IMAGE_WINDOW = Region(GIB, GIB)
+ADDRESS_BITS = 39
+RAM_ALIGN = 2 * MIB
+# A GICv3's redistributor frames: RD_base then SGI_base, 64 KiB each, one pair per CPU (no GICv4 VLPI
+# frames), in the DTB's redistributor region.
+GICV3_REDIST_STRIDE = 0x2_0000
+# A GICv2 reaches CPU interfaces 0..7: the CPUs with those Aff0 values, in one cluster.
+GICV2_MAX_CPUS = 8
 
 
 class BoardError(ValueError):
@@ -428,49 +493,393 @@ def _frame(value: object, what: str) -> Region:
     return Region(base, size)
 
 
-def load(path: Path) -> Description:
-    """A description file; BoardError naming the file and the key for anything malformed."""
+def _int(value: object, what: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise BoardError(f"{what}: {value!r} is not an integer >= 0")
+    return value
+
+
+def _str(value: object, what: str) -> str:
+    if not isinstance(value, str):
+        raise BoardError(f"{what}: {value!r} is not a string")
+    return value
+
+
+def _table(t: dict[str, object], key: str) -> dict[str, object]:
+    value = t[key]
+    if not isinstance(value, dict):
+        raise BoardError(f"{key}: not a table")
+    return value
+
+
+def load(path: Path, *, usable: bool = False) -> Description:
+    """A description file; BoardError naming the file and the key for anything malformed, and with
+    `usable` also for anything rtmux needs that the description lacks (problems(): one line each)."""
+    where = paths.display(path)
     try:
         t = tomllib.loads(path.read_text())
-    except (OSError, tomllib.TOMLDecodeError) as e:
-        raise BoardError(f"{path}: {e}") from None
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as e:
+        raise BoardError(f"{where}: {e}") from None
     try:
-        gic = None
-        if "gic" in t:
-            g = t["gic"]
-            gic = Gic(
-                int(g["version"]),
-                _frame(g["distributor"], "gic.distributor"),
-                **{
-                    k: _frame(g[k], f"gic.{k}")
-                    for k in ("redistributors", "cpu_interface", "hyp_interface", "virtual_cpu_interface")
-                    if k in g
-                },
-                maintenance_intid=g.get("maintenance_intid"),
-            )
-            if gic.version not in (2, 3):
-                raise BoardError(f"gic.version {gic.version}: rtmux knows GICv2 and GICv3")
-        console = None
-        if "console" in t:
-            c = t["console"]
-            if c["type"] not in set(UART_TYPES.values()):
-                raise BoardError(f"console.type {c['type']!r}: one of {sorted(set(UART_TYPES.values()))}")
-            console = Console(
-                c["type"], _frame(c["frame"], "console.frame"), c.get("intid"), c.get("node", "")
-            )
-        timer = {k: int(t["timer"][f"{k}_intid"]) for k in TIMER_NAMES} if "timer" in t else None
-        return Description(
-            name=str(t["name"]),
-            compatible=str(t["compatible"]),
-            memory=tuple(_frame(m, "memory") for m in t.get("memory", [])),
-            mpidrs=tuple(int(m) for m in t["cpus"]["mpidr"]),
-            enable_method=str(t["cpus"]["enable_method"]),
-            psci_method=t.get("psci", {}).get("method"),
-            gic=gic,
-            timer=timer,
-            console=console,
-        )
+        desc = _description(t)
     except KeyError as e:
-        raise BoardError(f"{path}: missing key {e}") from None
+        raise BoardError(f"{where}: missing key {e}") from None
     except BoardError as e:
-        raise BoardError(f"{path}: {e}") from None
+        raise BoardError(f"{where}: {e}") from None
+    if usable:
+        found = problems(desc)
+        if found:
+            raise BoardError("\n".join(f"{where}: {line}" for line in found))
+    return desc
+
+
+def _description(t: dict[str, object]) -> Description:
+    gic = None
+    if "gic" in t:
+        g = _table(t, "gic")
+        gic = Gic(
+            _int(g["version"], "gic.version"),
+            _frame(g["distributor"], "gic.distributor"),
+            **{
+                k: _frame(g[k], f"gic.{k}")
+                for k in ("redistributors", "cpu_interface", "hyp_interface", "virtual_cpu_interface")
+                if k in g
+            },
+            maintenance_intid=(
+                _int(g["maintenance_intid"], "gic.maintenance_intid") if "maintenance_intid" in g else None
+            ),
+        )
+        if gic.version not in (2, 3):
+            raise BoardError(f"gic.version {gic.version}: rtmux knows GICv2 and GICv3")
+    console = None
+    if "console" in t:
+        c = _table(t, "console")
+        kind = _str(c["type"], "console.type")
+        if kind not in UART_DRIVERS:
+            raise BoardError(
+                f"console.type {kind!r}: rtmux has a driver for {', '.join(sorted(UART_DRIVERS))}"
+            )
+        console = Console(
+            kind,
+            _frame(c["frame"], "console.frame"),
+            _int(c["intid"], "console.intid") if "intid" in c else None,
+            _str(c.get("node", ""), "console.node"),
+        )
+    timer = None
+    if "timer" in t:
+        tt = _table(t, "timer")
+        timer = {k: _int(tt[f"{k}_intid"], f"timer.{k}_intid") for k in TIMER_NAMES}
+    memory = t.get("memory", [])
+    if not isinstance(memory, list):
+        raise BoardError("memory: not an array of { base = ..., size = ... }")
+    cpus = _table(t, "cpus")
+    mpidrs = cpus["mpidr"]
+    if not isinstance(mpidrs, list):
+        raise BoardError("cpus.mpidr: not an array")
+    psci = _table(t, "psci") if "psci" in t else {}
+    return Description(
+        name=_str(t["name"], "name"),
+        compatible=_str(t["compatible"], "compatible"),
+        memory=tuple(_frame(m, f"memory[{i}]") for i, m in enumerate(memory)),
+        mpidrs=tuple(_int(m, "cpus.mpidr") for m in mpidrs),
+        enable_method=_str(cpus["enable_method"], "cpus.enable_method"),
+        psci_method=_str(psci["method"], "psci.method") if "method" in psci else None,
+        gic=gic,
+        timer=timer,
+        console=console,
+    )
+
+
+# ------------------------------------------------------------------------------------------------------
+# What rtmux needs
+
+
+def _ppi(intid: int) -> bool:
+    return PPI_BASE <= intid < SPI_BASE
+
+
+def _gic_frames(gic: Gic) -> list[tuple[str, Region]]:
+    frames = [
+        ("distributor", gic.distributor),
+        ("redistributors", gic.redistributors),
+        ("cpu_interface", gic.cpu_interface),
+        ("hyp_interface", gic.hyp_interface),
+        ("virtual_cpu_interface", gic.virtual_cpu_interface),
+    ]
+    return [(f"gic.{k}", f) for k, f in frames if f is not None]
+
+
+def problems(d: Description) -> list[str]:
+    """What rtmux needs that the description lacks, or that the images cannot do with it: one line each,
+    starting with the field ("gic.hyp_interface: ..."). Empty: the images can be built for the board."""
+    out: list[str] = []
+    devices: list[tuple[str, Region]] = []
+
+    g = d.gic
+    if g is None:
+        out.append("gic: none: the hypervisor and the rtos need a GICv2 or a GICv3")
+    else:
+        devices += _gic_frames(g)
+        if g.version == 3 and g.redistributors is None:
+            out.append("gic.redistributors: none: a GICv3's CPUs reach their interrupts through them")
+        elif g.version == 3 and g.redistributors is not None:
+            frames = g.redistributors.size // GICV3_REDIST_STRIDE
+            if frames < len(d.mpidrs):
+                out.append(
+                    f"gic.redistributors: {g.redistributors} holds {frames} CPUs' frames, not the "
+                    f"{len(d.mpidrs)} of cpus.mpidr"
+                )
+        if g.version == 2:
+            for key, frame, what in (
+                ("cpu_interface", g.cpu_interface, "the CPU interface (GICC)"),
+                ("hyp_interface", g.hyp_interface, "the virtual interface control (GICH)"),
+                ("virtual_cpu_interface", g.virtual_cpu_interface, "the virtual CPU interface (GICV)"),
+            ):
+                if frame is None:
+                    out.append(
+                        f"gic.{key}: none: a GICv2 without {what}; the hypervisor needs the virtualization "
+                        "extensions' frames to give Linux a virtual CPU interface"
+                    )
+            for m in d.mpidrs:
+                if m >> 8 or m & 0xFF >= GICV2_MAX_CPUS:
+                    out.append(
+                        f"cpus.mpidr: {m:#x}: a GICv2 reaches the CPUs with Aff0 0..{GICV2_MAX_CPUS - 1} of "
+                        "one cluster only"
+                    )
+        if g.maintenance_intid is None:
+            out.append("gic.maintenance_intid: none: the hypervisor's virtual GIC needs it")
+        elif not _ppi(g.maintenance_intid):
+            out.append(f"gic.maintenance_intid: {g.maintenance_intid} is not a PPI (INTID 16..31)")
+
+    if d.timer is None:
+        out.append("timer: none: both images run on the generic timer's PPIs")
+    else:
+        out += [
+            f"timer.{k}_intid: {d.timer[k]} is not a PPI (INTID 16..31)"
+            for k in TIMER_NAMES
+            if not _ppi(d.timer[k])
+        ]
+
+    c = d.console
+    if c is None:
+        out.append(
+            "console: none: the hypervisor needs a console UART it has a driver for "
+            f"({', '.join(sorted(UART_DRIVERS))})"
+        )
+    else:
+        devices.append(("console.frame", c.frame))
+        if c.type not in UART_DRIVERS:
+            out.append(f"console.type: {c.type!r}: rtmux has a driver for {', '.join(sorted(UART_DRIVERS))}")
+        if c.intid is None:
+            out.append("console.intid: none: the hypervisor takes the console's receive interrupt")
+        elif c.intid < SPI_BASE:
+            out.append(f"console.intid: {c.intid} is not an SPI (INTID 32 and above)")
+
+    for what, frame in devices:
+        if not DEVICE_WINDOW.contains(frame):
+            out.append(f"{what}: {frame} lies beyond the first GiB, where the images map the board's devices")
+
+    if not d.memory:
+        out.append("memory: none: give the RAM by hand (memory = [{ base = ..., size = ... }])")
+    else:
+        first = d.memory[0]
+        if first.base % RAM_ALIGN:
+            out.append(f"memory[0]: base {hexa(first.base)} is not 2 MiB aligned")
+        if not IMAGE_WINDOW.contains(Region(first.base, 1)):
+            out.append(
+                f"memory[0]: starts at {hexa(first.base)}: the images are loaded into the first region, "
+                f"which must start in the second GiB ({IMAGE_WINDOW}), where they map RAM"
+            )
+    for i, ram in enumerate(d.memory):
+        if ram.end > 1 << ADDRESS_BITS:
+            out.append(f"memory[{i}]: {ram} ends beyond the {ADDRESS_BITS}-bit address space the images map")
+        out += [
+            f"memory[{i}]: {ram} overlaps memory[{j}] ({n})"
+            for j, n in enumerate(d.memory[:i])
+            if ram.overlaps(n)
+        ]
+        out += [f"memory[{i}]: {ram} overlaps {what} ({f})" for what, f in devices if ram.overlaps(f)]
+
+    if not d.mpidrs:
+        out.append("cpus.mpidr: no CPU")
+    dup = sorted({m for m in d.mpidrs if d.mpidrs.count(m) > 1})
+    if dup:
+        out.append("cpus.mpidr: " + ", ".join(f"{m:#x}" for m in dup) + " more than once")
+    if d.enable_method != "psci":
+        out.append(
+            f"cpus.enable_method: {d.enable_method or 'none'!r}: the hypervisor starts and stops CPUs "
+            "through PSCI"
+        )
+    if d.psci_method is None:
+        out.append("psci.method: none: the hypervisor calls the firmware's PSCI (by SMC)")
+    elif d.psci_method != "smc":
+        out.append(
+            f"psci.method: {d.psci_method!r}: the hypervisor, at EL2, calls the firmware's PSCI by SMC only"
+        )
+    return out
+
+
+# ------------------------------------------------------------------------------------------------------
+# The images' header
+
+
+def _address(value: int) -> str:
+    return f"{value:#010x}ul"
+
+
+def header(board: Description, *other_gics: Description, sources: Sequence[str] = ()) -> str:
+    """The board's facts as the C header the images include (through platform/<board>/board.h): BOARD_*
+    defines usable from C, assembly and linker scripts. `other_gics`: the same board made with another GIC
+    version (QEMU virt's gic-version=2): their GIC frames are added, everything else must be the same
+    (one build runs on either; the images pick their GIC driver from what the CPU reports). BoardError,
+    one line per problem, for a description the images cannot be built for. `sources` are named in the
+    header's comment."""
+    found = [f"{d.name}: {line}" for d in (board, *other_gics) for line in problems(d)]
+    gics = {}
+    for d in (board, *other_gics):
+        assert d.gic is not None or found  # problems() said so otherwise
+        if d.gic is None:
+            continue
+        if d.gic.version in gics:
+            found.append(f"{d.name}: gic.version: {d.gic.version} twice (each description adds another GIC)")
+        gics[d.gic.version] = d.gic
+    for d in other_gics:
+        for what, mine, theirs in (
+            ("memory", d.memory, board.memory),
+            ("cpus", (d.mpidrs, d.enable_method), (board.mpidrs, board.enable_method)),
+            ("psci", d.psci_method, board.psci_method),
+            ("timer", d.timer, board.timer),
+            ("console", d.console, board.console),
+        ):
+            if mine != theirs:
+                found.append(
+                    f"{d.name}: {what}: not {board.name}'s (the same board: only its GIC may differ)"
+                )
+        if d.gic is not None and board.gic is not None:
+            if d.gic.distributor.base != board.gic.distributor.base:
+                found.append(
+                    f"{d.name}: gic.distributor: not at {board.name}'s ({hexa(board.gic.distributor.base)})"
+                )
+            if d.gic.maintenance_intid != board.gic.maintenance_intid:
+                found.append(f"{d.name}: gic.maintenance_intid: not {board.name}'s")
+    if found:
+        raise BoardError("\n".join(found))
+    assert board.gic is not None and board.timer is not None and board.console is not None
+    assert board.gic.maintenance_intid is not None and board.console.intid is not None
+
+    also = f" and the GIC of {', '.join(d.name for d in other_gics)}" if other_gics else ""
+    out = [
+        "/*",
+        " * Generated by tools/rtmux/boarddesc.py (`python -m rtmux.boarddesc header`); do not edit.",
+        f" * The board facts of {board.name}{also}, from the description{'s' if other_gics else ''}:",
+        *(f" *   {source}" for source in sources),
+        " * The board's platform/<board>/board.h includes it and adds what no device tree says. Usable",
+        " * from C, assembly and linker scripts (BOARD_RAM_BASE, which they use, has no C suffix).",
+        " */",
+        "#ifndef BOARD_DESC_H",
+        "#define BOARD_DESC_H",
+        "",
+        f'#define BOARD_NAME "{board.name}"',
+        "",
+        "/* RAM: the first memory region, where the images are loaded (how much there is the DTB says at run",
+        " * time). */",
+        f"#define BOARD_RAM_BASE {board.memory[0].base:#010x}",
+        "",
+        "/* CPUs are started and stopped through PSCI, the firmware's, by SMC. */",
+        "#define BOARD_PSCI_SMC 1",
+        "",
+        "/* The GIC versions this build has the frames of (the images pick theirs from ID_AA64PFR0_EL1.GIC),",
+        " * the distributor, and the maintenance PPI. */",
+        f"#define BOARD_GIC_V3 {int(3 in gics)}",
+        f"#define BOARD_GIC_V2 {int(2 in gics)}",
+        f"#define BOARD_GICD_BASE {_address(board.gic.distributor.base)}",
+        f"#define BOARD_GICD_SIZE {_address(board.gic.distributor.size)}",
+        f"#define BOARD_INTID_GIC_MAINT {board.gic.maintenance_intid}u",
+    ]
+    v3 = gics.get(3)
+    if v3 is not None and v3.redistributors is not None:
+        out += [
+            "",
+            "/* GICv3: redistributor frames from GICR_BASE one BOARD_GICR_STRIDE apart (RD_base then",
+            " * SGI_base, 64 KiB each), in CPU (Aff0) order. */",
+            f"#define BOARD_GICR_BASE {_address(v3.redistributors.base)}",
+            f"#define BOARD_GICR_SIZE {_address(v3.redistributors.size)}",
+            f"#define BOARD_GICR_STRIDE {_address(GICV3_REDIST_STRIDE)}",
+        ]
+    v2 = gics.get(2)
+    if v2 is not None:
+        out += [
+            "",
+            "/* GICv2: the CPU interface (GICC), the virtual interface control (GICH), the virtual CPU",
+            " * interface (GICV). */",
+        ]
+        for name, frame in (
+            ("GICC", v2.cpu_interface),
+            ("GICH", v2.hyp_interface),
+            ("GICV", v2.virtual_cpu_interface),
+        ):
+            assert frame is not None  # problems() said so otherwise
+            out += [
+                f"#define BOARD_{name}_BASE {_address(frame.base)}",
+                f"#define BOARD_{name}_SIZE {_address(frame.size)}",
+            ]
+    t = board.timer
+    c = board.console
+    out += [
+        "",
+        "/* The generic timer's PPIs: secure and EL1 physical, EL1 virtual, EL2 physical. */",
+        f"#define BOARD_INTID_SEC_TIMER {t['secure_phys']}u",
+        f"#define BOARD_INTID_PHYS_TIMER {t['phys']}u",
+        f"#define BOARD_INTID_VIRT_TIMER {t['virt']}u",
+        f"#define BOARD_INTID_HYP_TIMER {t['hyp_phys']}u",
+        "",
+        f"/* The console UART ({c.type}, {c.node or 'its DTB node'}). BOARD_UART_DRIVER names its driver:",
+        " * the Makefile reads this line and compiles hyp/drivers/NAME.c and rtos/drivers/NAME.c (the",
+        " * interface drivers/uart.h), no other UART driver. */",
+        f'#define BOARD_UART_DRIVER "{UART_DRIVERS[c.type]}"',
+        f"#define BOARD_UART_BASE {_address(c.frame.base)}",
+        f"#define BOARD_UART_SIZE {_address(c.frame.size)}",
+        f"#define BOARD_UART_INTID {c.intid}u",
+        "",
+        "#endif /* BOARD_DESC_H */",
+    ]
+    return "\n".join(out) + "\n"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """`python -m rtmux.boarddesc header BOARD.toml [OTHER-GIC.toml...] [-o FILE]` (the Makefile's step)."""
+    parser = argparse.ArgumentParser(prog="python -m rtmux.boarddesc", description="Board descriptions.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("header", help="write the C header of a board's facts (BOARD_* defines)")
+    p.add_argument(
+        "descriptions",
+        nargs="+",
+        type=Path,
+        metavar="BOARD.toml",
+        help="the board's description, then those of the same board made with another GIC version",
+    )
+    p.add_argument("-o", "--output", type=Path, help="write here (atomically) instead of standard output")
+    args = parser.parse_args(argv)
+    try:
+        descs = [load(path, usable=True) for path in args.descriptions]
+        text = header(descs[0], *descs[1:], sources=[paths.display(path) for path in args.descriptions])
+    except BoardError as e:
+        for line in str(e).splitlines():
+            print(f"rtmux.boarddesc: {line}", file=sys.stderr)
+        print(
+            f"rtmux.boarddesc: no header written{f' ({args.output})' if args.output else ''}: the images "
+            "cannot be built for this description",
+            file=sys.stderr,
+        )
+        return 1
+    if args.output is None:
+        sys.stdout.write(text)
+    else:
+        tmp = args.output.with_name(f"{args.output.name}.{os.getpid()}.tmp")
+        tmp.write_text(text)
+        os.replace(tmp, args.output)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

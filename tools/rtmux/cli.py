@@ -14,7 +14,7 @@ from rtmux import __version__, boarddesc, config, paths, qemu, sdk
 from rtmux.bench import model as bench
 from rtmux.bench import runner
 from rtmux.board import GIC_VERSIONS
-from rtmux.errors import EXIT_OK, EXIT_PIPE, EXIT_SETUP, GuestFailure, RtmuxError, SetupError
+from rtmux.errors import EXIT_FAILED, EXIT_OK, EXIT_PIPE, EXIT_SETUP, GuestFailure, RtmuxError, SetupError
 from rtmux.formats import latmus
 from rtmux.image import debian, sdcard
 from rtmux.run import linux, rtos, system
@@ -567,7 +567,9 @@ def _add_board(top: Subparsers) -> None:
         help="write a board description from the board's own device tree",
         description="Read FILE.dtb and write the board's description (RAM, CPUs, PSCI, GIC, timer, console "
         "UART) as TOML; each thing the DTB does not give, or that rtmux cannot use, is printed on stderr and "
-        "kept as a comment at the top of the file.",
+        "kept as a comment at the top of the file. Then each field rtmux needs that the description lacks "
+        "(or the images cannot use) is printed, and the exit status is 1 while there is one: the build "
+        "refuses the description until they are given by hand.",
     )
     p.add_argument("dtb", type=Path, metavar="FILE.dtb")
     p.add_argument("--name", help="the board's name in the description (default: the DTB's file name)")
@@ -598,6 +600,18 @@ def cmd_board_import(args: argparse.Namespace) -> int:
             f"rtmux: board import: wrote {args.output} ({len(imported.missing)} thing(s) missing)",
             file=sys.stderr,
         )
+    # The description is the DTB's, written even so; what rtmux needs of it and does not find refuses it
+    # (the images' header is not generated for it) until it is given by hand.
+    problems = boarddesc.problems(imported.description)
+    for line in problems:
+        print(f"rtmux: board import: {args.dtb.name}: not buildable: {line}", file=sys.stderr)
+    if problems:
+        print(
+            f"rtmux: board import: {len(problems)} problem(s): give or correct those fields, then build "
+            f"with BOARD={imported.description.name} (docs/boards.md)",
+            file=sys.stderr,
+        )
+        return EXIT_FAILED
     return EXIT_OK
 
 

@@ -170,7 +170,13 @@ class _Loader(PartitionReader, Placement, ChannelReader, ServicesReader):
                 f"{size_text(boards.QEMU_VIRT_MAX_RAM)}",
             )
             memory = None
-        return boards.qemu_virt(cpus=cpus, memory=memory or GIB, gic=gic)
+        try:
+            return boards.qemu_virt(cpus=cpus, memory=memory or GIB, gic=gic)
+        except boards.BoardError as exc:
+            # the board's description (platform/NAME/board.toml): nothing can be placed without it
+            for line in str(exc).splitlines():
+                self.error(ctx, f"name {name!r}: its description {line}")
+            raise ConfigError(self.where, self.errors) from None
 
     def load_hypervisor(self, data: dict[str, Any], board: Board) -> Region:
         ctx = "[hypervisor]"
