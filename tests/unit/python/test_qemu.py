@@ -35,6 +35,15 @@ def test_qemu_command_icount_no_append() -> None:
     assert cmd[-2:] == ["-icount", "shift=0,align=off,sleep=off"]
 
 
+def test_qemu_command_gicv2() -> None:
+    """`./rtmux rtos ... --gic 2`: QEMU virt with a GICv2; a version QEMU virt has but rtmux does not
+    drive is refused."""
+    cmd = qemu.qemu_command("x.img", gic=2)
+    assert cmd[cmd.index("-M") + 1] == "virt,virtualization=on,gic-version=2"
+    with pytest.raises(ValueError, match="no GIC version 4"):
+        qemu.qemu_command("x.img", gic=4)
+
+
 def test_find_qemu_missing(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("PATH", str(tmp_path))
     with pytest.raises(SetupError, match="make deps"):
