@@ -13,7 +13,8 @@ stopped with it. The emulation now reads such frames as zero and ignores writes 
 The same command reads the identification register (GICR_PIDR2) of the rtos CPU's frame, which is not
 mapped into Linux either, and gets the GIC's architecture revision from the hypervisor's emulation.
 
-test_devmem_over_the_whole_board: every region of the board (tests/system/devmem_map.py), every width.
+test_devmem_over_the_whole_board: every region of the board (tests/system/devmem_map.py), every width, on
+the default system and on the same system on the GICv2 board (configs/qemu-virt-gicv2.toml).
 """
 
 from __future__ import annotations
@@ -35,6 +36,8 @@ pytestmark = pytest.mark.system
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIG = ROOT / "configs" / "qemu-virt.toml"
+# The default system on QEMU virt with a GICv2.
+GICV2_CONFIG = ROOT / "configs" / "qemu-virt-gicv2.toml"
 # On the default board (2 CPUs), frame n of the redistributor region starts at 0x080a0000 + n * 0x20000.
 BEYOND = 0x080E0000  # CPU 2's frame: no such CPU
 BEYOND_TYPER = BEYOND + 0x8
@@ -122,19 +125,22 @@ def sweep_results(console: str) -> dict[tuple[str, int, int], tuple[int, str]]:
     return out
 
 
-def test_devmem_over_the_whole_board(rtos_images: Path) -> None:
+@pytest.mark.parametrize("config", [CONFIG, GICV2_CONFIG], ids=["gicv3", "gicv2"])
+def test_devmem_over_the_whole_board(rtos_images: Path, config: Path) -> None:
     """Root reads and writes, with every devmem width, the start, an unaligned offset, a page crossing,
     the end and the last byte of every region of the board (devmem_map: devices not assigned to Linux,
     holes, the GIC and UART the hypervisor emulates, the other partitions' RAM, free RAM, beyond RAM,
-    beyond the IPA space). Linux boots with iomem=relaxed, which a root user can arrange (kexec), so that
-    Linux's own drivers do not keep /dev/mem away from the GIC and the UART: the attack reaches them.
+    beyond the IPA space; on the GICv2 board the distributor's 4 KiB, the CPU interface mapped for Linux,
+    GICH and GICV's physical frames, and where redistributors would be). Linux boots with iomem=relaxed,
+    which a root user can arrange (kexec), so that Linux's own drivers do not keep /dev/mem away from the
+    GIC and the UART: the attack reaches them.
 
     Every access has the outcome the map predicts (exit status: 135 when the hypervisor refused it with
     an abort, 0 when it was emulated or is Linux's own device, 1 when Linux refused its own RAM), the
     hypervisor counts exactly the refused ones, emulated registers show their known values, and the rtos
     never notices."""
-    config = cfg.load(CONFIG, find_kernel=debian.cached_kernel_image)
-    board_map = devmem_map.Map(config, "linux")
+    system_config = cfg.load(config, find_kernel=debian.cached_kernel_image)
+    board_map = devmem_map.Map(system_config, "linux")
     board_map.check_pages()
     reads = board_map.reads()
     probes = board_map.probes()
@@ -142,8 +148,8 @@ def test_devmem_over_the_whole_board(rtos_images: Path) -> None:
     expected = {("r", a, w): board_map.outcome(a, w) for a in read_addresses for w in devmem_map.WIDTHS}
     expected |= {("w", a.address, a.width): a.outcome for a in board_map.writes()}
     write_addresses = board_map.write_addresses()
-    linux = next(p for p in config.partitions if p.name == "linux")
-    built = system.build(CONFIG, bootargs={"linux": f"{linux.bootargs} iomem=relaxed"}, icount=True)
+    linux = next(p for p in system_config.partitions if p.name == "linux")
+    built = system.build(config, bootargs={"linux": f"{linux.bootargs} iomem=relaxed"}, icount=True)
     # Each result line is printed whole: a partial line would be shown alone after a quiet console tick.
     sweep = (
         'for a in $R; do l="@r $a"; for w in 8 16 32 64; do v=$(devmem $a $w); l="$l $?:$v"; done; '
@@ -187,10 +193,13 @@ def test_devmem_over_the_whole_board(rtos_images: Path) -> None:
     assert console_script.linux_value(out, "bad") == "0", why
     # the rtos never noticed: every report with its code intact, none missing, and once Linux is off
     # no more missed periods (while Linux runs, missed periods are the emulator's: docs/security.md)
-    console_script.rtos_reported_unharmed(out, why, quiet_from="rtmux: partition linux stopped")
+    console_script.rtos_reported_unharmed(
+        out, why, quiet_from="rtmux: partition linux stopped", gic=system_config.board.gic_version
+    )
     assert "rtmux: partition rtos stopped" not in out, why
     print(
-        f"devmem sweep: {len(read_addresses)} read and {len(write_addresses)} write addresses, "
+        f"devmem sweep ({system_config.board.name}): {len(read_addresses)} read and "
+        f"{len(write_addresses)} write addresses, "
         f"{len(expected)} accesses, {aborts} refused, wall {r.elapsed_s:.0f} s"
     )
 

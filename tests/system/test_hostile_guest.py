@@ -1,7 +1,10 @@
 """Small malicious kernels in the Linux partition (tests/guests/hostile/, tests/system/configs/hostile.toml).
 
 Each test boots the rtos demo on CPU 0 and the hostile guest on CPU 1 with one attack (attack=NAME in
-its boot arguments), in icount mode, and checks three things:
+its boot arguments), in icount mode, on the board of the configuration (QEMU virt with its GICv3) and,
+for the attacks on the interrupt controller and the partition's life cycle, also on a GICv2
+(`qemu-virt-gicv2`: a temporary copy of the configuration with that `[board] name`), and checks three
+things:
   - the attack happened: the guest prints figures it computed (calls made, exceptions taken) and the
     hypervisor logs what it refused, so a test cannot pass by not attacking;
   - the hypervisor survived and kept its promise (the specific check of each attack);
@@ -15,14 +18,17 @@ from __future__ import annotations
 
 import re
 import subprocess
+import tomllib
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from elftools.elf.elffile import ELFFile
 from elftools.elf.sections import SymbolTableSection
 
+from rtmux import board as b
 from rtmux import qemu
-from rtmux.formats.hyp_console import el2_entries
+from rtmux.formats.hyp_console import el2_entries, mmio_accesses
 from rtmux.formats.rtos_console import demo_reports
 from rtmux.run import system
 from tests.system import console_script
@@ -35,6 +41,12 @@ CONFIG = ROOT / "tests" / "system" / "configs" / "hostile.toml"
 # The same system with the PL031 RTC (SPI 2, level-triggered) assigned to the hostile guest.
 RTC_CONFIG = ROOT / "tests" / "system" / "configs" / "hostile-rtc.toml"
 STOPPED = "rtmux: partition linux stopped"
+# The boards the attacks on the interrupt controller run on: QEMU virt with a GICv3 (the configurations'
+# own) and with a GICv2.
+GICV3, GICV2 = "qemu-virt", "qemu-virt-gicv2"
+BOARDS = (GICV3, GICV2)
+
+OnBoard = Callable[[Path, str], Path]
 
 
 @pytest.fixture(scope="module")
@@ -43,15 +55,56 @@ def hostile_image(rtos_images: Path) -> Path:
     return ROOT / "build" / "guests" / "hostile.img"
 
 
+@pytest.fixture(scope="module")
+def on_board(tmp_path_factory: pytest.TempPathFactory) -> OnBoard:
+    """on_board(config, board): `config` itself on its own board, else a temporary copy of it whose
+    `[board] name` is `board` (every other line the same)."""
+    folder = tmp_path_factory.mktemp("boards")
+
+    def get(config: Path, board: str) -> Path:
+        text = config.read_text()
+        if tomllib.loads(text)["board"]["name"] == board:
+            return config
+        line = re.compile(r'^(\[board\]\nname = )"[^"]*"', re.MULTILINE)
+        assert line.search(text), f"{config}: no [board] name line right after [board]"
+        copy = folder / f"{config.stem}-{board}.toml"
+        copy.write_text(line.sub(rf'\1"{board}"', text, count=1))
+        assert tomllib.loads(copy.read_text())["board"]["name"] == board
+        return copy
+
+    return get
+
+
+def gic_of(config: Path) -> int:
+    """The GIC version of a configuration's board."""
+    return b.BOARD_GIC[tomllib.loads(config.read_text())["board"]["name"]]
+
+
 def attack(
     image: Path, name: str, script: Script, timeout_s: float = 300, args: str = "", config: Path = CONFIG
 ) -> qemu.RunResult:
-    """Boots the hostile guest with attack=NAME; `script` (usually `until(...)`) says when it is over."""
+    """Boots the hostile guest with attack=NAME; `script` (usually `until(...)`) says when it is over.
+    The guest says which GIC it found: the one of the configuration's board."""
     del image  # the fixture built it; the configuration names it
     built = system.build(config, bootargs={"linux": f"attack={name} seed=12345 {args}".strip()}, icount=True)
     r = console_script.run(built.argv, timeout_s, script)
     assert script.finished and r.stopped, f"attack {name} did not finish{describe(r)}"
+    assert f"hostile: attack {name} (GICv{gic_of(config)})" in r.console, describe(r)
     return r
+
+
+def mmio_count(r: qemu.RunResult, region: str) -> int:
+    """The hypervisor's count of the Linux partition's accesses to one emulated region (its last report)."""
+    found = [m.counts.get(region, 0) for m in mmio_accesses(r.console) if m.partition == "linux"]
+    assert found, f"no mmio report for the partition{describe(r)}"
+    return found[-1]
+
+
+def el2_count(r: qemu.RunResult, cause: str) -> int:
+    """The Linux CPU's EL2 entries of one cause (its last report)."""
+    found = [e.counts.get(cause, 0) for e in el2_entries(r.console) if e.partition == "linux"]
+    assert found, f"no el2-entries report for the partition{describe(r)}"
+    return found[-1]
 
 
 def describe(r: qemu.RunResult) -> str:
@@ -101,11 +154,18 @@ def number(r: qemu.RunResult, pattern: str, base: int = 10) -> list[int]:
     return [int(g, base) for g in m.groups()]
 
 
-def test_reset_loop_leaks_nothing(hostile_image: Path) -> None:
-    """A guest that only asks for SYSTEM_RESET, a thousand times: the hypervisor's stack is reset at every
-    entry, so it never grows into the page tables below it."""
-    resets = 1000
-    r = attack(hostile_image, "reset", until(r"hostile: resetting", times=resets), timeout_s=900)
+@pytest.mark.parametrize("board", BOARDS)
+def test_reset_loop_leaks_nothing(hostile_image: Path, on_board: OnBoard, board: str) -> None:
+    """A guest that only asks for SYSTEM_RESET, a thousand times (200 on the GICv2): the hypervisor's
+    stack is reset at every entry, so it never grows into the page tables below it."""
+    resets = 1000 if board == GICV3 else 200
+    r = attack(
+        hostile_image,
+        "reset",
+        until(r"hostile: resetting", times=resets),
+        timeout_s=900,
+        config=on_board(CONFIG, board),
+    )
     assert r.console.count("[linux] hostile: resetting") >= resets, describe(r)
     # The hypervisor's line for each reset goes through the partition's line limit (16 at once, then one
     # a second, each after the count of those not shown): every reset is in the lines or in the counts.
@@ -119,20 +179,27 @@ def test_reset_loop_leaks_nothing(hostile_image: Path) -> None:
     rtos_unharmed(r)
 
 
-def test_reset_clears_cpu_state(hostile_image: Path) -> None:
+@pytest.mark.parametrize("board", BOARDS)
+def test_reset_clears_cpu_state(hostile_image: Path, on_board: OnBoard, board: str) -> None:
     """Every boot checks that the previous one left nothing behind (EL1 registers, FP/SIMD, timers,
     virtual CPU interface, an interrupt left active) and then leaves all of that dirty and resets."""
-    r = attack(hostile_image, "state", until(r"hostile: state check: \d+ leaks", times=3))
+    r = attack(
+        hostile_image,
+        "state",
+        until(r"hostile: state check: \d+ leaks", times=3),
+        config=on_board(CONFIG, board),
+    )
     checks = re.findall(r"hostile: state check: (\d+) leaks", r.console)
     assert len(checks) >= 3 and set(checks) == {"0"}, describe(r)
     assert r.console.count("acknowledged INTID 27, left active") >= 2, describe(r)
     rtos_unharmed(r)
 
 
-def test_poweroff_with_timer_firing(hostile_image: Path) -> None:
+@pytest.mark.parametrize("board", BOARDS)
+def test_poweroff_with_timer_firing(hostile_image: Path, on_board: OnBoard, board: str) -> None:
     """SYSTEM_OFF with the virtual timer asserted at the top priority: the partition's interrupts are
     quiesced when it stops, so its CPU (which also drains the console) does not livelock at EL2."""
-    r = attack(hostile_image, "poweroff-timer", until(STOPPED, after=5))
+    r = attack(hostile_image, "poweroff-timer", until(STOPPED, after=5), config=on_board(CONFIG, board))
     assert "virtual timer firing at top priority; powering off" in r.console, describe(r)
     rtos_unharmed(r, quiet_from=STOPPED)
 
@@ -195,16 +262,72 @@ def test_psci_fuzzing(hostile_image: Path) -> None:
 
 
 def test_gic_system_register_misuse(hostile_image: Path) -> None:
+    """GICv3: the CPU interface's system registers (a GICv2 has none: its counterpart is the next test)."""
     r = attack(hostile_image, "gic-sysreg", until(STOPPED, after=4), args="count=20000")
     (writes, _taken) = number(r, r"gic-sysreg: (\d+) writes, (\d+) interrupts taken")
     assert writes == 20000, describe(r)
+    assert el2_count(r, "sysreg") >= writes // 8 * 3, describe(r)  # the SGI register writes trapped
     rtos_unharmed(r, quiet_from=STOPPED)
 
 
-def test_top_priority_interrupt_storm(hostile_image: Path) -> None:
-    r = attack(hostile_image, "irq-storm", until(STOPPED, after=4), args="ms=2000")
+@pytest.mark.parametrize("config", [CONFIG, RTC_CONFIG], ids=["hostile", "hostile-rtc"])
+def test_gicv2_distributor_sgi_and_target_misuse(
+    hostile_image: Path, on_board: OnBoard, config: Path
+) -> None:
+    """GICv2: SGIs, their pending state, SPI targets, priorities and enables are distributor registers
+    (tests/guests/hostile/main.c, attack_gic_sgir). GICD_SGIR with every filter, target list and INTID,
+    GICD_CPENDSGIR/SPENDSGIR, every SPI's GICD_ITARGETSR naming every other CPU interface (the rtos's
+    among them), priority, enable, group, pending, active and configuration words at random, the
+    partition's CPU interface misused; with the RTC assigned, one of the SPIs written is a physical one
+    the partition owns. Afterwards no SPI names another CPU, the banked targets and the identification
+    registers are unchanged, and with a clean CPU interface every SGI that names the guest's CPU is taken
+    exactly once and no other (the rest of its targets dropped), and a cleared SGI never comes."""
+    n = 20000
+    r = attack(
+        hostile_image, "gic-sgir", until(STOPPED, after=4), args=f"count={n}", config=on_board(config, GICV2)
+    )
+    total, sgir, pend, targets, prio, cpuif, _taken = number(
+        r,
+        r"gic-sgir: (\d+) writes: (\d+) SGIR, (\d+) SGI pending, (\d+) ITARGETSR, (\d+) priority, enable, "
+        r"group, pending, active and configuration, (\d+) CPU interface; (\d+) interrupts taken",
+    )
+    assert total == sgir + pend + targets + prio + cpuif and total > n, describe(r)
+    assert sgir >= n // 4 and min(pend, targets, prio, cpuif) >= n // 8, describe(r)
+    # the distributor's writes reached the hypervisor's emulation (the CPU interface's are the guest's own)
+    assert mmio_count(r, "gicd") >= total - cpuif, describe(r)
+    mine, foreign, banked_wrong, moved = number(
+        r,
+        r"SPI targets: (\d+) name this CPU \(0x[0-9a-f]+\) alone, (\d+) another CPU; (\d+) banked targets "
+        r"not this CPU's; (\d+) identification registers moved",
+    )
+    (self_bit,) = number(r, r"SPI targets: \d+ name this CPU \(0x([0-9a-f]+)\)", base=16)
+    # the guest's SPIs: its virtual UART's and, when it has it, the RTC's; every other SPI names none
+    own_spis = 1 + (config == RTC_CONFIG)
+    assert self_bit == 1 << 1, describe(r)  # CPU 1's interface (Aff0 1)
+    assert (mine, foreign, banked_wrong, moved) == (own_spis, 0, 0, 0), describe(r)
+    written, expected, taken, cleared, read_wrong, taken_after_clear = number(
+        r,
+        r"SGIs to itself: (\d+) writes, (\d+) expected, (\d+) taken; (\d+) set and cleared pending, "
+        r"(\d+) read wrong, (\d+) taken",
+    )
+    assert written == n // 8 and written // 2 < expected < written, describe(r)
+    assert taken == expected, describe(r)
+    assert cleared > 0 and read_wrong == 0 and taken_after_clear == 0, describe(r)
+    assert stats(r, required=False)["aborts"] == 0, describe(r)  # every access emulated, none refused
+    rtos_unharmed(r, quiet_from=STOPPED)
+
+
+@pytest.mark.parametrize("board", BOARDS)
+def test_top_priority_interrupt_storm(hostile_image: Path, on_board: OnBoard, board: str) -> None:
+    """The virtual timer always firing at the top priority and SGIs to itself as fast as the guest can
+    send them (GICv3: trapped ICC_SGI1R_EL1 writes; GICv2: trapped GICD_SGIR writes)."""
+    r = attack(
+        hostile_image, "irq-storm", until(STOPPED, after=4), args="ms=2000", config=on_board(CONFIG, board)
+    )
     taken, sgis, _ms = number(r, r"irq-storm: (\d+) interrupts taken, (\d+) SGIs sent in (\d+) ms")
     assert taken > 1000 and sgis > 1000, describe(r)
+    sent = el2_count(r, "sysreg") if board == GICV3 else mmio_count(r, "gicd")
+    assert sent >= sgis, f"{sent} trapped SGI writes for {sgis} SGIs{describe(r)}"
     rtos_unharmed(r, quiet_from=STOPPED)
 
 
@@ -224,12 +347,53 @@ def test_reference_spin(hostile_image: Path) -> None:
     rtos_unharmed(r, quiet_from=STOPPED)
 
 
-def test_emulated_register_storm(hostile_image: Path) -> None:
-    """Every emulated register window with every size and alignment, page-crossing included."""
-    r = attack(hostile_image, "mmio", until(STOPPED, after=4), args="count=20000")
+MMIO_WINDOW = re.compile(
+    r"mmio window (\w+) 0x([0-9a-f]+)\+0x([0-9a-f]+): (\d+) accesses \((\d+) reaching past its end\), "
+    r"(\d+) aborts, (\d+) refused, (\d+) alignment faults"
+)
+
+
+@pytest.mark.parametrize("board", BOARDS)
+def test_emulated_register_storm(hostile_image: Path, on_board: OnBoard, board: str) -> None:
+    """Every emulated register window with every size and alignment, page-crossing included: the
+    distributor (its 64 KiB on a GICv3, its 4 KiB on a GICv2), the redistributor window (on a GICv2,
+    which has none, nothing is there), the UART, and on a GICv2 the CPU interface the guest is given.
+
+    Each window's accesses end as the board says: an emulated window answers all of them (also those
+    reaching into the next page: the first page of an access decides); the CPU interface is mapped, so
+    only the accesses reaching past it into the page after it, which is not the partition's, are refused;
+    in the GICv2's absent redistributor window every access is refused. The hypervisor's count of refused
+    accesses is exactly the guest's count of the aborts it injected."""
+    n = 20000
+    r = attack(
+        hostile_image, "mmio", until(STOPPED, after=4), args=f"count={n}", config=on_board(CONFIG, board)
+    )
     (accesses, _aborts) = number(r, r"mmio: (\d+) accesses, (\d+) aborts")
     assert accesses > 50000, describe(r)
     assert re.findall(r"partition linux stopped: (.*)", r.console) == ["powered off (PSCI)"], describe(r)
+    windows = {
+        m[1]: [int(m[2], 16), int(m[3], 16), *map(int, m.groups()[3:])]
+        for m in MMIO_WINDOW.finditer(r.console)
+    }
+    brd = b.qemu_virt(gic=b.BOARD_GIC[board])
+    expected_windows = {"gicd", "gicr", "uart"} | ({"gicc"} if board == GICV2 else set())
+    assert set(windows) == expected_windows, describe(r)
+    assert windows["gicd"][:2] == [brd.gicd.base, 0x1000 if board == GICV2 else brd.gicd.size], describe(r)
+    refused_total = 0
+    for name, (base, size, count, past, aborts, refused, _align) in windows.items():
+        assert count >= n - 100 and aborts >= refused, f"{name}{describe(r)}"
+        if name == "gicr" and board == GICV2:
+            want = count  # no redistributors: nothing there
+        elif name == "gicc":
+            assert brd.gicc is not None and base == brd.gicc.base, describe(r)
+            want = past  # the mapped CPU interface: only what reaches the page after it
+        else:
+            want = 0  # emulated
+        assert refused == want, (
+            f"window {name} 0x{base:x}+0x{size:x}: {refused} refused, not {want}{describe(r)}"
+        )
+        refused_total += refused
+    assert stats(r, required=False)["aborts"] == refused_total, describe(r)
     rtos_unharmed(r, quiet_from=STOPPED)
 
 
@@ -250,13 +414,16 @@ def test_partition_high_in_a_large_ram(hostile_image: Path, tmp_path: Path) -> N
     rtos_unharmed(r, quiet_from=STOPPED)
 
 
-def test_assigned_spi_reaches_its_own_cpu(hostile_image: Path) -> None:
+@pytest.mark.parametrize("board", BOARDS)
+def test_assigned_spi_reaches_its_own_cpu(hostile_image: Path, on_board: OnBoard, board: str) -> None:
     """Issue 10 item 15: the PL031 assigned to the guest, which enables its SPI without ever writing
-    GICD_IROUTER. The hypervisor routed the SPI to the partition's CPU, disabled, when it set the partition
-    up, so every alarm interrupts the guest's own CPU (none reaches the rtos's). At the end the guest powers
-    off with the alarm still asserted: the SPI is disabled at the stop, and the rtos runs on clean."""
+    GICD_IROUTER (GICD_ITARGETSR on a GICv2). The hypervisor routed the SPI to the partition's CPU,
+    disabled, when it set the partition up, so every alarm interrupts the guest's own CPU (none reaches
+    the rtos's). At the end the guest powers off with the alarm still asserted: the SPI is disabled at the
+    stop, and the rtos runs on clean."""
     n = 20
-    r = attack(hostile_image, "rtc-route", until(STOPPED, after=4), args=f"count={n}", config=RTC_CONFIG)
+    config = on_board(RTC_CONFIG, board)
+    r = attack(hostile_image, "rtc-route", until(STOPPED, after=4), args=f"count={n}", config=config)
     route, mine = number(r, r"rtc-route: routed to 0x([0-9a-f]+) \(this CPU 0x([0-9a-f]+)\)", base=16)
     enabled, raised, taken, lost, spurious = number(
         r,
@@ -269,13 +436,15 @@ def test_assigned_spi_reaches_its_own_cpu(hostile_image: Path) -> None:
     rtos_unharmed(r, quiet_from=STOPPED)
 
 
-def rtc_level(hostile_image: Path, order: str, n: int) -> tuple[qemu.RunResult, dict[str, int]]:
+def rtc_level(
+    hostile_image: Path, order: str, n: int, config: Path = RTC_CONFIG
+) -> tuple[qemu.RunResult, dict[str, int]]:
     r = attack(
         hostile_image,
         "rtc-level",
         until(STOPPED, after=4),
         args=f"order={order} count={n}",
-        config=RTC_CONFIG,
+        config=config,
     )
     raised, runs, asserted, spurious, lost = number(
         r,
@@ -287,28 +456,42 @@ def rtc_level(hostile_image: Path, order: str, n: int) -> tuple[qemu.RunResult, 
     return r, {"runs": runs, "asserted": asserted, "spurious": spurious, "lost": lost}
 
 
-def test_level_interrupt_ended_before_its_device_is_not_delivered_again(hostile_image: Path) -> None:
+@pytest.mark.parametrize("board", BOARDS)
+def test_level_interrupt_ended_before_its_device_is_not_delivered_again(
+    hostile_image: Path, on_board: OnBoard, board: str
+) -> None:
     """Issue 10 item 16: the guest's handler EOIs the PL031's level interrupt first and clears the device
     after. The line is still up at the EOI, so the interrupt is taken again at EL2 and listed while the
     guest has IRQs masked; before the fix the guest got it once more after clearing the device (one
-    spurious run per event: 200 of 200). The hypervisor re-checks the line at the guest's next IAR read
-    and withdraws it: no spurious run, none lost, and its report shows the path ran."""
+    spurious run per event: 200 of 200). On a GICv3 the hypervisor re-checks the line at the guest's next
+    IAR read and withdraws it: no spurious run, none lost, and its report shows the path ran. A GICv2
+    cannot trap the IAR (the guest's CPU interface is the mapped GICV), so there is no re-check: the guest's
+    counts alone must be right."""
     n = 200
-    r, got = rtc_level(hostile_image, "eoi-first", n)
+    r, got = rtc_level(hostile_image, "eoi-first", n, config=on_board(RTC_CONFIG, board))
     assert got == {"runs": n, "asserted": n, "spurious": 0, "lost": 0}, describe(r)
-    s = stats(r)
-    assert s["withdrawn"] == n and s["resamples"] >= n, describe(r)
+    s = stats(r, required=board == GICV3)
+    if board == GICV3:
+        assert s["withdrawn"] == n and s["resamples"] >= n, describe(r)
+    else:
+        assert s["withdrawn"] == 0 and s["resamples"] == 0, describe(r)
 
 
-def test_level_interrupt_still_asserted_is_delivered_again(hostile_image: Path) -> None:
+@pytest.mark.parametrize("board", BOARDS)
+def test_level_interrupt_still_asserted_is_delivered_again(
+    hostile_image: Path, on_board: OnBoard, board: str
+) -> None:
     """The control of the test above: a handler that EOIs without clearing the device (and clears it on
     its second run) leaves the line really asserted, so the interrupt must come again every time; the
-    re-check at the IAR keeps it."""
+    re-check at the IAR (GICv3) keeps it."""
     n = 200
-    r, got = rtc_level(hostile_image, "held", n)
+    r, got = rtc_level(hostile_image, "held", n, config=on_board(RTC_CONFIG, board))
     assert got == {"runs": 2 * n, "asserted": 2 * n, "spurious": 0, "lost": 0}, describe(r)
-    s = stats(r)
-    assert s["withdrawn"] == 0 and s["resamples"] >= n, describe(r)
+    s = stats(r, required=board == GICV3)
+    if board == GICV3:
+        assert s["withdrawn"] == 0 and s["resamples"] >= n, describe(r)
+    else:
+        assert s["withdrawn"] == 0 and s["resamples"] == 0, describe(r)
 
 
 def test_level_interrupt_handled_in_order_takes_no_extra_trap(hostile_image: Path) -> None:

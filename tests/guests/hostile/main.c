@@ -2,9 +2,16 @@
  * A malicious partition: booted as the Linux partition beside the rtos, it attacks the hypervisor in
  * the way its boot arguments name (attack=NAME). Every attack prints what it did in figures it
  * computed, so a test can tell "attacked and survived" from "did not attack". tests/system/
- * test_hostile.py runs them; docs/security.md lists them with their outcome.
+ * test_hostile_guest.py runs them; docs/security.md lists them with their outcome.
+ *
+ * It runs on both GIC versions, picked at run time as the rtos picks its driver (rtos/drivers/intc.c):
+ * a CPU with the GICv3 system-register interface (ID_AA64PFR0_EL1.GIC) is on a GICv3, where the guest
+ * uses the ICC_* registers and its redistributor; one without it is on a GICv2, where it uses the
+ * distributor's banked SGI/PPI registers and the memory-mapped CPU interface at BOARD_GICC_BASE (the
+ * virtual one the hypervisor maps there), with Group 0 interrupts and SGIs through GICD_SGIR.
  */
-#include "arm64/gicv3.h"
+#include "arm64/esr.h"
+#include "arm64/gicv2.h"
 #include "arm64/pl031.h"
 #include "arm64/psci.h"
 #include "arm64/sysreg.h"
@@ -16,11 +23,134 @@
 /* The rtos's RAM as physical (= Linux's IPA) address: below the Linux partition's RAM. */
 #define RTOS_RAM_PA 0x48000000u
 
+/* Data abort fault status: an alignment fault (on hardware, an unaligned access to Device memory, as
+ * every access is with the MMU off; QEMU 7.2 raises none). */
+#define FSC_ALIGNMENT 0x21u
+
 /* Distinct values written before a reset and looked for after it. */
 #define MARK 0x5eedf00d0badcafeull
 
 static volatile uint64_t sync_count, undef_count, abort_count, irq_count;
+/* Data aborts by their fault status: injected by the hypervisor (a synchronous external abort: it
+ * refused the access) and alignment faults (taken at EL1, the hypervisor never saw the access). */
+static volatile uint64_t refused_count, align_count;
+/* SGIs taken (any INTID below 16). */
+static volatile uint64_t sgi_count;
 static volatile uint32_t last_intid;
+
+/* True on a GICv2 (set first thing in guest_main). */
+static bool gic2;
+
+static bool cpu_has_gicv3_sysregs(void)
+{
+    return ((GUEST_READ_SYSREG(id_aa64pfr0_el1) >> ID_PFR0_GIC_SHIFT) & ID_PFR0_GIC_MASK) != 0;
+}
+
+/* Device accesses as single loads and stores without writeback (a compiler's post-indexed store in a
+ * loop has no syndrome the hypervisor can emulate: it refuses it, and skipping it would repeat the loop
+ * forever), as a kernel's readl/writel are. */
+static uint32_t mmio_r32(uintptr_t a)
+{
+    uint32_t v;
+    __asm__ volatile("ldr %w0, [%1]" : "=r"(v) : "r"(a) : "memory");
+    return v;
+}
+
+static uint8_t mmio_r8(uintptr_t a)
+{
+    uint32_t v;
+    __asm__ volatile("ldrb %w0, [%1]" : "=r"(v) : "r"(a) : "memory");
+    return (uint8_t)v;
+}
+
+static void mmio_w32(uintptr_t a, uint32_t v)
+{
+    __asm__ volatile("str %w0, [%1]" : : "r"(v), "r"(a) : "memory");
+}
+
+static void mmio_w8(uintptr_t a, uint8_t v)
+{
+    __asm__ volatile("strb %w0, [%1]" : : "r"((uint32_t)v), "r"(a) : "memory");
+}
+
+static uint32_t gicd_r32(uint64_t off)
+{
+    return mmio_r32(BOARD_GICD_BASE + off);
+}
+
+static uint8_t gicd_r8(uint64_t off)
+{
+    return mmio_r8(BOARD_GICD_BASE + off);
+}
+
+static void gicd_w32(uint64_t off, uint32_t v)
+{
+    mmio_w32(BOARD_GICD_BASE + off, v);
+}
+
+static void gicd_w8(uint64_t off, uint8_t v)
+{
+    mmio_w8(BOARD_GICD_BASE + off, v);
+}
+
+/* GICv2: the CPU interface the partition is given (the virtual one, GICV, mapped at GICC's address). */
+static uint32_t gicc_r32(uint64_t off)
+{
+    return mmio_r32(BOARD_GICC_BASE + off);
+}
+
+static void gicc_w32(uint64_t off, uint32_t v)
+{
+    mmio_w32(BOARD_GICC_BASE + off, v);
+}
+
+/* Acknowledges the highest pending interrupt: its IAR value (GICv2: the SGI's source CPU in [12:10]). */
+static uint64_t gic_ack(void)
+{
+    return gic2 ? gicc_r32(GICC_IAR) : GUEST_READ_SYSREG(S3_0_C12_C12_0); /* ICC_IAR1_EL1 */
+}
+
+static uint32_t gic_intid(uint64_t iar)
+{
+    return (uint32_t)(iar & (gic2 ? GICC_IAR_INTID : GIC_INTID_MASK));
+}
+
+/* Ends an interrupt (EOImode 0: also deactivates it). */
+static void gic_eoi(uint64_t iar)
+{
+    if (gic2) {
+        gicc_w32(GICC_EOIR, (uint32_t)iar);
+    } else {
+        GUEST_WRITE_SYSREG(S3_0_C12_C12_1, iar); /* ICC_EOIR1_EL1 */
+    }
+}
+
+/* The running priority (0xff: nothing active). */
+static uint64_t gic_rpr(void)
+{
+    return gic2 ? gicc_r32(GICC_RPR) : GUEST_READ_SYSREG(S3_0_C12_C11_3); /* ICC_RPR_EL1 */
+}
+
+static uint64_t gic_pmr(void)
+{
+    return gic2 ? gicc_r32(GICC_PMR) : GUEST_READ_SYSREG(S3_0_C4_C6_0); /* ICC_PMR_EL1 */
+}
+
+static void gic_set_pmr(uint8_t pmr)
+{
+    if (gic2) {
+        gicc_w32(GICC_PMR, pmr);
+    } else {
+        GUEST_WRITE_SYSREG(S3_0_C4_C6_0, pmr);
+    }
+}
+
+/* Whether the group the guest's interrupts use is enabled at its CPU interface. */
+static bool gic_group_enabled(void)
+{
+    return gic2 ? (gicc_r32(GICC_CTLR) & GICC_CTLR_ENABLE_GRP0) != 0
+                : (GUEST_READ_SYSREG(S3_0_C12_C12_7) & 1u) != 0; /* ICC_IGRPEN1_EL1 */
+}
 
 /* ---------------------------------------------------------------- exception hooks */
 
@@ -33,8 +163,10 @@ bool guest_on_sync(struct guest_frame *f)
         f->elr = f->x[30];
         return true;
     }
-    if (ec == 0x25u) { /* data abort injected by the hypervisor: skip the access */
+    if (ec == 0x25u) { /* data abort (injected by the hypervisor, or an alignment fault): skip the access */
         abort_count++;
+        refused_count += (f->esr & ESR_FSC_MASK) == ESR_FSC_SEA;
+        align_count += (f->esr & ESR_FSC_MASK) == FSC_ALIGNMENT;
         f->elr += 4;
         return true;
     }
@@ -51,12 +183,13 @@ static void rtc_irq(uint64_t iar);
 void guest_on_irq(struct guest_frame *f)
 {
     (void)f;
-    uint64_t iar = GUEST_READ_SYSREG(S3_0_C12_C12_0); /* ICC_IAR1_EL1 */
-    uint32_t intid = (uint32_t)(iar & GIC_INTID_MASK);
+    uint64_t iar = gic_ack();
+    uint32_t intid = gic_intid(iar);
     if (intid >= GIC_INTID_SPECIAL) {
         return;
     }
     irq_count++;
+    sgi_count += intid < GIC_SGI_COUNT;
     last_intid = intid;
     if (intid == BOARD_RTC_INTID) {
         rtc_irq(iar); /* ends the interrupt itself, in the order its test asks for */
@@ -65,13 +198,20 @@ void guest_on_irq(struct guest_frame *f)
     if (intid == BOARD_INTID_VIRT_TIMER) {
         GUEST_WRITE_SYSREG(cntv_ctl_el0, CNT_CTL_ENABLE | CNT_CTL_IMASK); /* the line drops */
     }
-    GUEST_WRITE_SYSREG(S3_0_C12_C12_1, iar); /* ICC_EOIR1_EL1 */
+    gic_eoi(iar);
 }
 
 /* ---------------------------------------------------------------- GIC helpers */
 
+/* An SGI or PPI of this CPU: its priority, then enabled (GICv3: in its redistributor's SGI_base frame;
+ * GICv2: the distributor's banked registers, which are this CPU's). */
 static void ppi_enable(unsigned intid, uint8_t prio)
 {
+    if (gic2) {
+        gicd_w8(GICD_IPRIORITYR + intid, prio);
+        gicd_w32(GICD_ISENABLER, 1u << intid);
+        return;
+    }
     volatile uint32_t *sgi = (volatile uint32_t *)(guest_gicr() + GICR_SGI_OFFSET);
     ((volatile uint8_t *)sgi)[GICR_IPRIORITYR0 + intid] = prio;
     sgi[GICR_ISENABLER0 / 4] = 1u << intid;
@@ -79,9 +219,26 @@ static void ppi_enable(unsigned intid, uint8_t prio)
 
 static void cpu_if_on(void)
 {
+    if (gic2) {
+        gicc_w32(GICC_PMR, 0xffu);                  /* all priorities */
+        gicc_w32(GICC_CTLR, GICC_CTLR_ENABLE_GRP0); /* EOImode 0, IRQ (FIQEn clear) */
+        __asm__ volatile("dsb sy\n\tisb" ::: "memory");
+        return;
+    }
     GUEST_WRITE_SYSREG(S3_0_C4_C6_0, 0xffu); /* ICC_PMR_EL1: all priorities */
     GUEST_WRITE_SYSREG(S3_0_C12_C12_7, 1u);  /* ICC_IGRPEN1_EL1 */
     __asm__ volatile("isb");
+}
+
+/* SGI `sgi` to this CPU alone. */
+static void sgi_self(unsigned sgi)
+{
+    if (gic2) {
+        gicd_w32(GICD_SGIR, (GICD_SGIR_FILTER_SELF << GICD_SGIR_FILTER_SHIFT) | (sgi & GICD_SGIR_INTID_MASK));
+        return;
+    }
+    uint64_t self = GUEST_READ_SYSREG(mpidr_el1) & 0xffu;
+    GUEST_WRITE_SYSREG(S3_0_C12_C11_5, (1ull << self) | ((uint64_t)sgi << 24)); /* ICC_SGI1R_EL1 */
 }
 
 static void irqs_on(void)
@@ -155,8 +312,8 @@ static void attack_state(void)
     expect_clear("FPCR", fpcr, 0x400000u);
     expect_clear("CNTV_CTL_EL0", GUEST_READ_SYSREG(cntv_ctl_el0) & CNT_CTL_ENABLE, CNT_CTL_ENABLE);
     expect_clear("CNTP_CTL_EL0", GUEST_READ_SYSREG(cntp_ctl_el0) & CNT_CTL_ENABLE, CNT_CTL_ENABLE);
-    expect_clear("ICC_PMR_EL1", GUEST_READ_SYSREG(S3_0_C4_C6_0), 0xf0u);
-    expect_clear("ICC_IGRPEN1_EL1", GUEST_READ_SYSREG(S3_0_C12_C12_7), 1u);
+    expect_clear(gic2 ? "GICC_PMR" : "ICC_PMR_EL1", gic_pmr(), 0xf0u);
+    expect_clear(gic2 ? "GICC_CTLR.EnableGrp0" : "ICC_IGRPEN1_EL1", gic_group_enabled(), 1u);
     /* Debug and PMU: the guest's own hardware, reset with it (the OS lock set again, as at a cold reset). */
     expect_clear("MDSCR_EL1", GUEST_READ_SYSREG(mdscr_el1), MDSCR_MDE | MDSCR_KDE);
     expect_clear("DBGBVR0_EL1", GUEST_READ_SYSREG(dbgbvr0_el1), MARK & ~3ull);
@@ -175,8 +332,9 @@ static void attack_state(void)
     __asm__ volatile("isb");
     expect_clear("PMEVTYPER0_EL0", GUEST_READ_SYSREG(pmxevtyper_el0), 0x11u);
     expect_clear("PMEVCNTR0_EL0", GUEST_READ_SYSREG(pmxevcntr_el0), 0xfffff000u);
-    /* ICC_RPR_EL1: an interrupt left active before the reset would still hold the running priority. */
-    expect_clear("ICC_RPR_EL1 (active interrupt)", GUEST_READ_SYSREG(S3_0_C12_C11_3) != 0xffu, 1u);
+    /* The running priority: an interrupt left active before the reset would still hold it. */
+    expect_clear(gic2 ? "GICC_RPR (active interrupt)" : "ICC_RPR_EL1 (active interrupt)", gic_rpr() != 0xffu,
+                 1u);
     /* The timer interrupt is still delivered (the previous boot left it active and enabled). */
     irq_count = 0;
     ppi_enable(BOARD_INTID_VIRT_TIMER, 0x80);
@@ -222,12 +380,11 @@ static void attack_state(void)
     GUEST_WRITE_SYSREG(cntv_ctl_el0, CNT_CTL_ENABLE); /* fires at once */
     __asm__ volatile("isb");
     uint64_t iar = 1023;
-    for (unsigned i = 0; i < 1000000 && (iar & GIC_INTID_MASK) >= GIC_INTID_SPECIAL; i++) {
-        iar = GUEST_READ_SYSREG(S3_0_C12_C12_0); /* acknowledge: active from now on */
+    for (unsigned i = 0; i < 1000000 && gic_intid(iar) >= GIC_INTID_SPECIAL; i++) {
+        iar = gic_ack(); /* acknowledge: active from now on */
     }
-    GUEST_WRITE_SYSREG(S3_0_C4_C6_0, 0xf0u);
-    guest_printf("hostile: acknowledged INTID %lu, left active; resetting\n",
-                 (unsigned long)(iar & GIC_INTID_MASK));
+    gic_set_pmr(0xf0u);
+    guest_printf("hostile: acknowledged INTID %lu, left active; resetting\n", (unsigned long)gic_intid(iar));
     (void)guest_hvc(PSCI_SYSTEM_RESET, 0, 0, 0);
     guest_puts("hostile: SYSTEM_RESET returned\n");
 }
@@ -376,6 +533,11 @@ static void attack_hvc_fuzz(void)
  * binary points, group enables, EOIs and deactivations of interrupts never taken. */
 static void attack_gic_sysreg(void)
 {
+    if (gic2) {
+        guest_puts(
+            "hostile: gic-sysreg: not a GICv3 (a GICv2 has no CPU-interface system registers: gic-sgir)\n");
+        return;
+    }
     uint64_t n = guest_arg_u64("count", 20000);
     irqs_off();
     cpu_if_on();
@@ -420,6 +582,234 @@ static void attack_gic_sysreg(void)
                  (unsigned long)irq_count);
 }
 
+/* GICv2 distributor misuse, the counterpart of gic-sysreg (a GICv2 has no CPU-interface system
+ * registers: its SGIs, targets and priorities are distributor registers, which trap). Assumes a
+ * partition of one CPU (tests/system/configs/hostile*.toml).
+ *  1. Every SPI's GICD_ITARGETSR byte written with every CPU interface but this CPU's (the rtos's
+ *     among them), every priority byte and every enable, group, pending, active and configuration word
+ *     written with random values (the banked SGI/PPI words and the read-only ITARGETSR0..7 too), then
+ *     `count` random writes of GICD_SGIR (every filter, target list and INTID), GICD_CPENDSGIR /
+ *     GICD_SPENDSGIR (bytes and words), ITARGETSR, priorities, enables, GICD_CTLR and the CPU interface
+ *     it is given (PMR, BPR, CTLR, EOIR and DIR of interrupts never taken), taking what they make
+ *     pending every 64 writes. Then every SPI's target is read back: none may name another CPU, and the
+ *     distributor's identification (CTLR, TYPER, IIDR) must not have moved.
+ *  2. With a clean CPU interface and IRQs unmasked, `count` / 8 GICD_SGIR writes with random filters
+ *     and target lists and GICD_SPENDSGIR writes (SGIs 0..12: 13 and 15 are the hypervisor's on this
+ *     CPU, 14 the V-Bus doorbell's): each SGI that names this CPU must be taken exactly once, and no
+ *     other; and an SGI set pending (IRQs masked) then cleared through GICD_CPENDSGIR must read back
+ *     set, then clear, and never be taken. */
+static bool sgir_names_self(uint32_t sgir, uint8_t self)
+{
+    uint32_t filter = (sgir >> GICD_SGIR_FILTER_SHIFT) & GICD_SGIR_FILTER_MASK;
+    uint32_t list = (sgir >> GICD_SGIR_TARGETS_SHIFT) & GICD_SGIR_TARGETS_MASK;
+    return filter == GICD_SGIR_FILTER_SELF || (filter == GICD_SGIR_FILTER_LIST && (list & self) != 0u);
+}
+
+/* Waits (bounded) until `want` SGIs were taken since `from`, then a little longer for any extra. */
+static void sgis_settle(uint64_t from, uint64_t want)
+{
+    for (unsigned i = 0; i < 10000u && sgi_count - from < want; i++) {
+        __asm__ volatile("isb");
+    }
+    for (unsigned i = 0; i < 32u; i++) {
+        __asm__ volatile("isb");
+    }
+}
+
+static void attack_gic_sgir(void)
+{
+    if (!gic2) {
+        guest_puts("hostile: gic-sgir: not a GICv2 (this attack is GICD_SGIR's)\n");
+        return;
+    }
+    uint64_t n = guest_arg_u64("count", 20000);
+    uint32_t id0[3] = {gicd_r32(GICD_CTLR), gicd_r32(GICD_TYPER), gicd_r32(GICD_IIDR)};
+    unsigned lines = ((id0[1] & GICD_TYPER_LINES) + 1u) * 32u;
+    uint8_t self = gicd_r8(GICD_ITARGETSR); /* this CPU's interface (banked, read-only) */
+    uint64_t sgir = 0, pend = 0, targets = 0, prio = 0, cpuif = 0;
+    irqs_off();
+    cpu_if_on();
+    /* 1: every SPI's target, priority and bit registers. */
+    for (unsigned i = GIC_SPI_BASE; i < lines; i++) {
+        gicd_w8(GICD_ITARGETSR + i, (uint8_t)~self);
+        targets++;
+    }
+    for (unsigned i = 0; i < lines; i++) {
+        gicd_w8(GICD_IPRIORITYR + i, (uint8_t)guest_random());
+        prio++;
+    }
+    for (unsigned w = 0; w < lines / 32u; w++) {
+        for (uint64_t reg = GICD_IGROUPR; reg < GICD_IPRIORITYR; reg += GICD_BITREG_SPAN) {
+            gicd_w32(reg + w * 4u, (uint32_t)guest_random());
+            prio++;
+        }
+        gicd_w32(GICD_ICFGR + w * 8u, (uint32_t)guest_random());
+        gicd_w32(GICD_ICFGR + w * 8u + 4u, (uint32_t)guest_random());
+        prio += 2;
+    }
+    for (unsigned w = 0; w < GIC_SPI_BASE / 4u; w++) {
+        gicd_w32(GICD_ITARGETSR + w * 4u, (uint32_t)guest_random()); /* read-only */
+        targets++;
+    }
+    for (uint64_t i = 0; i < n; i++) {
+        uint64_t r = guest_random();
+        switch (i % 8u) {
+        case 0:
+        case 1:
+            gicd_w32(GICD_SGIR, (uint32_t)(r >> 8)); /* any filter (3 is reserved), targets, INTID */
+            sgir++;
+            break;
+        case 2: {
+            uint64_t off = GICD_CPENDSGIR + (r >> 8) % (2u * GICD_SGIR_SPAN);
+            if ((r >> 16) & 1u) {
+                gicd_w8(off, (uint8_t)(r >> 24));
+            } else {
+                gicd_w32(off & ~3ull, (uint32_t)(r >> 24));
+            }
+            pend++;
+            break;
+        }
+        case 3:
+            gicd_w8(GICD_ITARGETSR + GIC_SPI_BASE + (r >> 8) % (lines - GIC_SPI_BASE),
+                    (r >> 20) & 1u ? (uint8_t)~self : (uint8_t)(r >> 24));
+            targets++;
+            break;
+        case 4:
+            gicd_w8(GICD_IPRIORITYR + (r >> 8) % lines, (uint8_t)(r >> 24));
+            prio++;
+            break;
+        case 5: {
+            uint64_t reg = GICD_IGROUPR + ((r >> 8) % 7u) * GICD_BITREG_SPAN;
+            gicd_w32(reg + ((r >> 12) % (lines / 32u)) * 4u, (uint32_t)(r >> 24));
+            prio++;
+            break;
+        }
+        case 6:
+            if ((r >> 8) & 1u) {
+                gicd_w32(GICD_ICFGR + ((r >> 12) % (lines / 16u)) * 4u, (uint32_t)(r >> 24));
+            } else {
+                gicd_w32(GICD_CTLR, (uint32_t)(r >> 24)); /* not the partition's */
+            }
+            prio++;
+            break;
+        default:
+            switch ((r >> 8) % 5u) {
+            case 0:
+                gicc_w32(GICC_PMR, (uint32_t)(r >> 16) & 0xffu);
+                break;
+            case 1:
+                gicc_w32(GICC_BPR, (uint32_t)(r >> 16) & 7u);
+                break;
+            case 2:
+                gicc_w32(GICC_CTLR, (uint32_t)(r >> 16) & 0x21fu); /* enables, FIQEn, CBPR, EOImode */
+                break;
+            case 3:
+                gicc_w32(GICC_EOIR, (uint32_t)(r >> 16) & 0x1fffu); /* never taken */
+                break;
+            default:
+                gicc_w32(GICC_DIR, (uint32_t)(r >> 16) & 0x1fffu);
+                break;
+            }
+            cpuif++;
+            break;
+        }
+        if ((i & 63u) == 0) {
+            irqs_on(); /* take whatever the writes made pending */
+            irqs_off();
+        }
+    }
+    uint64_t mine = 0, foreign = 0, banked_wrong = 0;
+    for (unsigned i = GIC_SPI_BASE; i < lines; i++) {
+        uint8_t t = gicd_r8(GICD_ITARGETSR + i);
+        mine += t == self;
+        foreign += (t & (uint8_t)~self) != 0;
+    }
+    for (unsigned i = 0; i < GIC_SPI_BASE; i++) {
+        banked_wrong += gicd_r8(GICD_ITARGETSR + i) != self;
+    }
+    uint32_t id1[3] = {gicd_r32(GICD_CTLR), gicd_r32(GICD_TYPER), gicd_r32(GICD_IIDR)};
+    unsigned id_moved = 0;
+    for (unsigned i = 0; i < 3u; i++) {
+        id_moved += id0[i] != id1[i];
+    }
+    guest_printf(
+        "hostile: gic-sgir: %lu writes: %lu SGIR, %lu SGI pending, %lu ITARGETSR, %lu priority, "
+        "enable, group, pending, active and configuration, %lu CPU interface; %lu interrupts taken\n",
+        (unsigned long)(sgir + pend + targets + prio + cpuif), (unsigned long)sgir, (unsigned long)pend,
+        (unsigned long)targets, (unsigned long)prio, (unsigned long)cpuif, (unsigned long)irq_count);
+    guest_printf(
+        "hostile: gic-sgir: SPI targets: %lu name this CPU (0x%x) alone, %lu another CPU; %lu banked "
+        "targets not this CPU's; %u identification registers moved\n",
+        (unsigned long)mine, (unsigned)self, (unsigned long)foreign, (unsigned long)banked_wrong, id_moved);
+
+    /* Back to a clean state: private interrupts and every SPI disabled, nothing pending or active, the
+     * CPU interface open (a DIR for what an EOImode 1 left active), then whatever is left taken. */
+    for (unsigned w = 0; w < lines / 32u; w++) {
+        gicd_w32(GICD_ICENABLER + w * 4u, 0xffffffffu);
+        gicd_w32(GICD_ICPENDR + w * 4u, 0xffffffffu);
+        gicd_w32(GICD_ICACTIVER + w * 4u, 0xffffffffu);
+    }
+    for (unsigned i = 0; i < GIC_SGI_COUNT; i++) {
+        gicd_w8(GICD_CPENDSGIR + i, 0xffu);
+    }
+    gicc_w32(GICC_CTLR, GICC_CTLR_ENABLE_GRP0 | GICC_CTLR_EOIMODE);
+    for (unsigned i = 0; i < GIC_SPI_BASE; i++) {
+        gicc_w32(GICC_DIR, i);
+    }
+    gicc_w32(GICC_BPR, 0);
+    cpu_if_on();
+    irqs_on();
+    spin_ms(2);
+    irqs_off();
+
+    /* 2: exact delivery. */
+    for (unsigned i = 0; i < GIC_SGI_COUNT; i++) {
+        gicd_w8(GICD_IPRIORITYR + i, 0x80u);
+    }
+    gicd_w32(GICD_ISENABLER, (1u << GIC_SGI_COUNT) - 1u);
+    uint64_t m = n / 8u, written = 0, expected = 0, from = sgi_count;
+    irqs_on();
+    for (uint64_t i = 0; i < m; i++) {
+        uint64_t r = guest_random();
+        unsigned sgi = (unsigned)((r >> 8) % 13u);
+        uint64_t before = sgi_count;
+        bool hit;
+        if (i % 2u == 0) {
+            uint32_t v = ((uint32_t)(r >> 16) & ~GICD_SGIR_INTID_MASK) | sgi;
+            hit = sgir_names_self(v, self);
+            gicd_w32(GICD_SGIR, v);
+        } else {
+            uint8_t sources = (uint8_t)(r >> 16);
+            hit = sources != 0;
+            gicd_w8(GICD_SPENDSGIR + sgi, sources);
+        }
+        written++;
+        expected += hit;
+        sgis_settle(before, hit ? 1u : 0u);
+    }
+    sgis_settle(from, expected);
+    irqs_off();
+    uint64_t taken = sgi_count - from;
+    uint64_t cleared = 0, read_wrong = 0, before = sgi_count;
+    for (uint64_t i = 0; i < m / 4u; i++) {
+        uint64_t r = guest_random();
+        unsigned sgi = (unsigned)((r >> 8) % 13u);
+        gicd_w8(GICD_SPENDSGIR + sgi, (uint8_t)((r >> 16) | 1u));
+        read_wrong += gicd_r8(GICD_SPENDSGIR + sgi) == 0;
+        gicd_w8(GICD_CPENDSGIR + sgi, (uint8_t)((r >> 24) | 0x80u));
+        read_wrong += gicd_r8(GICD_SPENDSGIR + sgi) != 0 || gicd_r8(GICD_CPENDSGIR + sgi) != 0;
+        cleared++;
+    }
+    irqs_on();
+    spin_ms(1);
+    irqs_off();
+    guest_printf(
+        "hostile: gic-sgir: SGIs to itself: %lu writes, %lu expected, %lu taken; %lu set and cleared "
+        "pending, %lu read wrong, %lu taken\n",
+        (unsigned long)written, (unsigned long)expected, (unsigned long)taken, (unsigned long)cleared,
+        (unsigned long)read_wrong, (unsigned long)(sgi_count - before));
+}
+
 /* An interrupt storm at the top priority for `ms` milliseconds: the virtual timer always firing and
  * re-armed at once from its handler (which masks and EOIs it), plus SGIs to itself. */
 static void attack_irq_storm(void)
@@ -432,8 +822,7 @@ static void attack_irq_storm(void)
     while (guest_counter() < end) {
         GUEST_WRITE_SYSREG(cntv_cval_el0, 0);
         GUEST_WRITE_SYSREG(cntv_ctl_el0, CNT_CTL_ENABLE);
-        uint64_t self = GUEST_READ_SYSREG(mpidr_el1) & 0xffu;
-        GUEST_WRITE_SYSREG(S3_0_C12_C11_5, (1ull << self) | (1ull << 24)); /* SGI 1 to itself */
+        sgi_self(1); /* GICv2: a trapped GICD_SGIR write */
         sgis++;
         __asm__ volatile("isb");
     }
@@ -500,7 +889,13 @@ static void access(uintptr_t addr, unsigned size, bool write, uint64_t val)
 
 /* Every emulated register window (distributor, every redistributor frame the region could hold,
  * UART) with every access size, aligned and not, including accesses that cross a page. Writes use
- * random values except to registers that would only disable this partition's own console. */
+ * random values except to registers that would only disable this partition's own console. On a GICv2:
+ * the distributor's 4 KiB, the CPU interface the partition is given (the virtual one, mapped: its own
+ * state only) and the redistributor window a GICv2 does not have (nothing there: every access is
+ * refused). Each window's line counts its accesses, its aborts, and among them those the hypervisor
+ * refused (a synchronous external abort) and the alignment faults taken at EL1, and the accesses that
+ * reach past its end (into the next page: where that page is not the partition's and the window's is
+ * mapped, as the CPU interface is on a GICv2, stage 2 refuses them). */
 static void attack_mmio(void)
 {
     static const struct {
@@ -509,26 +904,38 @@ static void attack_mmio(void)
         {BOARD_GICD_BASE, 0x10000u},
         {BOARD_GICR_BASE, 8u * BOARD_GICR_STRIDE},
         {BOARD_UART_BASE, BOARD_UART_SIZE},
+        {BOARD_GICC_BASE, GICC_SIZE}, /* GICv2 only */
     };
+    static const char names[][8] = {"gicd", "gicr", "uart", "gicc"};
     uint64_t n = guest_arg_u64("count", 30000), done = 0;
     uint64_t aborts0 = abort_count;
-    for (unsigned w = 0; w < sizeof(windows) / sizeof(windows[0]); w++) {
+    unsigned nwin = gic2 ? 4u : 3u;
+    for (unsigned w = 0; w < nwin; w++) {
+        uintptr_t size = gic2 && w == 0 ? GICV2_GICD_SIZE : windows[w].size;
+        uint64_t at0 = done, ab0 = abort_count, ref0 = refused_count, al0 = align_count, past = 0;
         for (uint64_t i = 0; i < n; i++) {
             uint64_t r = guest_random();
-            unsigned size = 1u << (r & 3u);
+            unsigned width = 1u << (r & 3u);
             bool write = (r >> 2) & 1u;
-            uintptr_t off = (uintptr_t)((r >> 3) % windows[w].size);
+            uintptr_t off = (uintptr_t)((r >> 3) % size);
             if ((r >> 40) % 4u == 0) {
                 off = (off | 0xfffu) - (r >> 50) % 8u; /* around a page end */
             } else if ((r >> 40) % 4u == 1) {
-                off &= ~(uintptr_t)(size - 1u); /* naturally aligned */
+                off &= ~(uintptr_t)(width - 1u); /* naturally aligned */
             }
             if (w == 2 && write && (off & ~3u) == 0x30u) {
                 continue; /* UARTCR: would switch off this partition's own output */
             }
-            access(windows[w].base + off, size, write, guest_random());
+            access(windows[w].base + off, width, write, guest_random());
             done++;
+            past += off + width > size;
         }
+        guest_printf(
+            "hostile: mmio window %s 0x%lx+0x%lx: %lu accesses (%lu reaching past its end), %lu aborts, "
+            "%lu refused, %lu alignment faults\n",
+            names[w], (unsigned long)windows[w].base, (unsigned long)size, (unsigned long)(done - at0),
+            (unsigned long)past, (unsigned long)(abort_count - ab0), (unsigned long)(refused_count - ref0),
+            (unsigned long)(align_count - al0));
     }
     guest_printf("hostile: mmio: %lu accesses, %lu aborts\n", (unsigned long)done,
                  (unsigned long)(abort_count - aborts0));
@@ -564,7 +971,7 @@ static void rtc_clear(void)
 
 static void eoi(uint64_t iar)
 {
-    GUEST_WRITE_SYSREG(S3_0_C12_C12_1, iar); /* ICC_EOIR1_EL1 (EOImode 0: also deactivates) */
+    gic_eoi(iar); /* EOImode 0: also deactivates */
     /* The context synchronisation lets a level still asserted be taken again at EL2 here, before the
      * device is cleared: the moment a real interrupt controller would also see the line. */
     __asm__ volatile("isb" ::: "memory");
@@ -619,25 +1026,28 @@ static bool rtc_raise(void)
     return false;
 }
 
-static volatile uint32_t *gicd32(uint64_t off)
+/* This CPU as an SPI's routing names it: GICv3, its affinity (GICD_IROUTER's layout, Aff0..Aff2);
+ * GICv2, its CPU interface's bit (GICD_ITARGETSR0..7 are banked and read as the reading CPU's own). */
+static uint64_t route_of_this_cpu(void)
 {
-    return (volatile uint32_t *)(BOARD_GICD_BASE + off);
+    return gic2 ? gicd_r8(GICD_ITARGETSR) : GUEST_READ_SYSREG(mpidr_el1) & MPIDR_AFF012_MASK;
 }
 
-/* The RTC's SPI as a driver sets it up, without touching its routing (GICD_IROUTER): priority, level,
- * enabled. Returns the routing the partition found (the hypervisor places it at set-up) and whether
- * the SPI was already enabled. */
+/* The RTC's SPI as a driver sets it up, without touching its routing (GICD_IROUTER, or GICD_ITARGETSR
+ * on a GICv2): priority, level, enabled. Returns the routing the partition found (the hypervisor places
+ * it at set-up) and whether the SPI was already enabled. */
 static uint64_t rtc_spi_on(bool *was_enabled)
 {
     unsigned n = BOARD_RTC_INTID;
-    uint64_t route = *(volatile uint64_t *)(BOARD_GICD_BASE + GICD_IROUTER + n * 8u);
-    *was_enabled = (*gicd32(GICD_ISENABLER + n / 32u * 4u) >> (n % 32u)) & 1u;
-    ((volatile uint8_t *)BOARD_GICD_BASE)[GICD_IPRIORITYR + n] = 0xa0u;
-    volatile uint32_t *cfg = gicd32(GICD_ICFGR + n / 16u * 4u);
-    *cfg &= ~(3u << (2u * (n % 16u))); /* level-sensitive */
+    uint64_t route =
+        gic2 ? gicd_r8(GICD_ITARGETSR + n) : *(volatile uint64_t *)(BOARD_GICD_BASE + GICD_IROUTER + n * 8u);
+    *was_enabled = (gicd_r32(GICD_ISENABLER + n / 32u * 4u) >> (n % 32u)) & 1u;
+    gicd_w8(GICD_IPRIORITYR + n, 0xa0u);
+    uint64_t cfg = GICD_ICFGR + n / 16u * 4u;
+    gicd_w32(cfg, gicd_r32(cfg) & ~(3u << (2u * (n % 16u)))); /* level-sensitive */
     *rtc_reg(PL031_IMSC) = 0;
     rtc_clear();
-    *gicd32(GICD_ISENABLER + n / 32u * 4u) = 1u << (n % 32u);
+    gicd_w32(GICD_ISENABLER + n / 32u * 4u, 1u << (n % 32u));
     *rtc_reg(PL031_IMSC) = PL031_INT;
     cpu_if_on();
     return route;
@@ -682,7 +1092,7 @@ static uint64_t rtc_run(enum rtc_order order, uint64_t events, uint64_t settle_u
 static void attack_rtc_route(void)
 {
     bool was_enabled;
-    uint64_t mine = GUEST_READ_SYSREG(mpidr_el1) & MPIDR_AFF012_MASK;
+    uint64_t mine = route_of_this_cpu();
     uint64_t route = rtc_spi_on(&was_enabled);
     uint64_t raised, lost = rtc_run(RTC_CLEAR_FIRST, guest_arg_u64("count", 20), 200, &raised);
     guest_printf("hostile: rtc-route: routed to 0x%lx (this CPU 0x%lx), enabled at boot %u, %lu raised, %lu "
@@ -723,7 +1133,8 @@ void guest_main(void)
         guest_puts("hostile: no attack= in the boot arguments\n");
         return;
     }
-    guest_printf("hostile: attack %s\n", attack);
+    gic2 = !cpu_has_gicv3_sysregs();
+    guest_printf("hostile: attack %s (GICv%u)\n", attack, gic2 ? 2u : 3u);
     if (guest_strcmp(attack, "reset") == 0) {
         attack_reset();
     } else if (guest_strcmp(attack, "state") == 0) {
@@ -740,6 +1151,8 @@ void guest_main(void)
         attack_hvc_fuzz();
     } else if (guest_strcmp(attack, "gic-sysreg") == 0) {
         attack_gic_sysreg();
+    } else if (guest_strcmp(attack, "gic-sgir") == 0) {
+        attack_gic_sgir();
     } else if (guest_strcmp(attack, "irq-storm") == 0) {
         attack_irq_storm();
     } else if (guest_strcmp(attack, "console-flood") == 0) {

@@ -11,11 +11,13 @@
 #include "arch/vgic_route.h"
 #include "arch/vgicd.h"
 #include "arm64/gicv2.h"
+#include "arm64/gicv3.h"
 #include "board.h"
 #include "check.h"
 #include "hyp/partition.h"
 #include "hyp/vcpu.h"
 #include "hyp_stubs.h"
+#include "lib/vbus.h"
 #include "vgic_stub.h"
 
 struct vcpu hyp_vcpu[HYP_MAX_CPUS];
@@ -602,6 +604,22 @@ static void test_v2_routing_and_sgis(struct vcpu *va, struct vcpu *vb)
     vgic_stub.gic = 0;
 }
 
+/* GICv2 (vgicd_v2_mmio): A is a Linux partition on CPU 1 (its distributor accesses filtered, its SGIs
+ * virtual), B the rtos on CPU 0 (its own bank unfiltered, its SGIs physical). What the hostile guest's
+ * gic-sgir attack does, checked where the system test cannot look: no write of A's ever sends a physical
+ * SGI or marks B's CPU, and no SPI target it writes names a CPU that is not A's. */
+static void v2_wr(struct vcpu *v, uint64_t off, uint64_t val, unsigned size)
+{
+    (void)vgicd_v2_mmio(v, &hw, off, true, &val, size);
+}
+
+static uint64_t v2_rd(struct vcpu *v, uint64_t off, unsigned size)
+{
+    uint64_t val = 0x0123456789abcdefull;
+    (void)vgicd_v2_mmio(v, &hw, off, false, &val, size);
+    return val;
+}
+
 static void test_gicv2(struct vcpu *va, struct vcpu *vb)
 {
     vgic_stub.gic = 2;
@@ -613,6 +631,81 @@ static void test_gicv2(struct vcpu *va, struct vcpu *vb)
     test_v2_routing_and_sgis(va, vb);
     va->part->kind = vb->part->kind = 0;
     vgic_stub.gic = 0;
+}
+
+static void test_gicv2_misuse(struct vcpu *va, struct vcpu *vb)
+{
+    struct partition *a = va->part, *b = vb->part;
+    a->kind = PART_LINUX;
+    b->kind = PART_RTOS;
+    vgic_stub.gic = 2;
+    memset(&vgic_stub.pending, 0, sizeof(vgic_stub.pending));
+    memset(&vgic_stub.phys_sgis, 0, sizeof(vgic_stub.phys_sgis));
+    vgic_stub.posts = 0;
+    /* GICD_SGIR from A: every filter (3 is reserved), target list and INTID. Only those naming CPU 1
+     * (interface bit 1: list 0x02, or filter 2) reach A's own CPU, virtually; A has no other CPU. */
+    unsigned named = 0;
+    for (uint32_t filter = 0; filter < 4; filter++) {
+        for (uint32_t list = 0; list < 256; list++) {
+            for (uint32_t sgi = 0; sgi < 16; sgi++) {
+                vgic_stub.pending[1] = 0;
+                v2_wr(va, GICD_SGIR, filter << 24 | list << 16 | sgi, 4);
+                bool self = filter == 2 || (filter == 0 && (list & 2u) != 0);
+                named += self;
+                CHECK(vgic_stub.pending[1] == (self ? 1u << sgi : 0u));
+            }
+        }
+    }
+    CHECK(named == 16u * (256u + 128u));
+    CHECK(vgic_stub.pending[0] == 0 && vgic_stub.posts == 0);
+    for (unsigned c = 0; c < HYP_MAX_CPUS; c++) {
+        CHECK(vgic_stub.phys_sgis[c] == 0);
+    }
+    /* GICD_SPENDSGIR / CPENDSGIR from A: its own SGIs' pending state, the hypervisor's 13 and 15 never. */
+    vgic_stub.pending[1] = 0;
+    for (unsigned sgi = 0; sgi < 16; sgi++) {
+        v2_wr(va, GICD_SPENDSGIR + sgi, 0x80, 1);
+    }
+    CHECK(vgic_stub.pending[1] == (ALL_SGIS & ~HYP_SGIS) && vgic_stub.pending[0] == 0);
+    CHECK(v2_rd(va, GICD_SPENDSGIR, 4) == 0x01010101u);      /* SGIs 0..3, as from interface 0 */
+    CHECK(v2_rd(va, GICD_SPENDSGIR + 12, 4) == 0x00010001u); /* 12 and 14; not 13 and 15 */
+    v2_wr(va, GICD_CPENDSGIR + 4, 0xffffffffu, 4);
+    CHECK(vgic_stub.pending[1] == (ALL_SGIS & ~HYP_SGIS & ~0xf0u));
+    /* GICD_ITARGETSR of every SPI, from A, naming CPU 0's interface (B's) or every interface: A's SPIs
+     * (40, 41, 63, 64, 100) name CPU 1, every other byte is untouched. */
+    fill_gicd();
+    uint8_t before[GICV2_GICD_SIZE];
+    memcpy(before, gicd, sizeof(before));
+    for (unsigned intid = GIC_SPI_BASE; intid < 1020; intid++) {
+        v2_wr(va, GICD_ITARGETSR + intid, intid % 2u ? 0x01u : 0xffu, 1);
+    }
+    for (unsigned w = GIC_SPI_BASE; w < 1020; w += 4) {
+        v2_wr(va, GICD_ITARGETSR + w, 0x01010101u, 4);
+    }
+    unsigned stray = 0;
+    for (unsigned intid = GIC_SPI_BASE; intid < 1020; intid++) {
+        uint8_t now = gicd[GICD_ITARGETSR + intid];
+        stray += part_owns_irq(a, intid) ? now != 0x02u : now != before[GICD_ITARGETSR + intid];
+    }
+    CHECK(stray == 0);
+    CHECK(v2_rd(va, GICD_ITARGETSR + 40, 1) == 0x02 && v2_rd(va, GICD_ITARGETSR + 42, 1) == 0);
+    /* The banked targets (SGIs and PPIs) and CTLR/TYPER: read-only for A. */
+    v2_wr(va, GICD_ITARGETSR, 0xffffffffu, 4);
+    v2_wr(va, GICD_CTLR, 0, 4);
+    CHECK(memcmp(gicd + GICD_ITARGETSR, before + GICD_ITARGETSR, 32) == 0);
+    CHECK(memcmp(gicd, before, 0x10) == 0);
+    /* B (direct): its SGIs are physical, to its own CPU, and to another only for the V-Bus doorbell. */
+    memset(&vgic_stub.phys_sgis, 0, sizeof(vgic_stub.phys_sgis));
+    v2_wr(vb, GICD_SGIR, 2u << 24 | 3u, 4);    /* itself */
+    v2_wr(vb, GICD_SGIR, 0xffu << 16 | 4u, 4); /* every interface: its own CPU only */
+    v2_wr(vb, GICD_SGIR, 1u << 24 | 5u, 4);    /* every other CPU: none */
+    v2_wr(vb, GICD_SGIR, 0x02u << 16 | VBUS_SGI_TO_HYP, 4);
+    CHECK(vgic_stub.phys_sgis[0] == ((1u << 3) | (1u << 4)));
+    CHECK(vgic_stub.phys_sgis[1] == 1u << VBUS_SGI_TO_HYP);
+    CHECK(vgic_stub.pending[0] == 0);
+
+    vgic_stub.gic = 0;
+    a->kind = b->kind = 0;
 }
 
 int main(void)
@@ -635,5 +728,6 @@ int main(void)
     test_emulated_spis(va, vb);
     test_several_cpus(va, vb);
     test_gicv2(va, vb);
+    test_gicv2_misuse(va, vb);
     UNIT_DONE("hyp vgicd");
 }
