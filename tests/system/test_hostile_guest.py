@@ -465,11 +465,18 @@ def test_level_interrupt_ended_before_its_device_is_not_delivered_again(
     guest has IRQs masked; before the fix the guest got it once more after clearing the device (one
     spurious run per event: 200 of 200). On a GICv3 the hypervisor re-checks the line at the guest's next
     IAR read and withdraws it: no spurious run, none lost, and its report shows the path ran. A GICv2
-    cannot trap the IAR (the guest's CPU interface is the mapped GICV), so there is no re-check: the guest's
-    counts alone must be right."""
+    cannot trap the IAR (the guest's CPU interface is the mapped GICV), so there is no re-check: a run may
+    find its device quiet (docs/architecture.md, "The interrupt controller": on QEMU only when a
+    translation block ends between the guest's EOI and its clearing of the device, 0 or 1 in 200 here;
+    on hardware, where the line's re-assertion is taken at once, up to every event). What must hold there
+    is that no event is lost and every run is an event or counted spurious."""
     n = 200
     r, got = rtc_level(hostile_image, "eoi-first", n, config=on_board(RTC_CONFIG, board))
-    assert got == {"runs": n, "asserted": n, "spurious": 0, "lost": 0}, describe(r)
+    if board == GICV3:
+        assert got == {"runs": n, "asserted": n, "spurious": 0, "lost": 0}, describe(r)
+    else:
+        assert got["asserted"] == n and got["lost"] == 0, describe(r)
+        assert got["runs"] == n + got["spurious"] and got["spurious"] <= n, describe(r)
     s = stats(r, required=board == GICV3)
     if board == GICV3:
         assert s["withdrawn"] == n and s["resamples"] >= n, describe(r)
