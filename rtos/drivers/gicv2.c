@@ -110,16 +110,6 @@ static void v2_send_sgi_self(unsigned sgi)
     sgir_write((GICD_SGIR_FILTER_SELF << GICD_SGIR_FILTER_SHIFT) | (sgi & GICD_SGIR_INTID_MASK));
 }
 
-static uint32_t v2_ack(void)
-{
-    return *gicc32(GICC_IAR);
-}
-
-static void v2_eoi(uint32_t ack)
-{
-    *gicc32(GICC_EOIR) = ack; /* with the SGI's source CPU, as the architecture requires */
-}
-
 static void v2_cpu_ppi_init(unsigned intid, uint8_t prio)
 {
     *gicd32(GICD_IGROUPR) &= ~(1u << intid);
@@ -139,7 +129,6 @@ const struct intc_driver intc_gicv2 = {
     .disable = v2_disable,
     .send_sgi = v2_send_sgi,
     .send_sgi_self = v2_send_sgi_self,
-    .ack = v2_ack,
-    .eoi = v2_eoi,
+    .cpuif = (volatile uint32_t *)BOARD_GICC_BASE,
     .cpu_ppi_init = v2_cpu_ppi_init,
 };

@@ -147,16 +147,6 @@ static void v3_send_sgi_self(unsigned sgi)
     v3_send_sgi(arch_mpidr_affinity(), sgi);
 }
 
-static uint32_t v3_ack(void)
-{
-    return (uint32_t)(ARCH_READ_SYSREG(ICC_IAR1_EL1) & GIC_INTID_MASK);
-}
-
-static void v3_eoi(uint32_t ack)
-{
-    ARCH_WRITE_SYSREG(ICC_EOIR1_EL1, (uint64_t)ack);
-}
-
 static void v3_cpu_ppi_init(unsigned intid, uint8_t prio)
 {
     uintptr_t rd = 0;
@@ -183,7 +173,6 @@ const struct intc_driver intc_gicv3 = {
     .disable = v3_disable,
     .send_sgi = v3_send_sgi,
     .send_sgi_self = v3_send_sgi_self,
-    .ack = v3_ack,
-    .eoi = v3_eoi,
+    .cpuif = NULL,
     .cpu_ppi_init = v3_cpu_ppi_init,
 };

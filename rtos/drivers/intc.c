@@ -13,6 +13,7 @@
 #include "drivers/intc_driver.h"
 
 static const struct intc_driver *drv;
+volatile uint32_t *intc_gicc;
 
 static const struct intc_driver *pick(void)
 {
@@ -23,6 +24,7 @@ static const struct intc_driver *pick(void)
 const char *intc_init(void)
 {
     drv = pick();
+    intc_gicc = drv->cpuif;
     return drv->init();
 }
 
@@ -59,16 +61,6 @@ void intc_send_sgi_self(unsigned sgi)
 void intc_send_sgi(uint64_t aff, unsigned sgi)
 {
     drv->send_sgi(aff, sgi);
-}
-
-uint32_t intc_ack(void)
-{
-    return drv->ack();
-}
-
-void intc_eoi(uint32_t ack)
-{
-    drv->eoi(ack);
 }
 
 void intc_cpu_ppi_init(unsigned intid, uint8_t prio)

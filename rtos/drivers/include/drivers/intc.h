@@ -10,7 +10,11 @@
 #define DRIVERS_INTC_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+
+#include "arm64/gicv2.h"
+#include "arm64/sysreg.h"
 
 /* INTIDs from here are special (1023: nothing pending), in both GIC versions. */
 #define INTC_INTID_SPECIAL 1020u
@@ -31,10 +35,31 @@ void intc_send_sgi_self(unsigned sgi);
 /* Sends SGI `sgi` to the CPU with affinity `aff` (packed: Aff3 in bits 31:24, as arch_mpidr_affinity),
  * after this CPU's earlier memory writes. */
 void intc_send_sgi(uint64_t aff, unsigned sgi);
+/* The CPU interface of a GICv2 (its GICC), or NULL on a GICv3, whose CPU interface is system registers;
+ * set by intc_init. */
+extern volatile uint32_t *intc_gicc;
+
 /* Acknowledges the highest pending interrupt: INTC_ACK_INTID of the result is its INTID (>=
- * INTC_INTID_SPECIAL when nothing is pending); intc_eoi takes the same value back. */
-uint32_t intc_ack(void);
-void intc_eoi(uint32_t ack);
+ * INTC_INTID_SPECIAL when nothing is pending); intc_eoi takes the same value back. Inline, on intc_gicc:
+ * they are every interrupt's path, where the calls through the driver's table cost the timer's
+ * latency one counter tick, 16 ns, on QEMU icount (bare idle 0.432 us through the table, 0.416 us inline,
+ * 2026-11-27). */
+static inline uint32_t intc_ack(void)
+{
+    if (intc_gicc == NULL) {
+        return (uint32_t)(ARCH_READ_SYSREG(ICC_IAR1_EL1) & GIC_INTID_MASK);
+    }
+    return intc_gicc[GICC_IAR / 4u];
+}
+
+static inline void intc_eoi(uint32_t ack)
+{
+    if (intc_gicc == NULL) {
+        ARCH_WRITE_SYSREG(ICC_EOIR1_EL1, (uint64_t)ack);
+    } else {
+        intc_gicc[GICC_EOIR / 4u] = ack; /* with an SGI's source CPU, as GICv2 requires */
+    }
+}
 /* On a CPU that never runs the kernel (cpuload's second CPU): turns its CPU interface on and enables one
  * of its PPIs at priority `prio`, so that the PPI wakes it from WFI. */
 void intc_cpu_ppi_init(unsigned intid, uint8_t prio);

@@ -17,8 +17,7 @@ struct intc_driver {
     void (*disable)(unsigned intid);
     void (*send_sgi)(uint64_t aff, unsigned sgi);
     void (*send_sgi_self)(unsigned sgi);
-    uint32_t (*ack)(void);
-    void (*eoi)(uint32_t ack);
+    volatile uint32_t *cpuif; /* the memory-mapped CPU interface (intc_gicc), or NULL */
     void (*cpu_ppi_init)(unsigned intid, uint8_t prio);
 };
 
