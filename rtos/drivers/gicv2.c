@@ -121,7 +121,6 @@ static void v2_cpu_ppi_init(unsigned intid, uint8_t prio)
 }
 
 const struct intc_driver intc_gicv2 = {
-    .name = "GICv2",
     .init = v2_init,
     .set_priority = v2_set_priority,
     .set_trigger = v2_set_trigger,

@@ -165,7 +165,6 @@ static void v3_cpu_ppi_init(unsigned intid, uint8_t prio)
 }
 
 const struct intc_driver intc_gicv3 = {
-    .name = "GICv3",
     .init = v3_init,
     .set_priority = v3_set_priority,
     .set_trigger = v3_set_trigger,

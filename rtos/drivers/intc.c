@@ -28,11 +28,6 @@ const char *intc_init(void)
     return drv->init();
 }
 
-const char *intc_name(void)
-{
-    return drv != NULL ? drv->name : "none";
-}
-
 void intc_set_priority(unsigned intid, uint8_t prio)
 {
     drv->set_priority(intid, prio);

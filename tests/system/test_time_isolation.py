@@ -17,8 +17,10 @@ from pathlib import Path
 import pytest
 
 from rtmux import cli
+from rtmux import config as cfg
 from rtmux.formats.hyp_console import el2_entries, mmio_accesses
 from rtmux.formats.rtos_console import demo_reports
+from rtmux.image import debian
 from rtmux.run import system
 from tests.system.console_script import PROMPT, Script, run_to_end
 
@@ -97,7 +99,15 @@ def test_default_run_misses_no_period_across_boot_and_reboot() -> None:
         ],
         after=3,
     )
-    built = system.build(CONFIG, icount=icount)
+    # Linux without IPv6: QEMU's user network sends router advertisements on a host timer, and the one
+    # that lands while the rtos's timer is due costs the rtos 12-27 us in QEMU's round-robin
+    # (BENCHMARKS.md, issue 23's and issue 31's sections: the emulator's, the same without our code).
+    # Under make test's load, with more host time per guest second, one fell in this run's ~20 guest
+    # seconds in two runs of two (12.304 and 14.416 us, 2026-11-27); alone, in none.
+    linux = next(
+        p for p in cfg.load(CONFIG, find_kernel=debian.cached_kernel_image).partitions if p.name == "linux"
+    )
+    built = system.build(CONFIG, bootargs={"linux": f"{linux.bootargs} ipv6.disable=1"}, icount=icount)
     r, why = run_to_end(built.argv, 300, script, tail=8000)
     out = r.console
     assert out.count(RESET_LINE) == 1, why

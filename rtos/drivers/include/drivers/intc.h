@@ -25,8 +25,6 @@
 /* Picks the driver for this CPU's interrupt controller and sets up the distributor's share and this
  * CPU's interface. Returns NULL, or why it cannot (for the panic message). */
 const char *intc_init(void);
-/* "GICv3" or "GICv2" once intc_init succeeded. */
-const char *intc_name(void);
 void intc_set_priority(unsigned intid, uint8_t prio);
 void intc_set_trigger(unsigned intid, bool edge);
 void intc_enable(unsigned intid);

@@ -9,7 +9,6 @@
 #include <stdint.h>
 
 struct intc_driver {
-    const char *name;
     const char *(*init)(void);
     void (*set_priority)(unsigned intid, uint8_t prio);
     void (*set_trigger)(unsigned intid, bool edge);
