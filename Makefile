@@ -37,8 +37,9 @@ BOARD_GEN   := $(BUILD)/gen/$(BOARD)
 BOARD_DESC  := $(BOARD_GEN)/board_desc.h
 BOARD_INC   := -Iplatform/$(BOARD) -I$(BOARD_GEN)
 # The generator runs on the project's Python (`make deps`), or on the host's python3 (3.11 or later)
-# before there is one.
-BOARD_PYTHON := $(or $(wildcard $(PYTHON)),$(shell command -v python3 2>/dev/null))
+# before there is one; looked up when the header is made (`=`), so that on a fresh machine `make test`
+# finds the Python its own `deps` step installed.
+BOARD_PYTHON = $(or $(wildcard $(PYTHON)),$(shell command -v python3 2>/dev/null))
 
 $(BOARD_DESC): $(BOARD_TOMLS) tools/rtmux/boarddesc.py
 	@mkdir -p $(dir $@)
@@ -48,21 +49,20 @@ $(BOARD_DESC): $(BOARD_TOMLS) tools/rtmux/boarddesc.py
 	        "run \`make deps\`" >&2; exit 1; fi
 	$(Q)PYTHONPATH=tools $(BOARD_PYTHON) -m rtmux.boarddesc header $(BOARD_TOMLS) -o $@
 
-# The console UART's driver, named by the board's description (its console type; the generated header's
-# BOARD_UART_DRIVER "NAME"): of the UART drivers below, hyp/drivers/NAME.c and rtos/drivers/NAME.c are
-# compiled and the others not, since each implements the same interface (drivers/uart.h). board.mk
-# carries the name from the header to this Makefile, which includes it (make remakes it, and the header,
-# first, then reads this file again); goals that build nothing need neither.
+# The console UART's driver, named by the board's description (its [console] type, read here with awk:
+# the Makefile is read before `make deps` can have installed Python): of the UART drivers below,
+# hyp/drivers/NAME.c and rtos/drivers/NAME.c are compiled and the others not, since each implements the
+# same interface (drivers/uart.h). The generated header's BOARD_UART_DRIVER names the same driver
+# (boarddesc.UART_DRIVERS; test_board_header.py checks that they agree).
 UART_DRIVERS := pl011 imx_uart
-$(BOARD_GEN)/board.mk: $(BOARD_DESC)
-	$(Q)awk '$$1 == "#define" && $$2 == "BOARD_UART_DRIVER" { gsub(/"/, "", $$3); print "BOARD_UART := " $$3 }' \
-	    $< > $@.$$$$.tmp && mv $@.$$$$.tmp $@
+UART_DRIVER_pl011 := pl011
+UART_DRIVER_imx   := imx_uart
+UART_TYPE  := $(shell awk '/^\[/ { t = $$0 } t == "[console]" && $$1 == "type" { gsub(/"/, "", $$3); print $$3 }' \
+                platform/$(BOARD)/board.toml 2>/dev/null)
+BOARD_UART := $(UART_DRIVER_$(UART_TYPE))
 ifneq ($(filter-out clean deps format format-check,$(or $(MAKECMDGOALS),all)),)
-include $(BOARD_GEN)/board.mk
-endif
-ifdef BOARD_UART
 ifneq ($(words $(filter $(UART_DRIVERS),$(BOARD_UART))),1)
-$(error $(BOARD_DESC): BOARD_UART_DRIVER must name one of: $(UART_DRIVERS))
+$(error platform/$(BOARD)/board.toml: [console] type "$(UART_TYPE)" has no driver (types: pl011, imx))
 endif
 endif
 UART_OTHERS  := $(addsuffix .c,$(filter-out $(BOARD_UART),$(UART_DRIVERS)))
@@ -89,7 +89,7 @@ $(1)_ASFLAGS := -g $$($(1)_INC)
 $(1)_OFFSETS := $(2)/gen/asm-offsets.h
 $(1)_LDS     := $(2)/image.ld
 
-$$($(1)_OFFSETS): $(5)
+$$($(1)_OFFSETS): $(5) | $(BOARD_DESC)
 	@mkdir -p $$(dir $$@)
 	@echo "  GEN     $$@"
 	$$(Q)$$(CC) $$($(1)_CFLAGS) -MMD -MP -MF $(2)/gen/asm-offsets.d -MT $$@ -S -o $(2)/gen/asm-offsets.s $$<
@@ -103,12 +103,12 @@ $$($(1)_LDS): $(6) platform/$(BOARD)/board.h $(BOARD_DESC)
 	@echo "  LDS     $$@"
 	$$(Q)$$(CC) -E -P -x c $(BOARD_INC) -o $$@ $$<
 
-$(2)/%.o: %.c $$($(1)_OFFSETS)
+$(2)/%.o: %.c $$($(1)_OFFSETS) | $(BOARD_DESC)
 	@mkdir -p $$(dir $$@)
 	@echo "  CC      $$<"
 	$$(Q)$$(CC) $$($(1)_CFLAGS) $$(if $$(findstring /apps/,$$<),,$$(KFLAGS)) -MMD -MP -c -o $$@ $$<
 
-$(2)/%.o: %.S $$($(1)_OFFSETS)
+$(2)/%.o: %.S $$($(1)_OFFSETS) | $(BOARD_DESC)
 	@mkdir -p $$(dir $$@)
 	@echo "  AS      $$<"
 	$$(Q)$$(CC) $$($(1)_ASFLAGS) -MMD -MP -c -o $$@ $$<
@@ -318,12 +318,12 @@ GCOMMON := $(patsubst %.c,$(G)/%.o,$(wildcard tests/guests/common/*.c)) \
 
 guests: $(foreach g,$(GUESTS),$(G)/$(g).img)
 
-$(G)/tests/%.o: tests/%.c
+$(G)/tests/%.o: tests/%.c | $(BOARD_DESC)
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
 	$(Q)$(CC) $(GUEST_CFLAGS) -MMD -MP -c -o $@ $<
 
-$(G)/tests/%.o: tests/%.S
+$(G)/tests/%.o: tests/%.S | $(BOARD_DESC)
 	@mkdir -p $(dir $@)
 	@echo "  AS      $<"
 	$(Q)$(CC) -g -Itests/guests/common $(BOARD_INC) -Ilib/include -MMD -MP -c -o $@ $<

@@ -81,6 +81,10 @@ def test_header_agrees_with_the_tools_board(c: dict[str, int | str]) -> None:
     assert c["BOARD_UART_SIZE"] == uart.regions[0].size
     assert c["BOARD_UART_INTID"] == uart.interrupts[0]
     assert c["BOARD_UART_DRIVER"] == "pl011"  # the driver of the tools' UART, the board's PL011
+    # the Makefile's own map of the description's console type (read before Python exists) agrees
+    makefile = (paths.REPO_ROOT / "Makefile").read_text()
+    for kind, driver in boarddesc.UART_DRIVERS.items():
+        assert re.search(rf"^UART_DRIVER_{kind}\s*:= {driver}$", makefile, re.M), (kind, driver)
     assert c["BOARD_PSCI_SMC"] == 1
     rtc = b.device("rtc")
     assert rtc is not None and rtc.assignable and not rtc.edge
