@@ -139,10 +139,7 @@ static uint8_t v3_irq_priority(unsigned cpu, unsigned intid)
 
 static void v3_send_sgi(uint64_t aff, unsigned sgi)
 {
-    uint64_t v = (1ull << (MPIDR_AFF0(aff) % ICC_SGI1R_TARGET_AFF0_MAX)) |
-                 (MPIDR_AFF1(aff) << ICC_SGI1R_AFF1_SHIFT) |
-                 ((uint64_t)(sgi % GIC_SGI_COUNT) << ICC_SGI1R_INTID_SHIFT) |
-                 (MPIDR_AFF2(aff) << ICC_SGI1R_AFF2_SHIFT) | (MPIDR_AFF3(aff) << ICC_SGI1R_AFF3_SHIFT);
+    uint64_t v = icc_sgi1r(aff, sgi);
     __asm__ volatile("dsb ishst" : : : "memory");
     ARCH_WRITE_SYSREG(ICC_SGI1R_EL1, v);
     arch_isb();

@@ -145,6 +145,16 @@
 #define ICH_LR_MAX          16u
 
 #ifndef __ASSEMBLER__
+/* The ICC_SGI1R_EL1 value that sends SGI `sgi` to the CPU with affinity `aff` (packed as MPIDR_EL1's
+ * affinity fields; Aff0 below ICC_SGI1R_TARGET_AFF0_MAX, as on QEMU virt). */
+static inline uint64_t icc_sgi1r(uint64_t aff, unsigned sgi)
+{
+    return (1ull << (MPIDR_AFF0(aff) % ICC_SGI1R_TARGET_AFF0_MAX)) |
+           (MPIDR_AFF1(aff) << ICC_SGI1R_AFF1_SHIFT) |
+           ((uint64_t)(sgi % GIC_SGI_COUNT) << ICC_SGI1R_INTID_SHIFT) |
+           (MPIDR_AFF2(aff) << ICC_SGI1R_AFF2_SHIFT) | (MPIDR_AFF3(aff) << ICC_SGI1R_AFF3_SHIFT);
+}
+
 /* List register n (below the implemented count, ICH_VTR_EL2). A switch, because the instruction names
  * the register: ICH_LR<n>_EL2 is S3_4_C12_C12_<n> for n < 8 and S3_4_C12_C13_<n - 8> above. */
 static inline uint64_t ich_lr_read(unsigned n)
