@@ -12,9 +12,6 @@
 #include "rtos/console.h"
 #include "rtos/types.h"
 
-/* Priority of the doorbell among the rtos's interrupts: below the timer (255), so a control loop's
- * release is taken first when both are pending. */
-#define VBUS_IRQ_PRIO 64u
 
 static uint64_t kick_aff;
 static unsigned kick_sgi;
@@ -116,7 +113,9 @@ int vbus_dt_read(const void *dtb, struct vbus_dt *out)
 
 int vbus_doorbell_attach(const struct vbus_dt *dt, rt_irq_handler_t handler, void *arg)
 {
-    int rc = rt_irq_attach(RT_IRQ_SGI(dt->sgi_to_rtos), VBUS_IRQ_PRIO, RT_IRQ_EDGE, handler, arg);
+    /* Below the timer by default (rtos/irq.h), so a control loop's release preempts the doorbell. */
+    int rc = rt_irq_attach(RT_IRQ_SGI(dt->sgi_to_rtos), k_bootarg_irq_prio("irq_prio_vbus", RT_IRQ_PRIO_VBUS),
+                           RT_IRQ_EDGE, handler, arg);
     if (rc == RT_OK) {
         rc = rt_irq_enable(RT_IRQ_SGI(dt->sgi_to_rtos));
     }

@@ -79,6 +79,34 @@ uint64_t rt_bootarg_u64(const char *key, uint64_t dflt)
     return v;
 }
 
+unsigned k_bootarg_irq_prio(const char *key, unsigned dflt)
+{
+    uint64_t v = rt_bootarg_u64(key, dflt);
+    if (v < RT_IRQ_PRIO_MIN || v > 255u) {
+        rt_printf("rtos: bootarg %s=%lu is not an interrupt priority (%u..255); using %u\n", key,
+                  (unsigned long)v, RT_IRQ_PRIO_MIN, dflt);
+        return dflt;
+    }
+    return (unsigned)v;
+}
+
+/* The kernel's own arguments (kernel/time.c, kernel/irq.h's priorities), known to every application. */
+static const char *const kernel_args[] = {"timer", "irq_prio_timer", "irq_prio_vbus", NULL};
+
+static bool known_word(const char *const *known, const char *word, unsigned klen)
+{
+    for (unsigned i = 0; known[i] != NULL; i++) {
+        unsigned n = 0;
+        while (n < klen && known[i][n] == word[n]) {
+            n++;
+        }
+        if (n == klen && known[i][n] == '\0') {
+            return true;
+        }
+    }
+    return false;
+}
+
 int rt_bootargs_check(const char *const *known)
 {
     int unknown = 0;
@@ -98,17 +126,7 @@ int rt_bootargs_check(const char *const *known)
         if (klen == 0) {
             continue;
         }
-        /* The kernel's own arguments (kernel/time.c) are known to every application. */
-        int found = klen == 5 && word[0] == 't' && word[1] == 'i' && word[2] == 'm' && word[3] == 'e' &&
-                    word[4] == 'r';
-        for (unsigned i = 0; known[i] != NULL && !found; i++) {
-            unsigned n = 0;
-            while (n < klen && known[i][n] == word[n]) {
-                n++;
-            }
-            found = n == klen && known[i][n] == '\0';
-        }
-        if (!found) {
+        if (!known_word(kernel_args, word, klen) && !known_word(known, word, klen)) {
             char line[160];
             unsigned len = (unsigned)rt_snprintf(line, sizeof(line), "rtos: unknown boot argument '");
             for (unsigned i = 0; i < klen && len + 1 < sizeof(line); i++) {

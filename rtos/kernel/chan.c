@@ -79,11 +79,12 @@ static void wake_all(void)
     }
 }
 
-/* The hypervisor rang (interrupt context: the lock is held). */
+/* The hypervisor rang. Under the lock: a more urgent handler may nest here and use the kernel. */
 static void doorbell(unsigned intid, void *arg)
 {
     (void)intid;
     (void)arg;
+    uint64_t f = k_lock();
     uint32_t bits = vbus_take_pending(region);
     for (unsigned i = 0; i < nchans; i++) {
         if ((bits >> i) & 1u) {
@@ -94,6 +95,7 @@ static void doorbell(unsigned intid, void *arg)
         wake_all();
         k_reschedule();
     }
+    k_unlock(f);
 }
 
 void k_chan_init(const void *dtb)

@@ -2,22 +2,35 @@
  * Interrupt handler table and dispatch over the interrupt controller (drivers/intc.h).
  */
 #include "rtos/irq.h"
+#include "arch/cpu.h"
 #include "drivers/intc.h"
 #include "kernel.h"
 #include "lib/prio.h"
+#include "rtos/thread.h"
 
 struct irq_slot {
     rt_irq_handler_t handler;
     void *arg;
+    uint8_t prio; /* the attach priority */
 };
 
 static struct irq_slot irq_table[RT_IRQ_MAX];
+/* Attached interrupts per attach priority, and how many priorities have one: each such priority is a
+ * nesting level at most, so levels_used <= RT_IRQ_LEVELS bounds the nesting depth (arch/cpu.h). */
+static uint16_t prio_users[256];
+static unsigned levels_used;
+
+_Static_assert(RT_IRQ_LEVELS == ARCH_IRQ_LEVELS, "one FP/SIMD area and stack share per nesting level");
 
 void k_irq_init(void)
 {
     const char *why = intc_init();
     if (why != NULL) {
         rt_panic(why);
+    }
+    /* The interrupt stack's guard: checked at every outermost exit (k_irq_exit). */
+    for (unsigned i = 0; i < RT_STACK_GUARD / 8u; i++) {
+        arch_irq_stack[i] = K_STACK_PATTERN;
     }
 }
 
@@ -44,24 +57,49 @@ int rt_irq_attach(unsigned intid, unsigned prio, unsigned trigger, rt_irq_handle
         k_unlock(f);
         return RT_EBUSY;
     }
+    if (prio_users[prio] == 0) {
+        if (levels_used == RT_IRQ_LEVELS) {
+            k_unlock(f);
+            return RT_EOVERFLOW;
+        }
+        levels_used++;
+    }
+    prio_users[prio]++;
     intc_disable(intid);
     intc_set_priority(intid, gic_prio(prio));
     intc_set_trigger(intid, trigger == RT_IRQ_EDGE);
     irq_table[intid].handler = handler;
     irq_table[intid].arg = arg;
+    irq_table[intid].prio = (uint8_t)prio;
     k_unlock(f);
     return RT_OK;
 }
 
-int rt_irq_detach(unsigned intid)
+int rt_irq_priority(unsigned intid)
 {
     if (intid >= RT_IRQ_MAX || irq_table[intid].handler == NULL) {
         return RT_EINVAL;
     }
+    return irq_table[intid].prio;
+}
+
+int rt_irq_detach(unsigned intid)
+{
+    if (intid >= RT_IRQ_MAX) {
+        return RT_EINVAL;
+    }
     uint64_t f = k_lock();
+    struct irq_slot *s = &irq_table[intid];
+    if (s->handler == NULL) {
+        k_unlock(f);
+        return RT_EINVAL;
+    }
     intc_disable(intid);
-    irq_table[intid].handler = NULL;
-    irq_table[intid].arg = NULL;
+    s->handler = NULL;
+    s->arg = NULL;
+    if (--prio_users[s->prio] == 0) {
+        levels_used--;
+    }
     k_unlock(f);
     return RT_OK;
 }
@@ -93,22 +131,52 @@ int rt_irq_raise_sgi(unsigned sgi)
     return RT_OK;
 }
 
-void k_irq_dispatch(void)
+/*
+ * One nesting level (vectors.S: on the interrupt stack, IRQs masked): acknowledge, run the handler with
+ * IRQs unmasked, so that only a more urgent interrupt (the GIC's running priority is this one's) nests,
+ * then mask, end it and take the next one pending above the level that was interrupted, if any: one
+ * exception entry serves back-to-back interrupts. Returns with IRQs masked. The running priority keeps
+ * each level more urgent than the one it interrupted, so the depth is at most levels_used.
+ */
+void k_irq_handle(void)
 {
-    /* Drain everything pending: one exception entry serves back-to-back interrupts. */
-    for (;;) {
-        uint32_t ack = intc_ack();
+    uint32_t ack = intc_ack();
+    if (INTC_ACK_INTID(ack) >= INTC_INTID_SPECIAL) {
+        return; /* withdrawn since it was signalled */
+    }
+    unsigned level = k_cpu.irq_nest;
+    K_ASSERT(level < RT_IRQ_LEVELS);
+    k_cpu.irq_nest = level + 1u;
+    uint64_t fp = arch_irq_fp_enter(level);
+    do {
         unsigned intid = INTC_ACK_INTID(ack);
-        if (intid >= INTC_INTID_SPECIAL) {
-            return;
-        }
-        struct irq_slot *s = &irq_table[intid];
+        const struct irq_slot *s = &irq_table[intid];
+        k_cpu.irq_count++;
         if (s->handler != NULL) {
+            arch_irq_enable();
             s->handler(intid, s->arg);
+            arch_irq_disable();
         } else {
             /* Enabled without a handler cannot happen through the API; keep it from storming. */
             intc_disable(intid);
         }
         intc_eoi(ack);
+        ack = intc_ack();
+    } while (INTC_ACK_INTID(ack) < INTC_INTID_SPECIAL);
+    arch_irq_fp_exit(level, fp);
+    k_cpu.irq_nest = level;
+}
+
+/* The outermost level's end, back on the interrupted thread's stack (vectors.S), IRQs masked. */
+void k_irq_exit(void)
+{
+    if (arch_irq_stack[0] != K_STACK_PATTERN || arch_irq_stack[RT_STACK_GUARD / 8u - 1u] != K_STACK_PATTERN) {
+        k_cpu.in_fault = true;
+        k_fatal_printf("FATAL: interrupt stack overflow (%u bytes: handlers too deep)\n",
+                       (unsigned)ARCH_IRQ_STACK_SIZE);
+        k_halt(0);
     }
+    /* Handlers only make threads ready; whether that preempts is decided here, once, in O(1). */
+    k_cpu.need_resched = false;
+    k_reschedule();
 }

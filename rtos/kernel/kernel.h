@@ -1,9 +1,12 @@
 /*
  * Kernel-internal interface (k_ prefix). Not for applications.
  *
- * Locking: the rtos runs on one core and interrupt handlers run with IRQs masked, so every kernel
- * data structure is protected by masking IRQs (k_lock/k_unlock). A thread switch only happens with
- * IRQs masked, either from a kernel call (k_reschedule) or on the way out of an interrupt.
+ * Locking: the rtos runs on one core, so every kernel data structure is protected by masking IRQs
+ * (k_lock/k_unlock), in threads and in interrupt handlers alike: a handler runs with IRQs unmasked and a
+ * more urgent one may nest in it (irq.c), so a handler that touches kernel state takes the lock too. A
+ * thread switch only happens with IRQs masked, either from a kernel call (k_reschedule) or at the
+ * outermost interrupt's exit (k_irq_exit); a nested level never switches (k_reschedule defers while
+ * irq_nest > 0).
  */
 #ifndef RTOS_KERNEL_H
 #define RTOS_KERNEL_H
@@ -110,7 +113,7 @@ void k_memcpy(void *dst, const void *src, size_t n);
 struct k_cpu {
     struct k_readyq rq;
     struct k_timerq tq;
-    uint32_t irq_nest; /* > 0 inside an interrupt handler */
+    uint32_t irq_nest; /* interrupt nesting levels in progress: > 0 inside a handler */
     bool need_resched; /* set in an interrupt handler; acted on at its exit */
     bool started;      /* first thread switched in */
     bool in_fault;
@@ -120,7 +123,10 @@ struct k_cpu {
     /* Counter value at the last switch: the running thread has run since then, on top of its
      * cpu_ticks (so its CPU time is cpu_ticks + now - switch_stamp). */
     uint64_t switch_stamp;
-    rt_thread_t *idle; /* the idle thread (boot.c), for rt_cpu_idle_time */
+    rt_thread_t *idle; /* the idle thread (boot.c), for rt_cpu_idle_time and the FP/SIMD switch */
+    /* The thread whose FP/SIMD state is in the registers (NULL: none's), so a switch loads only what is
+     * not there already (sched.c). */
+    rt_thread_t *fp_holder;
 };
 
 extern struct k_cpu k_cpu;
@@ -162,7 +168,7 @@ void k_slice_init(void);
 #define K_STACK_PATTERN 0x4b43415453415254ull /* "TRASTACK" */
 /* Checks t's guard words and its stack pointer sp (taken while t runs: at each switch away from it and
  * when it ends); reports an overflow through k_stack_overflow. Lock held. */
-void k_check_stack(rt_thread_t *t, uint64_t sp);
+bool k_check_stack(rt_thread_t *t, uint64_t sp); /* true: an overflow, whose fault hook killed t */
 void k_check_own_stack(rt_thread_t *t);
 /* Reports an overwritten guard or an SP below it; returns only if the fault hook killed t. Lock held. */
 void k_stack_overflow(rt_thread_t *t, uint64_t sp);
@@ -201,9 +207,8 @@ void k_fatal_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * (or the partition) off or applies its fault policy; waits with interrupts masked if that returns. */
 void k_halt(uint64_t syndrome) __attribute__((noreturn));
 
-/* Interrupt controller glue (irq.c over drivers/gicv3.c) */
+/* Interrupt controller glue (irq.c over drivers/intc.h) */
 void k_irq_init(void);
-void k_irq_dispatch(void);
 
 /* V-Bus channels (chan.c): found in the DTB's /rtmux-vbus (none without it), the region initialised and
  * the doorbell attached; before the first thread runs. */
@@ -211,6 +216,8 @@ void k_chan_init(const void *dtb);
 
 /* Boot arguments (boot.c) */
 void k_bootargs_init(const void *dtb);
+/* The interrupt priority boot argument `key` (RT_IRQ_PRIO_MIN..255), or dflt, reported, if it is not one. */
+unsigned k_bootarg_irq_prio(const char *key, unsigned dflt);
 /* FDT (lib/fdt.c): /chosen/bootargs, or NULL. */
 const char *k_fdt_bootargs(const void *dtb);
 /* FDT: the value of property `name` of /chosen and its length, or NULL. */
@@ -219,8 +226,11 @@ const void *k_fdt_chosen(const void *dtb, const char *name, uint32_t *len);
  * its length, or NULL (no such node or property, or a malformed blob). */
 const void *k_fdt_prop(const void *dtb, const char *path, const char *name, uint32_t *len);
 
-/* Interrupt entry (sched.c) and fault reporting (fault.c), called from vectors.S; boot (boot.c) */
-void k_irq_entry(void);
+/* Interrupt entry (irq.c) and fault reporting (fault.c), called from vectors.S; boot (boot.c). One
+ * nesting level's handlers, on the interrupt stack; then, for the outermost, its exit on the thread's
+ * stack, which may switch threads. */
+void k_irq_handle(void);
+void k_irq_exit(void);
 void k_sync_exception(struct arch_frame *frame) __attribute__((noreturn));
 void k_bad_exception(struct arch_frame *frame, uint64_t kind) __attribute__((noreturn));
 void k_boot(const void *dtb, uint64_t entry_el) __attribute__((noreturn));

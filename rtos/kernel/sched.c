@@ -50,7 +50,7 @@ static inline uint64_t current_sp(void)
     return sp;
 }
 
-void k_check_stack(rt_thread_t *t, uint64_t sp)
+bool k_check_stack(rt_thread_t *t, uint64_t sp)
 {
     /* Sampled guard words: any stack write of 32 bytes or more into the guard hits one of them. The
      * stack pointer catches a thread below its guard that has not written there (yet): a large frame
@@ -63,7 +63,9 @@ void k_check_stack(rt_thread_t *t, uint64_t sp)
     bad |= g[RT_STACK_GUARD / 8u - 1u] ^ K_STACK_PATTERN;
     if (bad != 0 || sp < (uint64_t)(uintptr_t)t->stack_base + RT_STACK_GUARD) {
         k_stack_overflow(t, sp);
+        return true;
     }
+    return false;
 }
 
 /* Round-robin: a thread keeps the rest of its slice across a preemption (it also keeps its place at
@@ -99,14 +101,26 @@ static void switch_to(rt_thread_t *next)
      * the first switch is nobody's. The read needs no barrier: it may be taken a few instructions
      * early or late, and every thread's turn then ends and the next begins at the same value. */
     uint64_t now = arch_counter_nosync();
+    /* FP/SIMD: k_cpu.fp_holder's state is in the registers. The idle thread (kernel code, built without
+     * FP/SIMD) neither needs nor changes them, so a switch to it saves only the thread it leaves, and one
+     * back to that thread loads nothing. */
+    unsigned fp = 0;
+    if (prev != NULL && prev != k_cpu.idle) {
+        fp = ARCH_SWITCH_SAVE_FP;
+        k_cpu.fp_holder = prev;
+    }
+    if (next != k_cpu.fp_holder && next != k_cpu.idle) {
+        fp |= ARCH_SWITCH_LOAD_FP;
+        k_cpu.fp_holder = next;
+    }
     if (prev == NULL) {
         k_cpu.switch_stamp = now;
         k_cpu.started = true;
-        arch_switch(&boot_ctx, &next->ctx);
+        arch_switch(&boot_ctx, &next->ctx, fp);
     } else {
         prev->cpu_ticks += now - k_cpu.switch_stamp;
         k_cpu.switch_stamp = now;
-        arch_switch(&prev->ctx, &next->ctx);
+        arch_switch(&prev->ctx, &next->ctx, fp);
         /* Back in prev: some later switch chose it again. Its stack was checked on the way out, with
          * its stack pointer of that moment, by k_reschedule. */
     }
@@ -123,8 +137,10 @@ void k_reschedule(void)
     if (next == prev) {
         return;
     }
-    if (prev != NULL && prev->state != K_THREAD_DEAD) {
-        k_check_stack(prev, current_sp()); /* prev is the thread running this code */
+    /* The idle thread's stack holds its WFI loop and one exception frame (handlers run on the interrupt
+     * stack), a fixed depth: its check is left out of the wake-up path. */
+    if (prev != NULL && prev != k_cpu.idle && prev->state != K_THREAD_DEAD &&
+        k_check_stack(prev, current_sp())) { /* prev is the thread running this code */
         /* An overflow that the fault hook resolved by killing prev changed the ready queue. */
         next = k_rq_best(&k_cpu.rq);
         if (next == prev) {
@@ -232,6 +248,9 @@ void k_thread_kill(rt_thread_t *t)
     }
     t->state = K_THREAD_DEAD;
     t->magic = 0;
+    if (k_cpu.fp_holder == t) {
+        k_cpu.fp_holder = NULL; /* a thread re-created in this object loads its own */
+    }
     rt_thread_t *j;
     while ((j = k_waitq_first(&t->joiners)) != NULL) {
         k_wake(j, RT_OK);
@@ -251,6 +270,8 @@ void k_timer_isr(unsigned intid, void *arg)
 {
     (void)intid;
     (void)arg;
+    /* Under the lock: a more urgent handler may nest here and use the kernel (rtos/irq.h). */
+    uint64_t f = k_lock();
     struct k_timeout *to;
     uint64_t now = arch_counter();
     while ((to = k_tq_pop_expired(&k_cpu.tq, now)) != NULL) {
@@ -262,21 +283,7 @@ void k_timer_isr(unsigned intid, void *arg)
     } else {
         arch_timer_disarm();
     }
-}
-
-void k_irq_entry(void)
-{
-    /* Handlers may use FP/SIMD: the first use saves the thread's registers (arch_irq_fp_trap), which are
-     * back before anything else runs or is switched (arch_irq_fp_untrap, before k_reschedule). */
-    arch_irq_fp_trap();
-    k_cpu.irq_nest++;
-    k_cpu.irq_count++;
-    k_irq_dispatch();
-    k_cpu.irq_nest--;
-    arch_irq_fp_untrap();
-    /* Handlers only make threads ready; whether that preempts is decided here, once, in O(1). */
-    k_cpu.need_resched = false;
-    k_reschedule();
+    k_unlock(f);
 }
 
 void k_sched_start(void)

@@ -31,3 +31,13 @@ uint64_t rt_irq_count(void)
 {
     return k_cpu.irq_count;
 }
+
+uint64_t rt_irq_lock(void)
+{
+    return arch_irq_lock();
+}
+
+void rt_irq_unlock(uint64_t key)
+{
+    arch_irq_unlock(key);
+}

@@ -75,8 +75,8 @@ void rt_thread_exit(void)
 {
     (void)k_lock();
     if (k_cpu.irq_nest > 0) {
-        /* A handler runs on the interrupted thread's stack and must return through it: ending that
-         * thread from here cannot be done. It is an application error, stopped as one. */
+        /* A handler returns through the interrupted thread's exception frame, on its stack: ending
+         * that thread from here cannot be done. It is an application error, stopped as one. */
         rt_panic("rt_thread_exit called from an interrupt handler");
     }
     rt_thread_t *cur = k_current();

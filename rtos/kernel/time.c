@@ -19,7 +19,8 @@ void k_time_init(bool phys)
     arch_timer_phys = phys;
     unsigned intid = phys ? BOARD_INTID_PHYS_TIMER : BOARD_INTID_VIRT_TIMER;
     arch_timer_disarm();
-    if (rt_irq_attach(intid, 255, RT_IRQ_LEVEL, k_timer_isr, NULL) != RT_OK ||
+    if (rt_irq_attach(intid, k_bootarg_irq_prio("irq_prio_timer", RT_IRQ_PRIO_TIMER), RT_IRQ_LEVEL,
+                      k_timer_isr, NULL) != RT_OK ||
         rt_irq_enable(intid) != RT_OK) {
         rt_panic("cannot attach the kernel timer interrupt");
     }

@@ -1015,6 +1015,179 @@ static const char *test_irq_fp(void)
     return NULL;
 }
 
+/* ---------------------------------------------------------------- interrupt nesting */
+
+#define NEST_LOW   RT_IRQ_SGI(5) /* attached at 50 */
+#define NEST_HIGH  RT_IRQ_SGI(6) /* attached at 200 */
+#define NEST_PEER  RT_IRQ_SGI(7) /* attached at 200: the high one's peer */
+#define NEST_SPIN  200000u       /* bounded waits for an interrupt that should already have run */
+#define NEST_SEED  0x243f6a88u
+#define NEST_HSEED 0x13198a2eu
+
+enum nest_mode { NEST_LOW_RAISES_HIGH, NEST_HIGH_RAISES_LOW, NEST_HIGH_RAISES_PEER };
+static volatile enum nest_mode nest_mode;
+static volatile unsigned nest_high_runs, nest_low_runs, nest_peer_runs;
+static volatile uint64_t nest_fp_bad, nest_in_irq_bad;
+static rt_sem_t nest_sem;
+
+static void nest_spin_until(volatile unsigned *counter, unsigned want)
+{
+    for (unsigned i = 0; i < NEST_SPIN && *counter < want; i++) {
+    }
+}
+
+static void nest_low_isr(unsigned intid, void *arg)
+{
+    (void)intid;
+    (void)arg;
+    log_add(1);
+    if (nest_mode == NEST_LOW_RAISES_HIGH) {
+        /* FP/SIMD live in this level across the nested one, which uses all of it too. */
+        fp_fill(NEST_SEED, 0);
+        (void)rt_irq_raise_sgi(6);
+        nest_spin_until(&nest_high_runs, 1);
+        nest_fp_bad += fp_check(NEST_SEED, 0) != 0;
+    }
+    nest_in_irq_bad += !rt_in_irq();
+    log_add(3);
+    nest_low_runs++;
+}
+
+static void nest_high_isr(unsigned intid, void *arg)
+{
+    (void)intid;
+    (void)arg;
+    log_add(2);
+    nest_in_irq_bad += !rt_in_irq();
+    if (nest_mode == NEST_LOW_RAISES_HIGH) {
+        fp_fill(NEST_HSEED, 0);
+        (void)rt_sem_give(&nest_sem); /* wakes a thread: it runs after the low handler, once */
+    } else {
+        /* A less urgent or an equally urgent interrupt raised here waits for this handler's end. */
+        (void)rt_irq_raise_sgi(nest_mode == NEST_HIGH_RAISES_LOW ? 5 : 7);
+        nest_spin_until(nest_mode == NEST_HIGH_RAISES_LOW ? &nest_low_runs : &nest_peer_runs, 1);
+        log_add(nest_low_runs + nest_peer_runs == 0 ? 4 : -4);
+    }
+    nest_high_runs++;
+}
+
+static void nest_peer_isr(unsigned intid, void *arg)
+{
+    (void)intid;
+    (void)arg;
+    log_add(5);
+    nest_peer_runs++;
+}
+
+static void nest_waiter_entry(void *arg)
+{
+    (void)arg;
+    if (rt_sem_take(&nest_sem, RT_SEC(1)) == RT_OK) {
+        log_add(9);
+    }
+}
+
+/* log_expect's text, copied out of `reason` so that a FAIL_IF can prefix it. */
+static const char *nest_why(const char *why)
+{
+    static char copy[sizeof(reason)];
+    rt_snprintf(copy, sizeof(copy), "%s", why);
+    return copy;
+}
+
+static void nest_reset(enum nest_mode mode)
+{
+    log_reset();
+    nest_mode = mode;
+    nest_high_runs = nest_low_runs = nest_peer_runs = 0;
+}
+
+static const char *test_irq_nesting(void)
+{
+    nest_fp_bad = nest_in_irq_bad = 0;
+    EXPECT_RC(rt_sem_init(&nest_sem, 0, 1), RT_OK);
+    EXPECT_RC(rt_irq_attach(NEST_LOW, 50, RT_IRQ_EDGE, nest_low_isr, NULL), RT_OK);
+    EXPECT_RC(rt_irq_attach(NEST_HIGH, 200, RT_IRQ_EDGE, nest_high_isr, NULL), RT_OK);
+    EXPECT_RC(rt_irq_attach(NEST_PEER, 200, RT_IRQ_EDGE, nest_peer_isr, NULL), RT_OK);
+    FAIL_IF(rt_irq_priority(NEST_LOW) != 50 || rt_irq_priority(NEST_HIGH) != 200,
+            "rt_irq_priority gives %d and %d, attached at 50 and 200", rt_irq_priority(NEST_LOW),
+            rt_irq_priority(NEST_HIGH));
+    EXPECT_RC(rt_irq_enable(NEST_LOW), RT_OK);
+    EXPECT_RC(rt_irq_enable(NEST_HIGH), RT_OK);
+    EXPECT_RC(rt_irq_enable(NEST_PEER), RT_OK);
+
+    /* A low handler preempted by a high one, which wakes a thread more urgent than this one: the thread
+     * runs once, after both handlers; the low handler's FP/SIMD and this thread's survive. */
+    nest_reset(NEST_LOW_RAISES_HIGH);
+    (void)spawn(0, "nest-waiter", nest_waiter_entry, NULL, 250);
+    uint64_t waiter_in = rt_thread_switch_count(&pool[0]);
+    uint64_t self_in = rt_thread_switch_count(rt_thread_self());
+    fp_fill(NEST_SEED + 1u, 2u);
+    (void)rt_irq_raise_sgi(5);
+    nest_spin_until(&nest_low_runs, 1);
+    uint64_t thread_fp_bad = fp_check(NEST_SEED + 1u, 2u);
+    fp_fill(0, 0);
+    log_add(10);
+    EXPECT_RC(rt_thread_join(&pool[0], RT_SEC(1)), RT_OK);
+    static const int nested[] = {1, 2, 3, 9, 10};
+    const char *why = log_expect(nested, 5);
+    FAIL_IF(why != NULL, "low raises high: %s", nest_why(why));
+    FAIL_IF(rt_thread_switch_count(&pool[0]) - waiter_in != 1 ||
+                rt_thread_switch_count(rt_thread_self()) - self_in != 1,
+            "the woken thread was switched in %lu times, this one %lu (expected once each: one switch at "
+            "the outermost exit, one back)",
+            (unsigned long)(rt_thread_switch_count(&pool[0]) - waiter_in),
+            (unsigned long)(rt_thread_switch_count(rt_thread_self()) - self_in));
+    FAIL_IF(nest_fp_bad != 0 || thread_fp_bad != 0,
+            "FP/SIMD changed across nesting: the low handler's (%lu), the thread's (%lu)",
+            (unsigned long)nest_fp_bad, (unsigned long)thread_fp_bad);
+
+    /* The reverse never happens: a low interrupt raised in a high handler waits for its end; so does an
+     * interrupt of the same priority. */
+    nest_reset(NEST_HIGH_RAISES_LOW);
+    (void)rt_irq_raise_sgi(6);
+    nest_spin_until(&nest_low_runs, 1);
+    static const int not_nested[] = {2, 4, 1, 3};
+    why = log_expect(not_nested, 4);
+    FAIL_IF(why != NULL, "high raises low: %s", nest_why(why));
+    nest_reset(NEST_HIGH_RAISES_PEER);
+    (void)rt_irq_raise_sgi(6);
+    nest_spin_until(&nest_peer_runs, 1);
+    static const int peers[] = {2, 4, 5};
+    why = log_expect(peers, 3);
+    FAIL_IF(why != NULL, "high raises its peer: %s", nest_why(why));
+    FAIL_IF(nest_in_irq_bad != 0, "rt_in_irq() false in a handler %lu times", (unsigned long)nest_in_irq_bad);
+
+    /* Each distinct priority is a nesting level: the (RT_IRQ_LEVELS + 1)th is refused, a shared one
+     * is not. */
+    unsigned attached = 0;
+    int rc = RT_OK;
+    for (unsigned sgi = 8; sgi < 16 && rc == RT_OK; sgi++) {
+        if (rt_irq_priority(RT_IRQ_SGI(sgi)) != RT_EINVAL) {
+            continue; /* used by the system (the V-Bus doorbell) */
+        }
+        rc = rt_irq_attach(RT_IRQ_SGI(sgi), 60u + sgi, RT_IRQ_EDGE, nest_peer_isr, NULL);
+        attached += rc == RT_OK;
+    }
+    int shared = rt_irq_attach(RT_IRQ_SGI(4), 200, RT_IRQ_EDGE, nest_peer_isr, NULL);
+    for (unsigned sgi = 8; sgi < 16; sgi++) {
+        if (rt_irq_priority(RT_IRQ_SGI(sgi)) == (int)(60u + sgi)) {
+            (void)rt_irq_detach(RT_IRQ_SGI(sgi));
+        }
+    }
+    if (shared == RT_OK) {
+        (void)rt_irq_detach(RT_IRQ_SGI(4));
+    }
+    EXPECT_RC(rt_irq_detach(NEST_LOW), RT_OK);
+    EXPECT_RC(rt_irq_detach(NEST_HIGH), RT_OK);
+    EXPECT_RC(rt_irq_detach(NEST_PEER), RT_OK);
+    FAIL_IF(rc != RT_EOVERFLOW || attached >= RT_IRQ_LEVELS - 2u,
+            "after %u more distinct priorities the attach returned %s (expected overflow, before %u)",
+            attached, rt_strerror(rc), RT_IRQ_LEVELS - 2u);
+    FAIL_IF(shared != RT_OK, "an attach at a priority in use returned %s at the limit", rt_strerror(shared));
+    return NULL;
+}
+
 /* ---------------------------------------------------------------- faults and misuse */
 
 static volatile int hook_calls;
@@ -1522,6 +1695,7 @@ static const struct {
     {"fpu_preserved", test_fpu_preserved, NULL},
     {"hectic", test_hectic, NULL},
     {"irq_fp", test_irq_fp, NULL},
+    {"irq_nesting", test_irq_nesting, NULL},
     {"stack_overflow", test_stack_overflow, NULL},
     {"stack_pointer_below", test_stack_pointer_below, NULL},
     {"fault_kills_thread", test_fault_kills_thread, NULL},

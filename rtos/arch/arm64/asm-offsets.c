@@ -4,6 +4,7 @@
 #include <stddef.h>
 
 #include "arch/context.h"
+#include "arch/cpu.h"
 #include "arm64/esr.h"
 
 #define DEFINE(sym, val) __asm__ volatile("\n.ascii \"->" #sym " %0\"" : : "i"(val))
@@ -26,6 +27,9 @@ void asm_offsets(void)
     DEFINE(FPR_FPSR, offsetof(struct arch_fp_regs, fpsr));
     DEFINE(FPR_SIZE, sizeof(struct arch_fp_regs));
     DEFINE(EC_FP_ASIMD, ESR_EC_FP_ASIMD);
+    DEFINE(IRQ_STACK_SIZE, ARCH_IRQ_STACK_SIZE);
+    DEFINE(SWITCH_SAVE_FP_BIT, ARCH_SWITCH_SAVE_FP_BIT);
+    DEFINE(SWITCH_LOAD_FP_BIT, ARCH_SWITCH_LOAD_FP_BIT);
     DEFINE(SEC_SP, offsetof(struct arch_secondary, sp));
     DEFINE(SEC_ENTRY, offsetof(struct arch_secondary, entry));
     DEFINE(SEC_ARG, offsetof(struct arch_secondary, arg));

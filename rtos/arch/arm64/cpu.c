@@ -63,6 +63,11 @@ static uintptr_t tls_init(struct arch_context *ctx, uintptr_t stack_top)
 
 bool arch_timer_phys;
 
+/* Interrupt nesting (arch/cpu.h): the handlers' stack, and the FP/SIMD areas of the nesting levels. */
+uint64_t arch_irq_stack[ARCH_IRQ_STACK_SIZE / 8u] __attribute__((aligned(16)));
+struct arch_fp_regs arch_irq_fp[ARCH_IRQ_LEVELS];
+struct arch_fp_regs *arch_irq_fp_slot = &arch_irq_fp[0];
+
 void arch_context_init(struct arch_context *ctx, uintptr_t stack_top, arch_thread_main_t thread_main,
                        void (*entry)(void *), void *arg)
 {

@@ -1,8 +1,10 @@
 /*
- * void arch_switch(struct arch_context *from, struct arch_context *to)
+ * void arch_switch(struct arch_context *from, struct arch_context *to, unsigned fp)
  * Called with IRQs masked. Saves the caller's callee-saved state into *from and resumes *to where it
  * last called arch_switch (or at arch_thread_start for a new thread). FP/SIMD state is switched
- * eagerly: 32 stp/ldp pairs cost less than a lazy-trap scheme's first-use exception.
+ * eagerly where the kernel asks (fp: ARCH_SWITCH_SAVE_FP, ARCH_SWITCH_LOAD_FP; arch/cpu.h): 32 stp/ldp
+ * pairs cost less than a lazy-trap scheme's first-use exception, and the kernel leaves out what the
+ * registers already hold.
  */
 #include "asm-offsets.h"
 
@@ -18,10 +20,11 @@ arch_switch:
     stp     x29, x30, [x0, #CTX_FP]
     mov     x9, sp
     str     x9, [x0, #CTX_SP]
+    /* TPIDR_EL0 is not saved: it never changes after arch_context_init set it (context.h) */
+    tbz     w2, #SWITCH_SAVE_FP_BIT, 1f
     mrs     x9, fpcr
     mrs     x10, fpsr
     stp     x9, x10, [x0, #CTX_FPCR]
-    /* TPIDR_EL0 is not saved: it never changes after arch_context_init set it (context.h) */
     add     x9, x0, #CTX_Q
     stp     q0, q1, [x9, #0]
     stp     q2, q3, [x9, #32]
@@ -39,9 +42,7 @@ arch_switch:
     stp     q26, q27, [x9, #416]
     stp     q28, q29, [x9, #448]
     stp     q30, q31, [x9, #480]
-    /* fall through */
-    .globl arch_switch_no_save
-arch_switch_no_save:
+1:  tbz     w2, #SWITCH_LOAD_FP_BIT, 2f
     add     x9, x1, #CTX_Q
     ldp     q0, q1, [x9, #0]
     ldp     q2, q3, [x9, #32]
@@ -62,7 +63,7 @@ arch_switch_no_save:
     ldp     x9, x10, [x1, #CTX_FPCR]
     msr     fpcr, x9
     msr     fpsr, x10
-    ldr     x9, [x1, #CTX_TPIDR]
+2:  ldr     x9, [x1, #CTX_TPIDR]
     msr     tpidr_el0, x9
     ldp     x19, x20, [x1, #CTX_X19 + 0]
     ldp     x21, x22, [x1, #CTX_X19 + 16]
@@ -90,15 +91,14 @@ arch_thread_start:
     .size arch_thread_start, . - arch_thread_start
 
 /*
- * void arch_irq_fp_restore(void): arch_irq_fp (saved by a handler's first FP/SIMD instruction, vectors.S)
- * back into v0-v31, FPCR and FPSR (arch/cpu.h). Both are here, not in vectors.S (which calls the
- * kernel, while the kernel calls this) or cpu.c (which calls arch_thread_start): no dependency cycle.
+ * void arch_irq_fp_restore(const struct arch_fp_regs *regs): *regs (saved by a nesting level's first
+ * FP/SIMD instruction, vectors.S) back into v0-v31, FPCR and FPSR (arch/cpu.h). Here, not in vectors.S
+ * (which calls the kernel, while the kernel calls this) or cpu.c (which calls arch_thread_start): no
+ * dependency cycle.
  */
     .globl arch_irq_fp_restore
     .type arch_irq_fp_restore, %function
 arch_irq_fp_restore:
-    adrp    x0, arch_irq_fp
-    add     x0, x0, :lo12:arch_irq_fp
     ldp     q0, q1, [x0, #FPR_Q + 0]
     ldp     q2, q3, [x0, #FPR_Q + 32]
     ldp     q4, q5, [x0, #FPR_Q + 64]
@@ -121,11 +121,3 @@ arch_irq_fp_restore:
     msr     fpsr, x1
     ret
     .size arch_irq_fp_restore, . - arch_irq_fp_restore
-
-    .bss
-    .balign 16                          /* struct arch_fp_regs: q registers 16-byte aligned */
-    .globl arch_irq_fp
-    .type arch_irq_fp, %object
-arch_irq_fp:
-    .space FPR_SIZE
-    .size arch_irq_fp, . - arch_irq_fp

@@ -1,8 +1,10 @@
 /*
  * EL1 exception vectors. The rtos runs only at EL1 with SP_EL1 (EL1h): every thread runs on its own
- * stack, and an exception pushes a struct arch_frame onto the interrupted thread's stack. IRQs stay
- * masked for the whole handler (no nesting; see docs/architecture.md), so each thread stack needs room
- * for one frame plus the deepest handler (plus 16 bytes for a handler's FP/SIMD trap, below).
+ * stack, and an exception pushes a struct arch_frame onto the stack it interrupted. An interrupt taken
+ * in a thread saves the thread's frame there and runs the handlers on the interrupt stack
+ * (arch_irq_stack), with IRQs unmasked: a more urgent interrupt nests, its frame on the interrupt stack
+ * (docs/architecture.md, "Interrupts"). So a thread's stack needs room for one frame and the kernel's
+ * switch path, whatever the handlers do.
  */
 #include "asm-offsets.h"
 #include "arm64/esr.h"
@@ -96,18 +98,37 @@ arch_vectors:
     bad_vector KIND_LOWER
 
     .text
+/*
+ * x19 is callee-saved, and saved in the frame: it carries the thread's stack pointer across the
+ * handlers. The interrupted code was a handler <=> SP lies in the interrupt stack (a thread's SP never
+ * does): then this is a nested level, which neither switches stacks nor schedules.
+ */
 irq_entry:
     save_frame
-    bl      k_irq_entry                 /* may switch threads; returns when this one runs again */
+    adrp    x0, arch_irq_stack
+    add     x0, x0, :lo12:arch_irq_stack
+    mov     x19, sp
+    sub     x1, x19, x0
+    cmp     x1, #IRQ_STACK_SIZE
+    b.lo    irq_nested
+    add     sp, x0, #IRQ_STACK_SIZE
+    bl      k_irq_handle                /* the handlers; returns with IRQs masked */
+    mov     sp, x19
+    bl      k_irq_exit                  /* may switch threads; returns when this one runs again */
+    restore_frame
+    eret
+
+irq_nested:
+    bl      k_irq_handle
     restore_frame
     eret
 
 /*
- * A synchronous exception. FP/SIMD traps only while an interrupt handler runs (arch_irq_fp_trap, the
- * only place CPACR_EL1.FPEN is cleared), so an FP/SIMD trap is a handler's first FP/SIMD instruction:
- * save the interrupted thread's v0-v31, FPCR and FPSR into arch_irq_fp, enable FP/SIMD, give the handler
- * FPCR 0 (round to nearest, no exception traps, no flush to zero) and retry the instruction. Every other
- * class is a fault and reported.
+ * A synchronous exception. FP/SIMD traps only while an interrupt handler runs (arch_irq_fp_enter, the
+ * only place CPACR_EL1.FPEN is cleared), so an FP/SIMD trap is the first FP/SIMD instruction of a
+ * nesting level's handlers: save v0-v31, FPCR and FPSR as the level found them into its area
+ * (*arch_irq_fp_slot), enable FP/SIMD, give the handler FPCR 0 (round to nearest, no exception traps,
+ * no flush to zero) and retry the instruction. Every other class is a fault and reported.
  */
 sync_entry:
     stp     x0, x1, [sp, #-16]!
@@ -125,8 +146,8 @@ irq_fp_first_use:
     mov     x0, #CPACR_EL1_FPEN_NONE_TRAPPED
     msr     cpacr_el1, x0
     isb                                 /* the stores below must not trap */
-    adrp    x0, arch_irq_fp
-    add     x0, x0, :lo12:arch_irq_fp
+    adrp    x0, arch_irq_fp_slot
+    ldr     x0, [x0, :lo12:arch_irq_fp_slot]
     stp     q0, q1, [x0, #FPR_Q + 0]
     stp     q2, q3, [x0, #FPR_Q + 32]
     stp     q4, q5, [x0, #FPR_Q + 64]

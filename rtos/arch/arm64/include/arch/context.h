@@ -26,9 +26,9 @@ struct arch_context {
 };
 
 /*
- * The interrupted thread's FP/SIMD state while an interrupt handler uses FP/SIMD (rtos/irq.h): saved by
- * the handler's first FP/SIMD instruction, which traps (vectors.S), and loaded back by
- * arch_irq_fp_restore before the kernel leaves the interrupt. One area: handlers never nest.
+ * The FP/SIMD state an interrupt nesting level found while one of its handlers uses FP/SIMD (rtos/irq.h):
+ * saved by the level's first FP/SIMD instruction, which traps (vectors.S), and loaded back by
+ * arch_irq_fp_restore before the level ends (arch/cpu.h). One area per level.
  */
 struct arch_fp_regs {
     uint64_t q[64] __attribute__((aligned(16))); /* q0..q31, low half first */

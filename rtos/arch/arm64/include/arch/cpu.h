@@ -108,41 +108,80 @@ static inline uint64_t arch_mpidr_affinity(void)
     return mpidr_affinity(ARCH_READ_SYSREG(mpidr_el1));
 }
 
-/*
- * Lazy FP/SIMD for interrupt handlers (rtos/irq.h). Threads run with FP/SIMD enabled and own all of it
- * (arch_switch switches it); the kernel is built without it. arch_irq_fp_trap, at interrupt entry before
- * any handler, makes FP/SIMD trap; a handler's first FP/SIMD instruction then takes the trap, which
- * saves the interrupted thread's v0-v31, FPCR and FPSR into arch_irq_fp, enables FP/SIMD with FPCR 0 and
- * lets the handler go on (vectors.S). arch_irq_fp_untrap, after the last handler and before any thread
- * switch, loads them back if that happened and enables FP/SIMD again: from then on the registers are the
- * interrupted thread's, whoever runs next. The ISBs make each CPACR_EL1 write take effect before the next
- * FP/SIMD instruction (a handler's, or arch_switch's stores).
- */
-extern struct arch_fp_regs arch_irq_fp;
-/* Loads arch_irq_fp into v0-v31, FPCR and FPSR (vectors.S). Only for arch_irq_fp_untrap: it changes
- * d8-d15, which AAPCS64 has callers keep, and only the kernel (built without FP/SIMD) calls it. */
-void arch_irq_fp_restore(void);
-
-static inline void arch_irq_fp_trap(void)
+/* Masks IRQs (the end of a handler's unmasked run: irq.c). */
+static inline void arch_irq_disable(void)
 {
-    __asm__ volatile("msr cpacr_el1, %x0\n\tisb" : : "rZ"((uint64_t)CPACR_EL1_FPEN_ALL_TRAPPED));
+    __asm__ volatile("msr daifset, #2" : : : "memory");
 }
 
-static inline void arch_irq_fp_untrap(void)
+/*
+ * Interrupt nesting (rtos/irq.h, docs/architecture.md "Interrupts"): a handler runs with IRQs unmasked,
+ * so the GIC signals only interrupts more urgent than every one in progress (its running priority) and
+ * each nesting level has a distinct priority. ARCH_IRQ_LEVELS bounds the depth (rt_irq_attach refuses
+ * more distinct priorities than that, so the bound holds whatever the GIC's priority bits).
+ *
+ * Handlers run on the interrupt stack (arch_irq_stack, vectors.S), not on the interrupted thread's: a
+ * thread's stack holds one exception frame and the kernel's switch path whatever its handlers and their
+ * nesting need. ARCH_IRQ_STACK_SIZE: ARCH_IRQ_LEVELS frames (272 bytes each) and 768 bytes of C per level.
+ */
+#define ARCH_IRQ_LEVELS     8u
+#define ARCH_IRQ_STACK_SIZE 8192u
+extern uint64_t arch_irq_stack[ARCH_IRQ_STACK_SIZE / 8u];
+
+/*
+ * Lazy FP/SIMD for interrupt handlers (rtos/irq.h). Threads run with FP/SIMD enabled and own all of it
+ * (arch_switch switches it); the kernel is built without it. arch_irq_fp_enter, at the entry of each
+ * nesting level before its first handler, makes FP/SIMD trap; a handler's first FP/SIMD instruction then
+ * takes the trap, which saves the registers as the level found them (the interrupted thread's, or the
+ * interrupted handler's) into arch_irq_fp[level] (through arch_irq_fp_slot), enables FP/SIMD with FPCR
+ * 0 and lets the handler go on (vectors.S). arch_irq_fp_exit, after the level's last handler, loads them
+ * back if that happened and gives FP/SIMD back the state the level found (enabled for a thread or for a
+ * handler that had used it, trapping for one that had not). The ISBs make each CPACR_EL1 write take
+ * effect before the next FP/SIMD instruction.
+ */
+extern struct arch_fp_regs arch_irq_fp[ARCH_IRQ_LEVELS];
+extern struct arch_fp_regs *arch_irq_fp_slot;
+/* Loads *regs into v0-v31, FPCR and FPSR (switch.S). Only for arch_irq_fp_exit: it changes d8-d15,
+ * which AAPCS64 has callers keep, and only the kernel (built without FP/SIMD) calls it. */
+void arch_irq_fp_restore(const struct arch_fp_regs *regs);
+
+/* Returns the CPACR_EL1 the level found, for arch_irq_fp_exit. */
+static inline uint64_t arch_irq_fp_enter(unsigned level)
 {
-    /* Still trapping <=> no handler touched FP/SIMD: the registers are the thread's. */
-    if (ARCH_READ_SYSREG(cpacr_el1) != CPACR_EL1_FPEN_ALL_TRAPPED) {
-        arch_irq_fp_restore(); /* the trap enabled FP/SIMD (and its ERET synchronised that) */
-        return;
+    uint64_t found = ARCH_READ_SYSREG(cpacr_el1);
+    arch_irq_fp_slot = &arch_irq_fp[level];
+    if (found != CPACR_EL1_FPEN_ALL_TRAPPED) {
+        __asm__ volatile("msr cpacr_el1, %x0\n\tisb" : : "rZ"((uint64_t)CPACR_EL1_FPEN_ALL_TRAPPED));
     }
-    /* No memory clobber: the write orders against FP/SIMD instructions only (the ISB), and the kernel
-     * has none; kernel data may stay in registers across it. */
-    __asm__ volatile("msr cpacr_el1, %0\n\tisb" : : "r"((uint64_t)CPACR_EL1_FPEN_NONE_TRAPPED));
+    return found;
+}
+
+static inline void arch_irq_fp_exit(unsigned level, uint64_t found)
+{
+    /* Still trapping <=> no handler of this level touched FP/SIMD: the registers are as it found them. */
+    uint64_t now = ARCH_READ_SYSREG(cpacr_el1);
+    if (now != CPACR_EL1_FPEN_ALL_TRAPPED) {
+        arch_irq_fp_restore(&arch_irq_fp[level]); /* the trap enabled FP/SIMD (its ERET synchronised it) */
+    }
+    if (level > 0) {
+        arch_irq_fp_slot = &arch_irq_fp[level - 1u];
+    }
+    if (now != found) {
+        /* No memory clobber: the write orders against FP/SIMD instructions only (the ISB), and the
+         * kernel has none; kernel data may stay in registers across it. */
+        __asm__ volatile("msr cpacr_el1, %x0\n\tisb" : : "rZ"(found));
+    }
 }
 
 /* Implemented in assembly (switch.S) */
-void arch_switch(struct arch_context *from, struct arch_context *to);
-void arch_switch_no_save(struct arch_context *unused, struct arch_context *to);
+/* fp: which FP/SIMD work the switch does. The registers are the running thread's, or, while a thread
+ * that never uses them runs (the idle thread), still those of the last thread that did; the kernel asks
+ * for a save only of a thread whose state is live in them and a load only of one whose is not. */
+#define ARCH_SWITCH_SAVE_FP_BIT 0
+#define ARCH_SWITCH_LOAD_FP_BIT 1
+#define ARCH_SWITCH_SAVE_FP     (1u << ARCH_SWITCH_SAVE_FP_BIT)
+#define ARCH_SWITCH_LOAD_FP     (1u << ARCH_SWITCH_LOAD_FP_BIT)
+void arch_switch(struct arch_context *from, struct arch_context *to, unsigned fp);
 void arch_thread_start(void);
 
 /* Implemented in arch C files */
