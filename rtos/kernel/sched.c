@@ -57,6 +57,7 @@ bool k_check_stack(rt_thread_t *t, uint64_t sp)
      * that jumped over it. */
     const uint64_t *g = (const uint64_t *)(void *)t->stack_base;
     uint64_t bad = 0;
+#pragma GCC unroll 8
     for (unsigned i = 0; i < RT_STACK_GUARD / 8u; i += 4u) {
         bad |= g[i] ^ K_STACK_PATTERN;
     }

@@ -7,21 +7,6 @@
 
 struct k_cpu k_cpu;
 
-uint64_t k_lock(void)
-{
-    return arch_irq_lock();
-}
-
-void k_unlock(uint64_t flags)
-{
-    arch_irq_unlock(flags);
-}
-
-rt_thread_t *k_current(void)
-{
-    return k_cpu.rq.current;
-}
-
 bool rt_in_irq(void)
 {
     return k_cpu.irq_nest > 0;

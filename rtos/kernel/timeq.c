@@ -20,26 +20,3 @@ bool k_tq_insert(struct k_timerq *tq, struct k_timeout *to, uint64_t deadline)
     rt_list_insert_before(pos->next, &to->node);
     return tq->list.next == &to->node;
 }
-
-void k_tq_remove(struct k_timeout *to)
-{
-    rt_list_remove(&to->node);
-}
-
-struct k_timeout *k_tq_first(const struct k_timerq *tq)
-{
-    if (rt_list_empty(&tq->list)) {
-        return NULL;
-    }
-    return RT_CONTAINER_OF(tq->list.next, struct k_timeout, node);
-}
-
-struct k_timeout *k_tq_pop_expired(struct k_timerq *tq, uint64_t now)
-{
-    struct k_timeout *to = k_tq_first(tq);
-    if (to == NULL || to->deadline > now) {
-        return NULL;
-    }
-    rt_list_remove(&to->node);
-    return to;
-}
