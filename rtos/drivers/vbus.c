@@ -12,7 +12,6 @@
 #include "rtos/console.h"
 #include "rtos/types.h"
 
-
 static uint64_t kick_aff;
 static unsigned kick_sgi;
 static bool kick_on;
