@@ -63,6 +63,48 @@
     add     sp, sp, #FRAME_SIZE
 .endm
 
+/*
+ * An interrupt's frame: the same layout, but only what the C code it calls may change: x0-x18 and x30
+ * (caller-saved), x19 (irq_entry's own), ELR and SPSR. x20-x29 are callee-saved, so every function the
+ * entry calls gives them back, and a switch at the outermost exit saves them in the thread's context;
+ * their slots stay unwritten.
+ */
+.macro save_irq_frame
+    sub     sp, sp, #FRAME_SIZE
+    stp     x0, x1, [sp, #0]
+    stp     x2, x3, [sp, #16]
+    stp     x4, x5, [sp, #32]
+    stp     x6, x7, [sp, #48]
+    stp     x8, x9, [sp, #64]
+    stp     x10, x11, [sp, #80]
+    stp     x12, x13, [sp, #96]
+    stp     x14, x15, [sp, #112]
+    stp     x16, x17, [sp, #128]
+    stp     x18, x19, [sp, #144]
+    mrs     x0, elr_el1
+    mrs     x1, spsr_el1
+    stp     x30, x0, [sp, #FRAME_X30]
+    str     x1, [sp, #FRAME_SPSR]
+.endm
+
+.macro restore_irq_frame
+    ldp     x30, x0, [sp, #FRAME_X30]
+    ldr     x1, [sp, #FRAME_SPSR]
+    msr     elr_el1, x0
+    msr     spsr_el1, x1
+    ldp     x0, x1, [sp, #0]
+    ldp     x2, x3, [sp, #16]
+    ldp     x4, x5, [sp, #32]
+    ldp     x6, x7, [sp, #48]
+    ldp     x8, x9, [sp, #64]
+    ldp     x10, x11, [sp, #80]
+    ldp     x12, x13, [sp, #96]
+    ldp     x14, x15, [sp, #112]
+    ldp     x16, x17, [sp, #128]
+    ldp     x18, x19, [sp, #144]
+    add     sp, sp, #FRAME_SIZE
+.endm
+
 .macro vector target
     .balign 0x80
     b       \target
@@ -104,7 +146,7 @@ arch_vectors:
  * does): then this is a nested level, which neither switches stacks nor schedules.
  */
 irq_entry:
-    save_frame
+    save_irq_frame
     adrp    x0, arch_irq_stack
     add     x0, x0, :lo12:arch_irq_stack
     mov     x19, sp
@@ -115,12 +157,12 @@ irq_entry:
     bl      k_irq_handle                /* the handlers; returns with IRQs masked */
     mov     sp, x19
     bl      k_irq_exit                  /* may switch threads; returns when this one runs again */
-    restore_frame
+    restore_irq_frame
     eret
 
 irq_nested:
     bl      k_irq_handle
-    restore_frame
+    restore_irq_frame
     eret
 
 /*
