@@ -17,7 +17,7 @@ from rtmux.board import GIC_VERSIONS
 from rtmux.errors import EXIT_FAILED, EXIT_OK, EXIT_PIPE, EXIT_SETUP, GuestFailure, RtmuxError, SetupError
 from rtmux.formats import latmus
 from rtmux.image import debian, sdcard
-from rtmux.run import linux, rtos, system
+from rtmux.run import linux, path, rtos, system
 
 # argparse's type of the object add_subparsers returns.
 Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
@@ -283,6 +283,15 @@ def build_parser() -> argparse.ArgumentParser:
     _add_common(p, rtos.CTXSW_TIMEOUT_S)
     p.set_defaults(func=cmd_ctxsw)
 
+    p = sub.add_parser(
+        "path",
+        help="count the timer-to-thread path (latency) or a context switch (ctxsw) instruction by "
+        "instruction, per function and stage (QEMU icount, one instruction per block)",
+    )
+    p.add_argument("which", choices=("latency", "ctxsw"), nargs="?", default="latency")
+    p.add_argument("--no-build", action="store_true", help="use the existing images, skip `make -s rtos`")
+    p.set_defaults(func=cmd_path)
+
     p = top.add_parser(
         "bench",
         help="rtos, Linux and PREEMPT_RT Linux, bare and under rtmux, in icount mode; into BENCHMARKS.md",
@@ -414,6 +423,12 @@ def cmd_ctxsw(args: argparse.Namespace) -> int:
     rtos.build(not args.no_build)
     ctx = rtos.ctxsw(switches=args.switches, icount=args.icount, timeout_s=args.timeout, echo=sys.stdout)
     print(f"rtmux: {ctx.ns_per_switch:.3f} ns per context switch ({ctx.switches} switches)", flush=True)
+    return EXIT_OK
+
+
+def cmd_path(args: argparse.Namespace) -> int:
+    rtos.build(not args.no_build)
+    print(path.report(args.which, path.measure(args.which)), flush=True)
     return EXIT_OK
 
 
