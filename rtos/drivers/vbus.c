@@ -110,11 +110,9 @@ int vbus_dt_read(const void *dtb, struct vbus_dt *out)
     return 1;
 }
 
-int vbus_doorbell_attach(const struct vbus_dt *dt, rt_irq_handler_t handler, void *arg)
+int vbus_doorbell_attach(const struct vbus_dt *dt, unsigned prio, rt_irq_handler_t handler, void *arg)
 {
-    /* Below the timer by default (rtos/irq.h), so a control loop's release preempts the doorbell. */
-    int rc = rt_irq_attach(RT_IRQ_SGI(dt->sgi_to_rtos), k_bootarg_irq_prio("irq_prio_vbus", RT_IRQ_PRIO_VBUS),
-                           RT_IRQ_EDGE, handler, arg);
+    int rc = rt_irq_attach(RT_IRQ_SGI(dt->sgi_to_rtos), prio, RT_IRQ_EDGE, handler, arg);
     if (rc == RT_OK) {
         rc = rt_irq_enable(RT_IRQ_SGI(dt->sgi_to_rtos));
     }

@@ -95,8 +95,8 @@ void k_boot(const void *dtb, uint64_t entry_el)
     k_rq_init(&k_cpu.rq);
     k_irq_init();
     k_bootargs_init(dtb); /* first: the time base reads timer= */
-    k_time_init(timer_phys());
-    k_chan_init(dtb);
+    k_time_init(timer_phys(), k_bootarg_irq_prio("irq_prio_timer", RT_IRQ_PRIO_TIMER));
+    k_chan_init(dtb, k_bootarg_irq_prio("irq_prio_vbus", RT_IRQ_PRIO_VBUS));
     if (rt_thread_create(&idle_thread, "idle", idle_entry, NULL, idle_stack, sizeof(idle_stack),
                          RT_PRIO_MIN) != RT_OK ||
         rt_thread_create(&main_thread, "main", main_entry, NULL, main_stack, sizeof(main_stack),

@@ -98,7 +98,7 @@ static void doorbell(unsigned intid, void *arg)
     k_unlock(f);
 }
 
-void k_chan_init(const void *dtb)
+void k_chan_init(const void *dtb, unsigned irq_prio)
 {
     if (vbus_dt_read(dtb, &dt) <= 0) {
         return; /* bare metal (or a malformed node, reported): no channel; every open fails */
@@ -113,7 +113,7 @@ void k_chan_init(const void *dtb)
         memcpy(c->name, d->name, sizeof(c->name));
         c->magic = K_MAGIC_CHAN;
     }
-    int rc = vbus_doorbell_attach(&dt, doorbell, NULL);
+    int rc = vbus_doorbell_attach(&dt, irq_prio, doorbell, NULL);
     if (rc != RT_OK) {
         rt_printf("vbus: doorbell SGI %u not attached (%s); no channel\n", dt.sgi_to_rtos, rt_strerror(rc));
         return;

@@ -263,7 +263,7 @@ bool k_thread_fault(struct rt_fault *f);
 /* The kernel's timer: the EL1 virtual timer (bare metal, or a CPU of the rtos's own), or with phys the
  * EL1 physical one (boot argument timer=phys: a CPU the rtos shares with Linux, whose timer the virtual
  * one is there; rtmux adds the argument for such a partition). */
-void k_time_init(bool phys);
+void k_time_init(bool phys, unsigned irq_prio); /* irq_prio: the timer interrupt's (rtos/irq.h) */
 /* Timeout in ns to an absolute deadline in ticks. */
 uint64_t k_deadline(rt_time_t timeout);
 
@@ -295,7 +295,7 @@ void k_irq_init(void);
 
 /* V-Bus channels (chan.c): found in the DTB's /rtmux-vbus (none without it), the region initialised and
  * the doorbell attached; before the first thread runs. */
-void k_chan_init(const void *dtb);
+void k_chan_init(const void *dtb, unsigned irq_prio); /* irq_prio: the doorbell's (rtos/irq.h) */
 
 /* Boot arguments (boot.c) */
 void k_bootargs_init(const void *dtb);

@@ -8,7 +8,7 @@
 #include "rtos/irq.h"
 #include "rtos/system.h"
 
-void k_time_init(bool phys)
+void k_time_init(bool phys, unsigned irq_prio)
 {
     uint64_t freq = arch_counter_freq();
     if (freq == 0 || freq > K_FREQ_MAX) {
@@ -19,8 +19,7 @@ void k_time_init(bool phys)
     arch_timer_phys = phys;
     unsigned intid = phys ? BOARD_INTID_PHYS_TIMER : BOARD_INTID_VIRT_TIMER;
     arch_timer_disarm();
-    if (rt_irq_attach(intid, k_bootarg_irq_prio("irq_prio_timer", RT_IRQ_PRIO_TIMER), RT_IRQ_LEVEL,
-                      k_timer_isr, NULL) != RT_OK ||
+    if (rt_irq_attach(intid, irq_prio, RT_IRQ_LEVEL, k_timer_isr, NULL) != RT_OK ||
         rt_irq_enable(intid) != RT_OK) {
         rt_panic("cannot attach the kernel timer interrupt");
     }
