@@ -110,9 +110,9 @@ int vbus_dt_read(const void *dtb, struct vbus_dt *out)
     return 1;
 }
 
-int vbus_doorbell_attach(const struct vbus_dt *dt, unsigned prio, rt_irq_handler_t handler, void *arg)
+int vbus_doorbell_attach(const struct vbus_dt *dt, unsigned prio, rt_irq_handler_t handler)
 {
-    int rc = rt_irq_attach(RT_IRQ_SGI(dt->sgi_to_rtos), prio, RT_IRQ_EDGE, handler, arg);
+    int rc = k_irq_attach_kernel(RT_IRQ_SGI(dt->sgi_to_rtos), prio, RT_IRQ_EDGE, handler);
     if (rc == RT_OK) {
         rc = rt_irq_enable(RT_IRQ_SGI(dt->sgi_to_rtos));
     }

@@ -113,7 +113,7 @@ void k_chan_init(const void *dtb, unsigned irq_prio)
         memcpy(c->name, d->name, sizeof(c->name));
         c->magic = K_MAGIC_CHAN;
     }
-    int rc = vbus_doorbell_attach(&dt, irq_prio, doorbell, NULL);
+    int rc = vbus_doorbell_attach(&dt, irq_prio, doorbell);
     if (rc != RT_OK) {
         rt_printf("vbus: doorbell SGI %u not attached (%s); no channel\n", dt.sgi_to_rtos, rt_strerror(rc));
         return;

@@ -12,6 +12,7 @@ struct irq_slot {
     rt_irq_handler_t handler;
     void *arg;
     uint8_t prio; /* the attach priority */
+    bool no_fp;   /* a kernel handler, built without FP/SIMD: its level needs no FP/SIMD trap */
 };
 
 static struct irq_slot irq_table[RT_IRQ_MAX];
@@ -71,8 +72,18 @@ int rt_irq_attach(unsigned intid, unsigned prio, unsigned trigger, rt_irq_handle
     irq_table[intid].handler = handler;
     irq_table[intid].arg = arg;
     irq_table[intid].prio = (uint8_t)prio;
+    irq_table[intid].no_fp = false;
     k_unlock(f);
     return RT_OK;
+}
+
+int k_irq_attach_kernel(unsigned intid, unsigned prio, unsigned trigger, rt_irq_handler_t handler)
+{
+    int rc = rt_irq_attach(intid, prio, trigger, handler, NULL);
+    if (rc == RT_OK) {
+        irq_table[intid].no_fp = true;
+    }
+    return rc;
 }
 
 int rt_irq_priority(unsigned intid)
@@ -131,6 +142,20 @@ int rt_irq_raise_sgi(unsigned sgi)
     return RT_OK;
 }
 
+/* k_irq_handle's fp before the level set FP/SIMD trapping up: no CPACR_EL1 value the rtos uses. */
+#define FP_UNTOUCHED UINT64_MAX
+
+/* Out of line: only a level that runs an application's handler needs them. */
+static __attribute__((noinline)) uint64_t fp_enter(unsigned level)
+{
+    return arch_irq_fp_enter(level);
+}
+
+static __attribute__((noinline)) void fp_exit(unsigned level, uint64_t found)
+{
+    arch_irq_fp_exit(level, found);
+}
+
 /*
  * One nesting level (vectors.S: on the interrupt stack, IRQs masked): acknowledge, run the handler with
  * IRQs unmasked, so that only a more urgent interrupt (the GIC's running priority is this one's) nests,
@@ -147,11 +172,16 @@ void k_irq_handle(void)
     unsigned level = k_cpu.irq_nest;
     K_ASSERT(level < RT_IRQ_LEVELS);
     k_cpu.irq_nest = level + 1u;
-    uint64_t fp = arch_irq_fp_enter(level);
+    /* FP/SIMD trapping is set up before the level's first handler that may use it (rtos/irq.h); the
+     * kernel's own (the timer, the V-Bus doorbell) cannot, so a level of theirs leaves it alone. */
+    uint64_t fp = FP_UNTOUCHED;
     do {
         unsigned intid = INTC_ACK_INTID(ack);
         const struct irq_slot *s = &irq_table[intid];
         k_cpu.irq_count++;
+        if (!s->no_fp && fp == FP_UNTOUCHED) {
+            fp = fp_enter(level);
+        }
         if (s->handler != NULL) {
             arch_irq_enable();
             s->handler(intid, s->arg);
@@ -163,14 +193,17 @@ void k_irq_handle(void)
         intc_eoi(ack);
         ack = intc_ack();
     } while (INTC_ACK_INTID(ack) < INTC_INTID_SPECIAL);
-    arch_irq_fp_exit(level, fp);
+    if (fp != FP_UNTOUCHED) {
+        fp_exit(level, fp);
+    }
     k_cpu.irq_nest = level;
 }
 
 /* The outermost level's end, back on the interrupted thread's stack (vectors.S), IRQs masked. */
 void k_irq_exit(void)
 {
-    if (arch_irq_stack[0] != K_STACK_PATTERN || arch_irq_stack[RT_STACK_GUARD / 8u - 1u] != K_STACK_PATTERN) {
+    /* The guard's top word: the handlers' stack grows down into it first. */
+    if (arch_irq_stack[RT_STACK_GUARD / 8u - 1u] != K_STACK_PATTERN) {
         k_cpu.in_fault = true;
         k_fatal_printf("FATAL: interrupt stack overflow (%u bytes: handlers too deep)\n",
                        (unsigned)ARCH_IRQ_STACK_SIZE);

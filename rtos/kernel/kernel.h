@@ -113,8 +113,20 @@ static inline rt_thread_t *k_rq_best(const struct k_readyq *rq)
 void k_waitq_init(struct k_waitq *wq);
 /* Highest priority first; behind every waiter of the same priority (FIFO). */
 void k_waitq_insert(struct k_waitq *wq, rt_thread_t *t);
-void k_waitq_remove(rt_thread_t *t);
-rt_thread_t *k_waitq_first(const struct k_waitq *wq);
+
+static inline void k_waitq_remove(rt_thread_t *t)
+{
+    rt_list_remove(&t->qnode);
+    t->waitq = NULL;
+}
+
+static inline rt_thread_t *k_waitq_first(const struct k_waitq *wq)
+{
+    if (rt_list_empty(&wq->waiters)) {
+        return NULL;
+    }
+    return RT_CONTAINER_OF(wq->waiters.next, rt_thread_t, qnode);
+}
 
 /* ---------------- timer queue (timeq.c, pure) ----------------
  * Sorted by deadline, FIFO among equal deadlines. Insertion is O(n) in the number of armed timeouts
@@ -242,7 +254,10 @@ static inline bool k_event_satisfied(uint32_t flags, uint32_t want, unsigned opt
 /* rt_event_set's work, with the kernel lock held; the caller reschedules. In sched.c: a thread's end
  * posts its rt_thread_on_exit notice there too. */
 void k_event_post(rt_event_t *e, uint32_t bits);
-bool k_can_block(rt_time_t timeout);
+static inline bool k_can_block(rt_time_t timeout)
+{
+    return timeout == RT_NO_WAIT || (k_cpu.irq_nest == 0 && k_cpu.started);
+}
 void k_timer_arm(struct k_timeout *to, uint64_t deadline);
 void k_timer_isr(unsigned intid, void *arg);
 void k_sched_start(void) __attribute__((noreturn));
@@ -292,6 +307,9 @@ void k_halt(uint64_t syndrome) __attribute__((noreturn));
 
 /* Interrupt controller glue (irq.c over drivers/intc.h) */
 void k_irq_init(void);
+/* rt_irq_attach for a handler of the kernel's (built without FP/SIMD, argument NULL): a level that runs
+ * only such handlers skips the FP/SIMD trap set-up. */
+int k_irq_attach_kernel(unsigned intid, unsigned prio, unsigned trigger, rt_irq_handler_t handler);
 
 /* V-Bus channels (chan.c): found in the DTB's /rtmux-vbus (none without it), the region initialised and
  * the doorbell attached; before the first thread runs. */

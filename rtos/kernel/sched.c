@@ -262,11 +262,6 @@ void k_thread_kill(rt_thread_t *t)
     }
 }
 
-bool k_can_block(rt_time_t timeout)
-{
-    return timeout == RT_NO_WAIT || (k_cpu.irq_nest == 0 && k_cpu.started);
-}
-
 void k_timer_isr(unsigned intid, void *arg)
 {
     (void)intid;

@@ -19,7 +19,7 @@ void k_time_init(bool phys, unsigned irq_prio)
     arch_timer_phys = phys;
     unsigned intid = phys ? BOARD_INTID_PHYS_TIMER : BOARD_INTID_VIRT_TIMER;
     arch_timer_disarm();
-    if (rt_irq_attach(intid, irq_prio, RT_IRQ_LEVEL, k_timer_isr, NULL) != RT_OK ||
+    if (k_irq_attach_kernel(intid, irq_prio, RT_IRQ_LEVEL, k_timer_isr) != RT_OK ||
         rt_irq_enable(intid) != RT_OK) {
         rt_panic("cannot attach the kernel timer interrupt");
     }

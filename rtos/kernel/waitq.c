@@ -23,17 +23,3 @@ void k_waitq_insert(struct k_waitq *wq, rt_thread_t *t)
     K_ASSERT(t->qnode.prev == &wq->waiters ||
              RT_CONTAINER_OF(t->qnode.prev, rt_thread_t, qnode)->prio >= t->prio);
 }
-
-void k_waitq_remove(rt_thread_t *t)
-{
-    rt_list_remove(&t->qnode);
-    t->waitq = NULL;
-}
-
-rt_thread_t *k_waitq_first(const struct k_waitq *wq)
-{
-    if (rt_list_empty(&wq->waiters)) {
-        return NULL;
-    }
-    return RT_CONTAINER_OF(wq->waiters.next, rt_thread_t, qnode);
-}

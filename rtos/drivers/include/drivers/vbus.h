@@ -28,9 +28,9 @@ struct vbus_dt {
 /* Reads /rtmux-vbus into *out: 1 when it is there and well formed, 0 when it is absent (bare metal, or
  * no channel configured), -1 when it is malformed (one line says what; the V-Bus is then not used). */
 int vbus_dt_read(const void *dtb, struct vbus_dt *out);
-/* Takes the hypervisor's doorbell (dt->sgi_to_rtos) at priority prio with handler, directly (no trap),
- * and remembers where vbus_kick sends the rtos's. */
-int vbus_doorbell_attach(const struct vbus_dt *dt, unsigned prio, rt_irq_handler_t handler, void *arg);
+/* Takes the hypervisor's doorbell (dt->sgi_to_rtos) at priority prio with the kernel's handler (no FP/SIMD,
+ * argument NULL), directly (no trap), and remembers where vbus_kick sends the rtos's. */
+int vbus_doorbell_attach(const struct vbus_dt *dt, unsigned prio, rt_irq_handler_t handler);
 /* Rings the hypervisor (dt->sgi_to_hyp to the Linux CPU): an SGI write that does not trap. */
 void vbus_kick(void);
 
