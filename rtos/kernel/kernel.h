@@ -205,9 +205,10 @@ struct k_cpu {
      * cpu_ticks (so its CPU time is cpu_ticks + now - switch_stamp). */
     uint64_t switch_stamp;
     rt_thread_t *idle; /* the idle thread (boot.c), for rt_cpu_idle_time and the FP/SIMD switch */
-    /* The thread whose FP/SIMD state is in the registers (NULL: none's), so a switch loads only what is
-     * not there already (sched.c). */
+    /* The thread whose FP/SIMD state is in the registers (NULL: none's), and whether they are enabled:
+     * only while fp_holder runs (sched.c, fp_take). */
     rt_thread_t *fp_holder;
+    bool fp_on;
 };
 
 extern struct k_cpu k_cpu;
@@ -332,6 +333,8 @@ const void *k_fdt_prop(const void *dtb, const char *path, const char *name, uint
  * stack, which may switch threads. */
 void k_irq_handle(void);
 void k_irq_exit(void);
+/* A thread's first FP/SIMD instruction (vectors.S): it uses FP/SIMD from now on, and gets the registers. */
+void k_fp_first_use(void);
 void k_sync_exception(struct arch_frame *frame) __attribute__((noreturn));
 void k_bad_exception(struct arch_frame *frame, uint64_t kind) __attribute__((noreturn));
 void k_boot(const void *dtb, uint64_t entry_el) __attribute__((noreturn));

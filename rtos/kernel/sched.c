@@ -89,6 +89,39 @@ static void slice_switch(rt_thread_t *prev, rt_thread_t *next, uint64_t now)
     }
 }
 
+/*
+ * FP/SIMD, lazily (docs/architecture.md "Threads and FP/SIMD"): the registers hold k_cpu.fp_holder's
+ * state, and are enabled (k_cpu.fp_on) only while it runs. A thread that has never used them (the idle
+ * thread, the kernel's and the measuring threads, which are built without FP/SIMD, and any application
+ * thread until its first FP/SIMD instruction) runs with them trapping, so switching to and from it moves
+ * nothing; the registers move when a thread that uses them runs and they are another's.
+ */
+static void fp_take(rt_thread_t *t)
+{
+    if (k_cpu.fp_holder != t) {
+        if (!k_cpu.fp_on) {
+            arch_fp_enable(true);
+            k_cpu.fp_on = true;
+        }
+        if (k_cpu.fp_holder != NULL) {
+            arch_fp_save(&k_cpu.fp_holder->ctx);
+        }
+        arch_fp_load(&t->ctx);
+        k_cpu.fp_holder = t;
+    } else if (!k_cpu.fp_on) {
+        arch_fp_enable(true);
+        k_cpu.fp_on = true;
+    }
+}
+
+void k_fp_first_use(void)
+{
+    rt_thread_t *t = k_cpu.rq.current;
+    K_ASSERT(t != NULL && k_cpu.irq_nest == 0 && !k_cpu.fp_on);
+    t->uses_fp = 1;
+    fp_take(t);
+}
+
 static void switch_to(rt_thread_t *next)
 {
     rt_thread_t *prev = k_cpu.rq.current;
@@ -102,26 +135,20 @@ static void switch_to(rt_thread_t *next)
      * the first switch is nobody's. The read needs no barrier: it may be taken a few instructions
      * early or late, and every thread's turn then ends and the next begins at the same value. */
     uint64_t now = arch_counter_nosync();
-    /* FP/SIMD: k_cpu.fp_holder's state is in the registers. The idle thread (kernel code, built without
-     * FP/SIMD) neither needs nor changes them, so a switch to it saves only the thread it leaves, and one
-     * back to that thread loads nothing. */
-    unsigned fp = 0;
-    if (prev != NULL && prev != k_cpu.idle) {
-        fp = ARCH_SWITCH_SAVE_FP;
-        k_cpu.fp_holder = prev;
-    }
-    if (next != k_cpu.fp_holder && next != k_cpu.idle) {
-        fp |= ARCH_SWITCH_LOAD_FP;
-        k_cpu.fp_holder = next;
+    if (next->uses_fp) {
+        fp_take(next);
+    } else if (k_cpu.fp_on) {
+        arch_fp_enable(false); /* its first FP/SIMD instruction will trap: k_fp_first_use */
+        k_cpu.fp_on = false;
     }
     if (prev == NULL) {
         k_cpu.switch_stamp = now;
         k_cpu.started = true;
-        arch_switch(&boot_ctx, &next->ctx, fp);
+        arch_switch(&boot_ctx, &next->ctx);
     } else {
         prev->cpu_ticks += now - k_cpu.switch_stamp;
         k_cpu.switch_stamp = now;
-        arch_switch(&prev->ctx, &next->ctx, fp);
+        arch_switch(&prev->ctx, &next->ctx);
         /* Back in prev: some later switch chose it again. Its stack was checked on the way out, with
          * its stack pointer of that moment, by k_reschedule. */
     }
@@ -285,6 +312,7 @@ void k_timer_isr(unsigned intid, void *arg)
 void k_sched_start(void)
 {
     (void)k_lock();
+    k_cpu.fp_on = true; /* as the boot code left CPACR_EL1 (start.S); no thread's state is loaded */
     k_slice_init();
     k_reschedule();
     k_halt(0); /* unreachable: the boot context is never resumed */

@@ -852,6 +852,47 @@ static const char *test_fpu_preserved(void)
     return NULL;
 }
 
+/* Lazy FP/SIMD switching: threads that never use it leave the registers alone; a thread's first use
+ * gets its own state (FPCR 0 for a new thread), never the previous user's. */
+static volatile uint64_t lazy_fpcr_seen, lazy_int_sum;
+
+static void lazy_int_entry(void *arg)
+{
+    (void)arg;
+    uint64_t x = 1;
+    for (unsigned i = 0; i < 1000; i++) {
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+    }
+    lazy_int_sum = x;
+}
+
+static void lazy_fp_entry(void *arg)
+{
+    (void)arg;
+    uint64_t fpcr;
+    __asm__ volatile("mrs %0, fpcr" : "=r"(fpcr) : : "memory"); /* this thread's first FP/SIMD access */
+    lazy_fpcr_seen = fpcr;
+    fp_fill(0x9e3779b9u, 3u); /* clobbers every register the waiting thread left */
+}
+
+static const char *test_fp_lazy(void)
+{
+    lazy_fpcr_seen = UINT64_MAX;
+    fp_fill(0x7f4a7c15u, 1u);
+    (void)spawn(0, "lazy-int", lazy_int_entry, NULL, 200); /* runs at once, ends */
+    uint64_t after_int = fp_check(0x7f4a7c15u, 1u);
+    (void)spawn(1, "lazy-fp", lazy_fp_entry, NULL, 200);
+    uint64_t after_fp = fp_check(0x7f4a7c15u, 1u);
+    fp_fill(0, 0);
+    EXPECT_RC(rt_thread_join(&pool[0], RT_SEC(1)), RT_OK);
+    EXPECT_RC(rt_thread_join(&pool[1], RT_SEC(1)), RT_OK);
+    FAIL_IF(after_int != 0, "FP/SIMD registers changed across an integer thread's turn");
+    FAIL_IF(after_fp != 0, "FP/SIMD registers changed across an FP thread's turn");
+    FAIL_IF(lazy_fpcr_seen != 0, "a new thread's first FP/SIMD access saw FPCR 0x%lx, not its own 0",
+            (unsigned long)lazy_fpcr_seen);
+    return NULL;
+}
+
 /* Deterministic FP work: the same seed gives bit-identical results on every run and thread. */
 static double fp_work(double seed, unsigned n)
 {
@@ -1693,6 +1734,7 @@ static const struct {
     {"forever_timeouts", test_forever_timeouts, NULL},
     {"long_timeout_cost", test_long_timeout_cost, NULL},
     {"fpu_preserved", test_fpu_preserved, NULL},
+    {"fp_lazy", test_fp_lazy, NULL},
     {"hectic", test_hectic, NULL},
     {"irq_fp", test_irq_fp, NULL},
     {"irq_nesting", test_irq_nesting, NULL},

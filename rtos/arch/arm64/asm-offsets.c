@@ -28,8 +28,6 @@ void asm_offsets(void)
     DEFINE(FPR_SIZE, sizeof(struct arch_fp_regs));
     DEFINE(EC_FP_ASIMD, ESR_EC_FP_ASIMD);
     DEFINE(IRQ_STACK_SIZE, ARCH_IRQ_STACK_SIZE);
-    DEFINE(SWITCH_SAVE_FP_BIT, ARCH_SWITCH_SAVE_FP_BIT);
-    DEFINE(SWITCH_LOAD_FP_BIT, ARCH_SWITCH_LOAD_FP_BIT);
     DEFINE(SEC_SP, offsetof(struct arch_secondary, sp));
     DEFINE(SEC_ENTRY, offsetof(struct arch_secondary, entry));
     DEFINE(SEC_ARG, offsetof(struct arch_secondary, arg));

@@ -1,10 +1,8 @@
 /*
- * void arch_switch(struct arch_context *from, struct arch_context *to, unsigned fp)
+ * void arch_switch(struct arch_context *from, struct arch_context *to)
  * Called with IRQs masked. Saves the caller's callee-saved state into *from and resumes *to where it
- * last called arch_switch (or at arch_thread_start for a new thread). FP/SIMD state is switched
- * eagerly where the kernel asks (fp: ARCH_SWITCH_SAVE_FP, ARCH_SWITCH_LOAD_FP; arch/cpu.h): 32 stp/ldp
- * pairs cost less than a lazy-trap scheme's first-use exception, and the kernel leaves out what the
- * registers already hold.
+ * last called arch_switch (or at arch_thread_start for a new thread). FP/SIMD is not touched: the kernel
+ * switches it lazily, only between threads that use it (arch_fp_save, arch_fp_load).
  */
 #include "asm-offsets.h"
 
@@ -21,7 +19,23 @@ arch_switch:
     mov     x9, sp
     str     x9, [x0, #CTX_SP]
     /* TPIDR_EL0 is not saved: it never changes after arch_context_init set it (context.h) */
-    tbz     w2, #SWITCH_SAVE_FP_BIT, 1f
+    ldr     x9, [x1, #CTX_TPIDR]
+    msr     tpidr_el0, x9
+    ldp     x19, x20, [x1, #CTX_X19 + 0]
+    ldp     x21, x22, [x1, #CTX_X19 + 16]
+    ldp     x23, x24, [x1, #CTX_X19 + 32]
+    ldp     x25, x26, [x1, #CTX_X19 + 48]
+    ldp     x27, x28, [x1, #CTX_X19 + 64]
+    ldp     x29, x30, [x1, #CTX_FP]
+    ldr     x9, [x1, #CTX_SP]
+    mov     sp, x9
+    ret
+    .size arch_switch, . - arch_switch
+
+/* void arch_fp_save(struct arch_context *ctx): v0-v31, FPCR and FPSR into *ctx. FP/SIMD enabled. */
+    .globl arch_fp_save
+    .type arch_fp_save, %function
+arch_fp_save:
     mrs     x9, fpcr
     mrs     x10, fpsr
     stp     x9, x10, [x0, #CTX_FPCR]
@@ -42,8 +56,15 @@ arch_switch:
     stp     q26, q27, [x9, #416]
     stp     q28, q29, [x9, #448]
     stp     q30, q31, [x9, #480]
-1:  tbz     w2, #SWITCH_LOAD_FP_BIT, 2f
-    add     x9, x1, #CTX_Q
+    ret
+    .size arch_fp_save, . - arch_fp_save
+
+/* void arch_fp_load(const struct arch_context *ctx): the reverse. FP/SIMD enabled; only the kernel
+ * (built without FP/SIMD) calls it, since it changes d8-d15, which AAPCS64 has callers keep. */
+    .globl arch_fp_load
+    .type arch_fp_load, %function
+arch_fp_load:
+    add     x9, x0, #CTX_Q
     ldp     q0, q1, [x9, #0]
     ldp     q2, q3, [x9, #32]
     ldp     q4, q5, [x9, #64]
@@ -60,21 +81,11 @@ arch_switch:
     ldp     q26, q27, [x9, #416]
     ldp     q28, q29, [x9, #448]
     ldp     q30, q31, [x9, #480]
-    ldp     x9, x10, [x1, #CTX_FPCR]
+    ldp     x9, x10, [x0, #CTX_FPCR]
     msr     fpcr, x9
     msr     fpsr, x10
-2:  ldr     x9, [x1, #CTX_TPIDR]
-    msr     tpidr_el0, x9
-    ldp     x19, x20, [x1, #CTX_X19 + 0]
-    ldp     x21, x22, [x1, #CTX_X19 + 16]
-    ldp     x23, x24, [x1, #CTX_X19 + 32]
-    ldp     x25, x26, [x1, #CTX_X19 + 48]
-    ldp     x27, x28, [x1, #CTX_X19 + 64]
-    ldp     x29, x30, [x1, #CTX_FP]
-    ldr     x9, [x1, #CTX_SP]
-    mov     sp, x9
     ret
-    .size arch_switch, . - arch_switch
+    .size arch_fp_load, . - arch_fp_load
 
 /*
  * First code of every thread: arch_context_init() leaves entry in x19, its argument in x20 and the

@@ -166,23 +166,38 @@ irq_nested:
     eret
 
 /*
- * A synchronous exception. FP/SIMD traps only while an interrupt handler runs (arch_irq_fp_enter, the
- * only place CPACR_EL1.FPEN is cleared), so an FP/SIMD trap is the first FP/SIMD instruction of a
- * nesting level's handlers: save v0-v31, FPCR and FPSR as the level found them into its area
- * (*arch_irq_fp_slot), enable FP/SIMD, give the handler FPCR 0 (round to nearest, no exception traps,
- * no flush to zero) and retry the instruction. Every other class is a fault and reported.
+ * A synchronous exception. An FP/SIMD trap is either a thread's first FP/SIMD instruction since its
+ * start (FP/SIMD traps while a thread that has not used it runs: the kernel gives it the registers,
+ * k_fp_first_use, and the instruction is retried) or, on the interrupt stack, the first FP/SIMD
+ * instruction of a nesting level's handlers (arch_irq_fp_enter made it trap): save v0-v31, FPCR and
+ * FPSR as the level found them into its area (*arch_irq_fp_slot), enable FP/SIMD, give the handler FPCR
+ * 0 (round to nearest, no exception traps, no flush to zero) and retry the instruction. Every other
+ * class is a fault and reported.
  */
 sync_entry:
     stp     x0, x1, [sp, #-16]!
     mrs     x0, esr_el1
     ubfx    x0, x0, #ESR_EC_SHIFT, #6
     cmp     x0, #EC_FP_ASIMD
-    b.eq    irq_fp_first_use
+    b.eq    fp_first_use
     ldp     x0, x1, [sp], #16
     save_frame
     mov     x0, sp
     bl      k_sync_exception            /* reports and stops; never returns */
 1:  b       1b
+
+fp_first_use:
+    adrp    x0, arch_irq_stack
+    add     x0, x0, :lo12:arch_irq_stack
+    mov     x1, sp
+    sub     x1, x1, x0
+    cmp     x1, #IRQ_STACK_SIZE
+    b.lo    irq_fp_first_use
+    ldp     x0, x1, [sp], #16
+    save_irq_frame
+    bl      k_fp_first_use
+    restore_irq_frame
+    eret                                /* ELR_EL1: the trapped instruction, run again */
 
 irq_fp_first_use:
     mov     x0, #CPACR_EL1_FPEN_NONE_TRAPPED

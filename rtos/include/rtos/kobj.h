@@ -40,7 +40,7 @@ typedef struct rt_thread {
     uint8_t base_prio; /* priority set by the application */
     uint8_t prio;      /* effective priority: base raised by priority inheritance */
     uint8_t state;     /* enum k_thread_state */
-    uint8_t pad0;
+    uint8_t uses_fp;   /* has used FP/SIMD (its first use trapped): its registers are switched */
     const char *name;
     rt_list_t qnode;             /* link in the ready queue or in a wait queue */
     struct k_waitq *waitq;       /* wait queue blocked on, or NULL */

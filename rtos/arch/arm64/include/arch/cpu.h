@@ -129,8 +129,9 @@ static inline void arch_irq_disable(void)
 extern uint64_t arch_irq_stack[ARCH_IRQ_STACK_SIZE / 8u];
 
 /*
- * Lazy FP/SIMD for interrupt handlers (rtos/irq.h). Threads run with FP/SIMD enabled and own all of it
- * (arch_switch switches it); the kernel is built without it. arch_irq_fp_enter, at the entry of each
+ * Lazy FP/SIMD for interrupt handlers (rtos/irq.h). The registers belong to a thread (the kernel's
+ * fp_holder, which is enabled while it runs and whose state arch_fp_save/arch_fp_load move), and the
+ * kernel is built without FP/SIMD. arch_irq_fp_enter, at the entry of each
  * nesting level before its first handler, makes FP/SIMD trap; a handler's first FP/SIMD instruction then
  * takes the trap, which saves the registers as the level found them (the interrupted thread's, or the
  * interrupted handler's) into arch_irq_fp[level] (through arch_irq_fp_slot), enables FP/SIMD with FPCR
@@ -174,14 +175,21 @@ static inline void arch_irq_fp_exit(unsigned level, uint64_t found)
 }
 
 /* Implemented in assembly (switch.S) */
-/* fp: which FP/SIMD work the switch does. The registers are the running thread's, or, while a thread
- * that never uses them runs (the idle thread), still those of the last thread that did; the kernel asks
- * for a save only of a thread whose state is live in them and a load only of one whose is not. */
-#define ARCH_SWITCH_SAVE_FP_BIT 0
-#define ARCH_SWITCH_LOAD_FP_BIT 1
-#define ARCH_SWITCH_SAVE_FP     (1u << ARCH_SWITCH_SAVE_FP_BIT)
-#define ARCH_SWITCH_LOAD_FP     (1u << ARCH_SWITCH_LOAD_FP_BIT)
-void arch_switch(struct arch_context *from, struct arch_context *to, unsigned fp);
+void arch_switch(struct arch_context *from, struct arch_context *to);
+/* A thread's FP/SIMD registers (v0-v31, FPCR, FPSR) to and from its context; FP/SIMD enabled. */
+void arch_fp_save(struct arch_context *ctx);
+void arch_fp_load(const struct arch_context *ctx);
+
+/* A thread's FP/SIMD: enabled for a thread whose state is in the registers, trapping for every other
+ * one, whose first FP/SIMD instruction then reaches the kernel (k_fp_first_use, through vectors.S). The
+ * ISB makes the write take effect before the thread's next FP/SIMD instruction. */
+static inline void arch_fp_enable(bool on)
+{
+    __asm__ volatile(
+        "msr cpacr_el1, %x0\n\tisb"
+        :
+        : "rZ"(on ? (uint64_t)CPACR_EL1_FPEN_NONE_TRAPPED : (uint64_t)CPACR_EL1_FPEN_ALL_TRAPPED));
+}
 void arch_thread_start(void);
 
 /* Implemented in arch C files */
