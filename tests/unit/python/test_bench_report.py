@@ -138,7 +138,13 @@ def test_targets() -> None:
     assert idle.met and idle.measured == "0"
     load = got["rtos in partition, Linux load: EL2 entries of the rtos CPU while it measures = 0"]
     assert not load.met and load.measured == "2"
-    assert len(got) == 15
+    timer = got["rtos bare metal idle: timer interrupt to its thread <= 0.25 us"]
+    assert not timer.met and timer.measured == "0.400 us"
+    fp_switch = got["rtos context switch, FP/SIMD in both threads, <= 300 ns"]
+    assert not fp_switch.met and fp_switch.measured == "441.997 ns"
+    ratio = got["rtos bare metal, rtos load: max <= 1.05 x idle max, same run"]
+    assert not ratio.met and ratio.measured == "0.720 us = 1.80 x 0.400 us"
+    assert len(got) == 18
 
 
 def test_targets_missed() -> None:

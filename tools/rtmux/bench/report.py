@@ -42,6 +42,12 @@ from rtmux.formats import cyclictest, latstats, rtmux_ping
 # Targets of the benchmark issue (icount guest time).
 TARGET_RTOS_MAX_US = 2.0
 TARGET_NS_PER_SWITCH = 500.0
+# Issue 27, "the rtos at the limit": the timer's interrupt to its thread (the idle row: nothing else
+# runs), a switch between two FP/SIMD threads (ctxsw's default), the rtos under its own interrupt load
+# against the same run's idle row.
+TARGET_TIMER_TO_THREAD_US = 0.25
+TARGET_NS_PER_SWITCH_LIMIT = 300.0
+TARGET_RTOS_LOAD_VS_IDLE = 1.05
 # The POSIX layer over the native rtos calls, each measurement (issue 24).
 TARGET_POSIX_RATIO = 1.1
 TARGET_PARTITION_VS_BARE = 1.05
@@ -207,6 +213,25 @@ def targets(r: BenchResults) -> list[Target]:
                 c.ratio <= TARGET_POSIX_RATIO,
             )
         )
+    idle, load = r.row("rtos-bare-idle"), r.row("rtos-bare-load")
+    if idle is not None:
+        out.append(
+            Target(
+                f"rtos bare metal idle: timer interrupt to its thread <= {TARGET_TIMER_TO_THREAD_US:g} us",
+                f"{f(idle.stats, idle.stats.max_us)} us",
+                idle.stats.max_us <= TARGET_TIMER_TO_THREAD_US,
+            )
+        )
+        if load is not None:
+            ratio = _ratio(load.stats.max_us, idle.stats.max_us)
+            lmax, imax = f(load.stats, load.stats.max_us), f(idle.stats, idle.stats.max_us)
+            out.append(
+                Target(
+                    f"rtos bare metal, rtos load: max <= {TARGET_RTOS_LOAD_VS_IDLE:g} x idle max, same run",
+                    f"{lmax} us = {ratio:.2f} x {imax} us",
+                    ratio <= TARGET_RTOS_LOAD_VS_IDLE,
+                )
+            )
     if r.ctxsw is not None:
         per = r.ctxsw.ns_per_switch
         out.append(
@@ -214,6 +239,13 @@ def targets(r: BenchResults) -> list[Target]:
                 f"rtos context switch <= {TARGET_NS_PER_SWITCH:g} ns",
                 f"{per:.3f} ns",
                 per <= TARGET_NS_PER_SWITCH,
+            )
+        )
+        out.append(
+            Target(
+                f"rtos context switch, FP/SIMD in both threads, <= {TARGET_NS_PER_SWITCH_LIMIT:g} ns",
+                f"{per:.3f} ns",
+                per <= TARGET_NS_PER_SWITCH_LIMIT,
             )
         )
     for row_id, what in (
