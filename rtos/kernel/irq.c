@@ -165,7 +165,8 @@ static __attribute__((noinline)) void fp_exit(unsigned level, uint64_t found)
  */
 void k_irq_handle(void)
 {
-    uint32_t ack = intc_ack();
+    volatile uint32_t *gicc = intc_gicc;
+    uint32_t ack = intc_ack(gicc);
     if (INTC_ACK_INTID(ack) >= INTC_INTID_SPECIAL) {
         return; /* withdrawn since it was signalled */
     }
@@ -190,8 +191,8 @@ void k_irq_handle(void)
             /* Enabled without a handler cannot happen through the API; keep it from storming. */
             intc_disable(intid);
         }
-        intc_eoi(ack);
-        ack = intc_ack();
+        intc_eoi(gicc, ack);
+        ack = intc_ack(gicc);
     } while (INTC_ACK_INTID(ack) < INTC_INTID_SPECIAL);
     if (fp != FP_UNTOUCHED) {
         fp_exit(level, fp);
