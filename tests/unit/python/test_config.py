@@ -548,6 +548,21 @@ def test_linux_bootargs_may_not_change_the_panic_path(images: dict[str, Path], a
     ]
 
 
+@pytest.mark.parametrize(
+    "arg", ["irq_prio_timer=31", "irq_prio_vbus=256", "irq_prio_timer=high", "irq_prio_vbus="]
+)
+def test_rtos_interrupt_priorities_outside_the_range_are_refused(images: dict[str, Path], arg: str) -> None:
+    assert errors_of(system(images, rtos_extra=f'bootargs = "latmon=1 {arg}"')) == [
+        f"x.toml: partition 'rtos': bootargs: {arg!r} is not an interrupt priority of the rtos (32..255, "
+        "higher is more urgent: rtos/irq.h)"
+    ]
+
+
+def test_rtos_interrupt_priorities_in_the_range_pass(images: dict[str, Path]) -> None:
+    cfg = config.loads(system(images, rtos_extra='bootargs = "irq_prio_timer=200 irq_prio_vbus=255"'))
+    assert "irq_prio_timer=200" in cfg.partitions[0].bootargs
+
+
 # ------------------------------------------------------------------------------- console view
 @pytest.mark.parametrize(
     ("view", "interactive", "shown"),

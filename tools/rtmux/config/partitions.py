@@ -76,6 +76,9 @@ STARVED_REPORT_DEFAULT_MS = 1000
 STARVED_REPORT_RANGE_MS = (1, 60_000)
 _DURATION_RE = re.compile(r"^\s*(\d+)\s*(ms|s)\s*$")
 KIND_KEYS = {KIND_RTOS: ("image",), KIND_LINUX: ("kernel", "initramfs")}
+# The rtos kernel's own interrupt priorities (rtos/irq.h: RT_IRQ_PRIO_MIN..255).
+RTOS_IRQ_PRIO_KEYS = ("irq_prio_timer", "irq_prio_vbus")
+RTOS_IRQ_PRIO_RANGE = (32, 255)
 MEMORY_KEYS = ("size", "base")
 PART_CONSOLE_KEYS = ("tag",)
 FAULT_KEYS = ("policy", "max_restarts", "window_s")
@@ -171,6 +174,8 @@ class PartitionReader(Fields):
                         f"bootargs: {word!r} is rtmux's to write: it appends {key}= from [services] "
                         "(docs/configuration.md); configure the services there",
                     )
+        if d.kind == KIND_RTOS:
+            self.check_rtos_irq_prios(d)
         self.load_fault(d, table)
         self.load_sharing(d, table)
         console = self.get_table(ctx, table, "console") or {}
@@ -184,6 +189,21 @@ class PartitionReader(Fields):
             d.tag = tag
         self.load_devices(d, table, board)
         return d
+
+    def check_rtos_irq_prios(self, d: PartDraft) -> None:
+        """The kernel's interrupt priorities in an rtos partition's bootargs (rtos/irq.h): the rtos would
+        report a bad one and keep its default; the configuration refuses it instead."""
+        for word in d.bootargs.split():
+            key, _, value = word.partition("=")
+            if key not in RTOS_IRQ_PRIO_KEYS:
+                continue
+            low, high = RTOS_IRQ_PRIO_RANGE
+            if not value.isdigit() or not low <= int(value) <= high:
+                self.error(
+                    d.label,
+                    f"bootargs: {word!r} is not an interrupt priority of the rtos ({low}..{high}, higher is "
+                    "more urgent: rtos/irq.h)",
+                )
 
     def load_sharing(self, d: PartDraft, table: dict[str, Any]) -> None:
         """`shared` and `starved_report` (an rtos partition's); a shared rtos gets `timer=phys`."""
