@@ -38,6 +38,7 @@
 #include "hyp/share.h"
 #include "hyp/vbus.h"
 #include "hyp/vcpu.h"
+#include "lib/string.h"
 
 /* Serialises partition state changes, so exactly one CPU sees the last partition stop. */
 static spinlock_t part_lock;
@@ -243,6 +244,47 @@ void part_rtos_preempt(struct vcpu *lx, uint64_t t0)
     arch_world_enter(&hyp_rtos_vcpu[lx->cpu], share_switch(lx->cpu, WORLD_RTOS, t0, true));
 }
 
+/* The rtos's interrupt is pending on shared CPU lx->cpu, where Linux's take-down or reload runs on
+ * reload[]'s stack: the rtos gets the CPU, and the work resumes here at its next idle (shared_next). */
+static void rtos_first(struct vcpu *lx)
+{
+    unsigned cpu = lx->cpu;
+    if (arch_ctx_save(&reload[cpu].ctx)) {
+        arch_hyp_cpuif(); /* resumed: the rtos idles again (it left its own values there) */
+        (void)share_switch(cpu, WORLD_LINUX, arch_counter(), false);
+        return;
+    }
+    reload[cpu].paused = true;
+    arch_world_enter(&hyp_rtos_vcpu[cpu], share_switch(cpu, WORLD_RTOS, arch_counter(), true));
+}
+
+/*
+ * The messages of Linux's take-down on a CPU it shares with the rtos (its stop's reports, ~15 lines,
+ * held the rtos 39-115 us when printed at once): each is formatted and written with interrupts masked,
+ * which takes up to LINE_GUARD_NS (measured in icount, the longest line), so it starts only when the
+ * rtos is not due within that long; otherwise it waits for the rtos's interrupt and gives it the CPU
+ * first. line_pause_for[cpu] is Linux's virtual CPU there while its take-down runs on reload[]'s stack
+ * (down_body), else NULL: the pause needs that stack to come back to.
+ */
+#define LINE_GUARD_NS 20000u
+static struct vcpu *line_pause_for[HYP_MAX_CPUS];
+
+static void line_pause(void)
+{
+    struct vcpu *lx = line_pause_for[arch_this_vcpu()->cpu];
+    uint64_t guard = arch_counter_hz() * LINE_GUARD_NS / 1000000000u;
+    if (lx == NULL || !vgic_rtos_soon(lx, guard)) {
+        return;
+    }
+    uint64_t until = arch_counter() + 2u * guard; /* a timer the rtos disabled at its GIC never comes */
+    while (!vgic_rtos_pending(lx)) {
+        if (arch_counter() > until) {
+            return;
+        }
+    }
+    rtos_first(lx);
+}
+
 /* Takes v's partition down to this CPU alone (header comment); false when another CPU already does. */
 static bool take_down(struct vcpu *v)
 {
@@ -293,23 +335,29 @@ void part_enter(struct vcpu *v)
     cpu_wait(v); /* a further CPU: the partition starts it with CPU_ON */
 }
 
-/* Stops v's partition, taken down to this CPU. */
+/* Stops in their reports: the last partition to stop powers the system off once every report is out. */
+static unsigned stops_reporting;
+
+/* Stops v's partition, taken down to this CPU and quiesced. */
 static void __attribute__((noreturn)) stop_down(struct vcpu *v, const char *why)
 {
     struct partition *p = v->part;
-    arch_vcpu_quiesce(v);
-    arch_part_quiesce(p);
     con_ring_close(p);
     vbus_part_down(p);
     spin_lock(&part_lock);
     p->state = PART_OFF;
+    stops_reporting++;
+    spin_unlock(&part_lock);
+    /* Outside part_lock: on a shared CPU the rtos may run between these lines (line_pause), and stop. */
     hyp_printf("rtmux: partition %s stopped: %s\n", p->name, why);
     part_lines_report(p);
     report_stats(p, false);
     vcpu_report_entries();
     vbus_report();
-    bool last = !part_any_running();
+    spin_lock(&part_lock);
+    bool last = --stops_reporting == 0 && !part_any_running();
     spin_unlock(&part_lock);
+    line_pause_for[v->cpu] = NULL; /* what follows leaves reload[]'s stack */
     spin_lock(cpus_lock_of(p));
     set_power(v, VCPU_OFF);
     spin_unlock(cpus_lock_of(p));
@@ -331,49 +379,21 @@ static void __attribute__((noreturn)) stop_down(struct vcpu *v, const char *why)
     arch_guest_park((int)v->cpu == con_drain_cpu);
 }
 
-void part_stop(struct vcpu *v, const char *why)
-{
-    if (!take_down(v)) {
-        cpu_stopped(v);
-    }
-    stop_down(v, why);
-}
-
 /* Between two pieces of a Linux reload on a shared CPU (above): the rtos first. */
 static void reload_pause(void *ctx)
 {
     struct vcpu *lx = ctx;
-    unsigned cpu = lx->cpu;
-    if (!vgic_rtos_pending(lx)) {
-        return;
+    if (vgic_rtos_pending(lx)) {
+        rtos_first(lx);
     }
-    if (arch_ctx_save(&reload[cpu].ctx)) {
-        arch_hyp_cpuif(); /* resumed: the rtos idles again (it left its own values there) */
-        (void)share_switch(cpu, WORLD_LINUX, arch_counter(), false);
-        return;
-    }
-    reload[cpu].paused = true;
-    arch_world_enter(&hyp_rtos_vcpu[cpu], share_switch(cpu, WORLD_RTOS, arch_counter(), true));
 }
 
-static void __attribute__((noreturn)) restart_body(void *arg);
-
-/* Restarts v's partition, taken down to this CPU, from its pristine images; the caller has logged why. */
+/* Restarts v's partition, taken down to this CPU and quiesced, from its pristine images; the caller
+ * has logged why. */
 static void __attribute__((noreturn)) restart_down(struct vcpu *v)
 {
-    if (v->part->kind == PART_LINUX && rtos_runs_on(v->cpu)) {
-        arch_run_on_stack(reload_stacks[v->cpu] + HYP_STACK_SIZE, restart_body, v);
-    }
-    restart_body(v);
-}
-
-static void __attribute__((noreturn)) restart_body(void *arg)
-{
-    struct vcpu *v = arg;
     struct partition *p = v->part;
     report_stats(p, true);
-    arch_vcpu_quiesce(v);
-    arch_part_quiesce(p);
     con_ring_close(p);
     vbus_part_down(p); /* its channels close before the wipe */
     vuart_reset(&p->con.uart);
@@ -394,6 +414,7 @@ static void __attribute__((noreturn)) restart_body(void *arg)
         set_power(v, VCPU_ON);
     }
     spin_unlock(lock);
+    line_pause_for[v->cpu] = NULL; /* what follows leaves reload[]'s stack */
     if (boot == v) {
         arch_guest_start(v, p->entry_ipa, boot_x0(p));
     }
@@ -401,15 +422,75 @@ static void __attribute__((noreturn)) restart_body(void *arg)
     cpu_wait(v);
 }
 
-void part_reset(struct vcpu *v)
+static void __attribute__((noreturn)) fault_down(struct vcpu *v, const char *what);
+
+enum down_kind { DOWN_STOP, DOWN_RESET, DOWN_FAULT };
+
+/* v's partition, taken down to this CPU: quiesced, then stopped, restarted, or as its fault policy says. */
+static void __attribute__((noreturn)) down_work(struct vcpu *v, enum down_kind kind, const char *what)
 {
-    if (!take_down(v)) {
-        cpu_stopped(v);
+    arch_vcpu_quiesce(v);
+    arch_part_quiesce(v->part);
+    if (kind == DOWN_STOP) {
+        stop_down(v, what);
+    }
+    if (kind == DOWN_FAULT) {
+        fault_down(v, what);
     }
     /* through its line limit: a guest resetting in a loop printed 268,318 of these in 240 s */
     part_printf(v->part, "rtmux: partition %s: reset requested; restarting from its pristine images\n",
                 v->part->name);
     restart_down(v);
+}
+
+/* A take-down of Linux on a CPU it shares with the running rtos, on reload[]'s stack (the reason copied
+ * there: the CPU's own stack serves the rtos's entries while the work gives way to it). */
+struct down_job {
+    struct vcpu *v;
+    enum down_kind kind;
+    char what[HYP_FAULT_TEXT_MAX + 96];
+};
+static struct down_job down[HYP_MAX_CPUS];
+
+static void __attribute__((noreturn)) down_body(void *arg)
+{
+    struct down_job *d = arg;
+    line_pause_for[d->v->cpu] = d->v;
+    hyp_print_set_pause(line_pause);
+    down_work(d->v, d->kind, d->what);
+}
+
+/* Goes on with the take-down of v's partition (down_work): on reload[]'s stack when v is Linux on a CPU
+ * it shares with the running rtos, where its messages and its reload give way to the rtos. */
+static void __attribute__((noreturn)) go_down(struct vcpu *v, enum down_kind kind, const char *what)
+{
+    if (v->part->kind != PART_LINUX || !rtos_runs_on(v->cpu)) {
+        down_work(v, kind, what);
+    }
+    unsigned cpu = v->cpu;
+    down[cpu].v = v;
+    down[cpu].kind = kind;
+    size_t n = what != NULL ? strlen(what) : 0u;
+    n = n < sizeof(down[cpu].what) - 1u ? n : sizeof(down[cpu].what) - 1u;
+    memcpy(down[cpu].what, what != NULL ? what : "", n);
+    down[cpu].what[n] = '\0';
+    arch_run_on_stack(reload_stacks[cpu] + HYP_STACK_SIZE, down_body, &down[cpu]);
+}
+
+void part_stop(struct vcpu *v, const char *why)
+{
+    if (!take_down(v)) {
+        cpu_stopped(v);
+    }
+    go_down(v, DOWN_STOP, why);
+}
+
+void part_reset(struct vcpu *v)
+{
+    if (!take_down(v)) {
+        cpu_stopped(v);
+    }
+    go_down(v, DOWN_RESET, NULL);
 }
 
 /* Records a fault restart at `now` when the policy's rate allows one. The ring holds the times of the
@@ -429,11 +510,18 @@ static bool restart_allowed(struct partition *p, uint64_t now)
 
 void part_fault(struct vcpu *v, const char *what)
 {
-    struct partition *p = v->part;
-    char why[HYP_FAULT_TEXT_MAX + 96];
     if (!take_down(v)) {
         cpu_stopped(v); /* another CPU already stops or restarts the partition */
     }
+    go_down(v, DOWN_FAULT, what);
+}
+
+/* The fault policy of v's partition, taken down to this CPU and quiesced. */
+static void __attribute__((noreturn)) fault_down(struct vcpu *v, const char *what)
+{
+    struct partition *p = v->part;
+    char why[HYP_FAULT_TEXT_MAX + 96];
+    line_pause(); /* the reason is formatted as a line is */
     p->fault.count++;
     if (p->fault.policy != FAULT_RESTART) {
         (void)hyp_snprintf(why, sizeof(why), "fault %lu: %s; policy stop", (unsigned long)p->fault.count,

@@ -22,9 +22,20 @@ int hyp_snprintf(char *buf, size_t size, const char *fmt, ...)
     return n;
 }
 
+static void (*pause_fn)(void);
+
+void hyp_print_set_pause(void (*fn)(void))
+{
+    __atomic_store_n(&pause_fn, fn, __ATOMIC_RELEASE);
+}
+
 /* Formats into a line buffer and writes it with `prefix` in front; returns the formatted length. */
 static int vprint(const char *prefix, const char *fmt, va_list ap)
 {
+    void (*pause)(void) = __atomic_load_n(&pause_fn, __ATOMIC_ACQUIRE);
+    if (pause != NULL) {
+        pause();
+    }
     char buf[PRINT_LINE_MAX];
     size_t p = strlen(prefix);
     int n = fmt_vsnprintf(buf + p, sizeof(buf) - p, fmt, ap);

@@ -288,6 +288,11 @@ static void guest_controls(struct vcpu *v)
     ARCH_WRITE_SYSREG(tpidr_el2, (uint64_t)(uintptr_t)v); /* the running world (vectors.S saves there) */
 }
 
+struct vcpu *arch_this_vcpu(void)
+{
+    return (struct vcpu *)(uintptr_t)ARCH_READ_SYSREG(tpidr_el2);
+}
+
 void arch_guest_start(struct vcpu *v, uint64_t entry, uint64_t x0)
 {
     guest_controls(v);

@@ -22,6 +22,8 @@ void arch_world_enter(struct vcpu *v, uint64_t *stamp) __attribute__((noreturn))
 /* The physical CPU interface as the hypervisor uses it on a CPU whose interrupts trap (EOImode 1, mask
  * open, Group 1 on): where the rtos of a shared CPU had its own values. */
 void arch_hyp_cpuif(void);
+/* The virtual CPU this CPU runs or last ran (TPIDR_EL2); on a shared CPU either world's (same cpu). */
+struct vcpu *arch_this_vcpu(void);
 /* Parks this CPU for good. keep_irqs: it still serves the hypervisor's own interrupts (the console);
  * otherwise nothing of the partition's can reach it any more. */
 void arch_guest_park(bool keep_irqs) __attribute__((noreturn));
