@@ -271,7 +271,11 @@ static struct vcpu *line_pause_for[HYP_MAX_CPUS];
 
 static void line_pause(void)
 {
-    struct vcpu *lx = line_pause_for[arch_this_vcpu()->cpu];
+    const struct vcpu *me = arch_this_vcpu();
+    if (me == NULL) {
+        return; /* a CPU that has run no virtual CPU yet: no take-down of its own to pause */
+    }
+    struct vcpu *lx = line_pause_for[me->cpu];
     uint64_t guard = arch_counter_hz() * LINE_GUARD_NS / 1000000000u;
     if (lx == NULL || !vgic_rtos_soon(lx, guard)) {
         return;
