@@ -69,7 +69,7 @@ UART_OTHERS  := $(addsuffix .c,$(filter-out $(BOARD_UART),$(UART_DRIVERS)))
 
 .PHONY: all rtos hyp guests linux-programs sdk posix-tests linuxsvc-tests linuxsvc-bench posix-bench posix-conformance deps run test unit lint cycles \
         format format-check pytest-unit \
-        pytest-system bench clean
+        pytest-system bench bench-full clean
 all: rtos hyp linux-programs
 
 # ---------------------------------------------------------------- dependencies
@@ -436,6 +436,10 @@ test: deps lint unit rtos hyp guests sdk posix-tests linuxsvc-tests posix-bench 
 
 bench: deps rtos hyp
 	./rtmux bench
+
+# The benchmark, then Linux's loaded tail over ten boots of each case (`./rtmux bench linux-tail`).
+bench-full: deps rtos hyp
+	./rtmux bench --full
 
 clean:
 	rm -rf $(BUILD)

@@ -7,12 +7,13 @@ import os
 import signal
 import sys
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TypeAlias
 
 from rtmux import __version__, boarddesc, config, paths, qemu, sdk
 from rtmux.bench import model as bench
-from rtmux.bench import runner
+from rtmux.bench import runner, tail
 from rtmux.board import GIC_VERSIONS
 from rtmux.errors import EXIT_FAILED, EXIT_OK, EXIT_PIPE, EXIT_SETUP, GuestFailure, RtmuxError, SetupError
 from rtmux.formats import latmus
@@ -300,7 +301,42 @@ def build_parser() -> argparse.ArgumentParser:
         "standard kernel as the rtmux Linux partition; the rtos context switch; Linux's boot time and "
         "hackbench, bare and under rtmux. Writes a section of BENCHMARKS.md, a CSV beside it, its figures "
         "(docs/img/ beside it; a --quick run into the repository's BENCHMARKS.md puts them into the data "
-        "folder's img/) and gnuplot histograms (build/bench/).",
+        "folder's img/) and gnuplot histograms (build/bench/). `./rtmux bench linux-tail` boots instead "
+        "the two loaded standard-kernel Linux cases (bare -smp 1, and under rtmux) once per seed and reports "
+        "the distribution of their maxima and their p99.9 (a section of its own, and a CSV beside it); "
+        "`--full` runs it after the benchmark.",
+    )
+    p.add_argument(
+        "part",
+        nargs="?",
+        choices=("linux-tail",),
+        help="linux-tail: Linux's loaded cyclictest tail over --seeds boots of each case, bare and under "
+        "rtmux, instead of the benchmark",
+    )
+    p.add_argument(
+        "--seeds",
+        type=_positive_int,
+        default=tail.DEFAULT_SEEDS,
+        metavar="N",
+        help=f"linux-tail: boots per case, with seeds 1 to N (default {tail.DEFAULT_SEEDS})",
+    )
+    p.add_argument(
+        "--samples",
+        type=_positive_int,
+        default=None,
+        metavar="N",
+        help=f"linux-tail: cyclictest samples a boot (default {bench.SAMPLES_FULL}, "
+        f"{bench.SAMPLES_QUICK} with --quick)",
+    )
+    p.add_argument(
+        "--cpu0",
+        action="store_true",
+        help="linux-tail: also boot the artifact check (Linux under rtmux on CPU 0) with every seed",
+    )
+    p.add_argument(
+        "--full",
+        action="store_true",
+        help="the benchmark, then linux-tail (`make bench-full`)",
     )
     p.add_argument(
         "--quick",
@@ -434,8 +470,16 @@ def cmd_path(args: argparse.Namespace) -> int:
 
 def cmd_bench(args: argparse.Namespace) -> int:
     if args.redraw:
+        if args.part or args.full:
+            raise SetupError("--redraw draws the benchmark's figure again: no part, no --full")
         runner.redraw(args.output)
         return EXIT_OK
+    if (args.part or args.full) and args.realtime:
+        raise SetupError("linux-tail (and --full) measure in icount mode: leave out --realtime")
+    if args.samples is not None and args.part != "linux-tail":
+        raise SetupError("--samples is linux-tail's: `./rtmux bench linux-tail --samples N`")
+    if args.part and args.full:
+        raise SetupError("--full runs the benchmark and linux-tail: leave out `linux-tail`")
     opts = bench.Options(
         quick=args.quick,
         realtime=args.realtime,
@@ -444,8 +488,14 @@ def cmd_bench(args: argparse.Namespace) -> int:
         data_dir=args.data,
         build=not args.no_build,
         timeout_s=args.timeout,
+        samples=args.samples,
     )
+    if args.part == "linux-tail":
+        tail.run_linux_tail(opts, args.seeds, cpu0=args.cpu0)
+        return EXIT_OK
     runner.run_bench(opts)
+    if args.full:  # the images are those the benchmark just built
+        tail.run_linux_tail(replace(opts, build=False), args.seeds, cpu0=args.cpu0)
     return EXIT_OK
 
 

@@ -111,12 +111,15 @@ def _shown_argv(argv: list[str]) -> str:
 class Bench:
     """Prepares the images, defines the runs and gathers their outputs into BenchResults."""
 
-    def __init__(self, opts: Options, out: TextIO) -> None:
+    def __init__(self, opts: Options, out: TextIO, seed: int = linux_script.SEED) -> None:
         self.opts = opts
         self.out = out
         self.icount = not opts.realtime
         self.mode = MODE_ICOUNT if self.icount else MODE_REALTIME
-        self.samples = SAMPLES_QUICK if opts.quick else SAMPLES_FULL
+        self.samples = opts.samples or (SAMPLES_QUICK if opts.quick else SAMPLES_FULL)
+        # the measurement seed of every Linux boot (`--seed`); the benchmark's own is linux_script.SEED,
+        # `./rtmux bench linux-tail` boots its two Linux cases with several (rtmux.bench.tail)
+        self.seed = seed
         # absolute: the control loop's image is built by a make in its own folder (`make -C`)
         self.data = opts.data_dir.resolve() / self.mode
         self.guests: dict[str, initramfs.Guest] = {}
@@ -138,7 +141,7 @@ class Bench:
         for periods in (n, n + w):
             self.control_images[periods] = self._build_control(periods)
         self.systems["ctl-loaded"] = linux_script.system_argv(
-            f"{self.mode}-ctl-loaded",
+            self._system_name("ctl-loaded"),
             "",
             icount=self.icount,
             folder=self.data / "configs",
@@ -146,6 +149,7 @@ class Bench:
                 encoding="utf-8"
             ),
             rtos_image=self.control_images[n + w],
+            seed=self.seed,
         )
         image = files_image(n)
         if not image.is_file():
@@ -154,14 +158,34 @@ class Bench:
                 "(or leave out --no-build)"
             )
         self.systems["files"] = linux_script.system_argv(
-            f"{self.mode}-files",
+            self._system_name("files"),
             "",
             icount=self.icount,
             folder=self.data / "configs",
             script_text=self._write_script("rtmux-files", plans["rtmux-files"]).read_text(encoding="utf-8"),
             rtos_image=image,
+            seed=self.seed,
         )
-        for name, args, run_id in (
+        for name, args, run_id in self.system_cases():
+            if name in ("linux-cpu0", "smp", "shared-idle", "shared-hackbench") and self.opts.quick:
+                continue
+            self.prepare_system(name, args, run_id, plans[run_id])
+
+    def prepare_linux_tail(self, cpu0: bool = False) -> None:
+        """What `./rtmux bench linux-tail` needs of prepare(): the standard kernel's initramfs and the
+        system of the loaded rtmux case (`cpu0`: and of its artifact check, Linux on CPU 0), with this
+        Bench's seed (the images are built once, by the caller)."""
+        self.guests["std"] = initramfs.build("std")
+        self.data.mkdir(parents=True, exist_ok=True)
+        names = ("rtos-loaded", "linux-cpu0") if cpu0 else ("rtos-loaded",)
+        for name, args, run_id in self.system_cases():
+            if name in names:
+                self.prepare_system(name, args, run_id, self.plans()[run_id])
+
+    def system_cases(self) -> list[tuple[str, str, str]]:
+        """The rtmux systems of the cases: (name, the rtos partition's boot arguments, run id)."""
+        n, w = self.samples, PARTITION_WARMUP
+        return [
             ("rtos-idle", f"period_us={PERIOD_US} samples={n + w}", "rtmux-rtos-idle"),
             ("rtos-loaded", f"period_us={PERIOD_US} samples={n + w}", "rtmux-loaded"),
             ("linux", f"period_us={PERIOD_US} samples=0", "rtmux-linux"),
@@ -172,21 +196,28 @@ class Bench:
             ("shared-loaded", f"period_us={PERIOD_US} samples={n + w}", "rtmux-shared-loaded"),
             ("shared-hackbench", SHARED_IDLE_RTOS_ARGS, "rtmux-shared-hackbench"),
             ("gicv2-loaded", f"period_us={PERIOD_US} samples={n + w}", "rtmux-gicv2-loaded"),
-        ):
-            if name in ("linux-cpu0", "smp", "shared-idle", "shared-hackbench") and self.opts.quick:
-                continue
-            base = {"smp": SMP_CONFIG, "gicv2-loaded": GICV2_CONFIG}.get(
-                name, SHARED_CONFIG if name.startswith("shared") else None
-            )
-            self.systems[name] = linux_script.system_argv(
-                f"{self.mode}-{name}",
-                args,
-                icount=self.icount,
-                folder=self.data / "configs",
-                swapped=name == "linux-cpu0",
-                script_text=self._write_script(run_id, plans[run_id]).read_text(encoding="utf-8"),
-                base=base or system.DEFAULT_CONFIG,
-            )
+        ]
+
+    def _system_name(self, name: str) -> str:
+        """The system image's name (build/system/bench-NAME.img): one per mode, and per seed but the
+        benchmark's own, so that boots with other seeds never overwrite the benchmark's images."""
+        seed = "" if self.seed == linux_script.SEED else f"-seed{self.seed}"
+        return f"{self.mode}-{name}{seed}"
+
+    def prepare_system(self, name: str, args: str, run_id: str, plan: linux_script.Plan) -> None:
+        base = {"smp": SMP_CONFIG, "gicv2-loaded": GICV2_CONFIG}.get(
+            name, SHARED_CONFIG if name.startswith("shared") else None
+        )
+        self.systems[name] = linux_script.system_argv(
+            self._system_name(name),
+            args,
+            icount=self.icount,
+            folder=self.data / "configs",
+            swapped=name == "linux-cpu0",
+            script_text=self._write_script(run_id, plan).read_text(encoding="utf-8"),
+            base=base or system.DEFAULT_CONFIG,
+            seed=self.seed,
+        )
 
     def _control_out(self, periods: int) -> Path:
         return self.data / "control-loop" / f"rtos-{periods}"
@@ -213,7 +244,7 @@ class Bench:
         """`./rtmux run`'s arguments that reproduce a case on the system `config` (after `./rtmux`):
         its QEMU mode, the measurement seed, `extra`, Linux's boot-time script."""
         args = ["run", paths.display(config), "--icount" if self.icount else "--plain"]
-        args += ["--seed", str(linux_script.SEED), *extra]
+        args += ["--seed", str(self.seed), *extra]
         return args + ["--linux-script", paths.display(script_path)]
 
     def vbus_plan(self) -> linux_script.VbusPlan:
@@ -594,7 +625,7 @@ class Bench:
             icount=self.icount,
             append="",
             script=script_path.read_text(encoding="utf-8"),
-            seed=linux_script.SEED,
+            seed=self.seed,
         )
         started = datetime.now().astimezone()
         name = "Linux std" if flavour == "std" else "Linux PREEMPT_RT"
@@ -609,7 +640,7 @@ class Bench:
         if result.cpus != smp:
             raise RtmuxError(f"{run_id}: Linux counted {result.cpus} CPUs, not {smp}")
         rtmux_args = ["linux", "run", "--kernel", flavour] + ["--icount"] * self.icount + ["--smp", str(smp)]
-        rtmux_args += ["--seed", str(linux_script.SEED), "--linux-script", paths.display(script_path)]
+        rtmux_args += ["--seed", str(self.seed), "--linux-script", paths.display(script_path)]
         doc = RunDoc(
             run_id,
             f"{name} bare (-smp {smp})",

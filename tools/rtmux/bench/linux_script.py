@@ -684,13 +684,15 @@ def system_argv(
     script_text: str | None = None,
     base: Path = system.DEFAULT_CONFIG,
     rtos_image: Path | None = None,
+    seed: int = SEED,
 ) -> tuple[list[str], Path]:
     """Pack the system `base` (the default one unless said) with the rtos partition running the latency
     app with `rtos_bootargs`, as build/system/bench-NAME.img (a copy of `base` named after the case, so
     that cases, and other users of ./rtmux run, never overwrite each other's image; without its network
-    device; `swapped`: with the partitions' CPUs exchanged), in the measurement mode (SEED), Linux running
-    `script_text` at boot. With `rtos_image` (an application built with the SDK), the default system
-    with that image in the rtos partition, without boot arguments, instead (`rtos_bootargs` must be "").
+    device; `swapped`: with the partitions' CPUs exchanged), in the measurement mode (`seed`, SEED unless
+    said), Linux running `script_text` at boot. With `rtos_image` (an application built with the SDK),
+    the default system with that image in the rtos partition, without boot arguments, instead
+    (`rtos_bootargs` must be "").
     Returns QEMU's command line and the configuration copy."""
     folder.mkdir(parents=True, exist_ok=True)
     config = folder / f"bench-{name}.toml"
@@ -709,7 +711,7 @@ def system_argv(
             icount=icount,
             no_build=True,
             linux_script=script_text,
-            seed=SEED,
+            seed=seed,
         )
     linux_cpus = [p.cpus for p in built.config.partitions if p.kind == "linux"]
     if swapped and linux_cpus != [(0,)]:

@@ -219,6 +219,7 @@ class Options:
     data_dir: Path = paths.BENCH_DIR
     build: bool = True
     timeout_s: float | None = None  # wall-clock limit of the whole run (each QEMU run has its own too)
+    samples: int | None = None  # samples per case instead of SAMPLES_FULL / SAMPLES_QUICK (linux-tail)
 
 
 def records(report: latmus.LatencyReport) -> tuple[str, tuple[str, ...], tuple[tuple[int, int], ...]]:
