@@ -18,7 +18,7 @@
  * (1 instruction = 1 ns) that is instructions, the hypervisor's included; elsewhere it follows the host.
  * Waiting for an interrupt is WFI with IRQs masked around the check (no lost wake-up), so that under
  * QEMU's round-robin of vCPUs a waiting CPU gives its turn away instead of spinning through it.
- * The last line is `hypcost: done`, then SYSTEM_OFF.
+ * `only=PATH` runs one path alone. The last line is `hypcost: done`, then SYSTEM_OFF.
  */
 #include "arm64/gicv3.h"
 #include "arm64/pl011.h"
@@ -88,8 +88,9 @@ static volatile uint32_t *sgi_frame32(uint64_t off)
     return (volatile uint32_t *)(guest_gicr() + GICR_SGI_OFFSET + off);
 }
 
-/* The distributor's Group 1 on (bare; the hypervisor keeps its own), this CPU's redistributor awake, its SGIs and the timer's PPI Group 1 (bare, Group 0 after reset;
- * the hypervisor ignores the write), enabled at IRQ_PRIO; the CPU interface on. */
+/* The distributor's Group 1 on (bare; the hypervisor keeps its own), this CPU's redistributor awake, its SGIs
+ * and the timer's PPI Group 1 (bare, Group 0 after reset; the hypervisor ignores the write), enabled at
+ * IRQ_PRIO; the CPU interface on. */
 static void gic_cpu_init(void)
 {
     uintptr_t rd = guest_gicr();
@@ -169,6 +170,14 @@ static void report(const char *name, uint64_t n, uint64_t ticks)
                  (char)('0' + frac / 100u), (char)('0' + frac / 10u % 10u), (char)('0' + frac % 10u));
 }
 
+/* Whether the boot arguments ask for path `name`: `only=NAME` runs that one alone (a profile of one
+ * path), no `only=` every one. */
+static bool wanted(const char *name)
+{
+    char only[24];
+    return !guest_arg("only", only, sizeof(only)) || guest_strcmp(only, name) == 0;
+}
+
 static void measure_mmio(uint64_t n)
 {
     volatile uint32_t *imsc = (volatile uint32_t *)(BOARD_UART_BASE + PL011_IMSC);
@@ -176,30 +185,36 @@ static void measure_mmio(uint64_t n)
     volatile uint32_t *isen1 = (volatile uint32_t *)(BOARD_GICD_BASE + GICD_ISENABLER + 4u);
     volatile uint32_t *ctlr = (volatile uint32_t *)(BOARD_GICD_BASE + GICD_CTLR);
     uint32_t keep = *imsc, sink = 0;
+    uint64_t t0;
 
-    uint64_t t0 = guest_counter();
-    for (uint64_t i = 0; i < n; i++) {
-        *imsc = keep;
+    if (wanted("uart-write")) {
+        t0 = guest_counter();
+        for (uint64_t i = 0; i < n; i++) {
+            *imsc = keep;
+        }
+        report("uart-write", n, guest_counter() - t0);
     }
-    report("uart-write", n, guest_counter() - t0);
-
-    t0 = guest_counter();
-    for (uint64_t i = 0; i < n; i++) {
-        sink += *fr;
+    if (wanted("uart-read")) {
+        t0 = guest_counter();
+        for (uint64_t i = 0; i < n; i++) {
+            sink += *fr;
+        }
+        report("uart-read", n, guest_counter() - t0);
     }
-    report("uart-read", n, guest_counter() - t0);
-
-    t0 = guest_counter();
-    for (uint64_t i = 0; i < n; i++) {
-        *isen1 = UART_SPI_BIT;
+    if (wanted("gicd-write")) {
+        t0 = guest_counter();
+        for (uint64_t i = 0; i < n; i++) {
+            *isen1 = UART_SPI_BIT;
+        }
+        report("gicd-write", n, guest_counter() - t0);
     }
-    report("gicd-write", n, guest_counter() - t0);
-
-    t0 = guest_counter();
-    for (uint64_t i = 0; i < n; i++) {
-        sink += *ctlr;
+    if (wanted("gicd-read")) {
+        t0 = guest_counter();
+        for (uint64_t i = 0; i < n; i++) {
+            sink += *ctlr;
+        }
+        report("gicd-read", n, guest_counter() - t0);
     }
-    report("gicd-read", n, guest_counter() - t0);
     (void)sink;
 }
 
@@ -268,8 +283,8 @@ static bool measure_pingpong(uint64_t n)
     uint64_t entry = (uint64_t)(uintptr_t)guest_secondary_entry;
     int64_t r = guest_hvc(PSCI_CPU_ON_64, peer, entry, 1u);
     if (r != 0 || !wait_change(&peer_ready, 0)) {
-        guest_printf("hypcost: sgi-pingpong: CPU_ON of 0x%lx: %ld, started %u\n", (unsigned long)peer, (long)r,
-                     (unsigned)peer_ready);
+        guest_printf("hypcost: sgi-pingpong: CPU_ON of 0x%lx: %ld, started %u\n", (unsigned long)peer,
+                     (long)r, (unsigned)peer_ready);
         return false;
     }
     uint64_t t0 = guest_counter();
@@ -277,8 +292,8 @@ static bool measure_pingpong(uint64_t n)
         uint32_t before = pongs;
         send_sgi(peer_mpidr, SGI_PING);
         if (!wait_change(&pongs, before)) {
-            guest_printf("hypcost: sgi-pingpong: round trip %lu of %lu not done (pings %u)\n", (unsigned long)i,
-                         (unsigned long)n, (unsigned)pings);
+            guest_printf("hypcost: sgi-pingpong: round trip %lu of %lu not done (pings %u)\n",
+                         (unsigned long)i, (unsigned long)n, (unsigned)pings);
             return false;
         }
     }
@@ -295,8 +310,9 @@ void guest_main(void)
     guest_printf("hypcost: start cpu=0x%lx hz=%lu\n", (unsigned long)(boot_mpidr & MPIDR_AFF012_MASK),
                  (unsigned long)guest_counter_hz());
     measure_mmio(n);
-    bool ok = measure_timer(irqn) && measure_sgi_self(irqn);
-    if (ok && guest_arg_u64("peer", 1u) != 0) {
+    bool ok =
+        (!wanted("timer-irq") || measure_timer(irqn)) && (!wanted("sgi-self") || measure_sgi_self(irqn));
+    if (ok && wanted("sgi-pingpong") && guest_arg_u64("peer", 1u) != 0) {
         ok = measure_pingpong(irqn);
     }
     guest_puts(ok ? "hypcost: done\n" : "hypcost: failed\n");
