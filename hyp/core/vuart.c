@@ -82,11 +82,6 @@ bool vuart_irq_line(const void *ctx)
     return (raw_status(u) & u->imsc) != 0;
 }
 
-bool vuart_access_moves_line(uint64_t off, bool write)
-{
-    return write ? off == PL011_IMSC : off == PL011_DR;
-}
-
 /* The producer's side of the receive ring (invariant in vuart.h). */
 bool vuart_rx(struct vuart *u, char c)
 {
