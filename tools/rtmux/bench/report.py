@@ -826,8 +826,8 @@ What the hypervisor costs Linux (issue 27): tests/guests/hypcost/, a bare-metal 
 that traps to the hypervisor, many iterations between two reads of the counter, bare on QEMU (-smp 2,
 no EL2) and as the Linux partition of tests/system/configs/hypcost.toml (CPUs 1-2, the rtos demo on CPU
 0); ns per iteration, the difference is the hypervisor's. In icount mode 1 ns is 1 instruction, the
-rtos's on CPU 0 included while it runs (its 1 kHz demo: about 0.1-0.3% of the time). The ping-pong runs
-on two vCPUs, each waiting in WFI: under icount's round-robin the time is both CPUs' instructions."""
+rtos's on CPU 0 included while it runs (its 1 kHz demo). The ping-pong runs on two vCPUs, each waiting
+in WFI: under icount's round-robin the time is both CPUs' instructions."""
 
 
 def _hypcost_table(r: BenchResults) -> list[str]:
