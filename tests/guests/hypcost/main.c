@@ -27,7 +27,7 @@
 #include "board.h"
 #include "guest.h"
 
-/* The virtual timer's PPI (the one Linux uses) and the two SGIs of the measurements (below 13: 13 and
+/* The virtual timer's PPI (the one Linux uses) and the three SGIs of the measurements (below 13: 13 and
  * 15 are the hypervisor's physical SGIs, tests/guests/smp/main.c). */
 #define TIMER_PPI BOARD_INTID_VIRT_TIMER
 #define SGI_SELF  1u
@@ -39,11 +39,13 @@
 #define UART_SPI_BIT (1u << (BOARD_UART_INTID - GIC_SPI_BASE))
 /* CNTV_CTL_EL0 */
 #define CNT_ENABLE 1u
-/* Iterations per loop: enough for the 16-ns counter to give the figure to about 0.01 ns bare, a few
- * tenths of a second of guest time each under the hypervisor (defaults; `n=` and `irqn=` override). */
+/* Iterations per loop: enough for the 16-ns counter to give the figure to under 0.005 ns, and a few
+ * milliseconds of guest time each under the hypervisor (defaults; `n=` and `irqn=` override). */
 #define MMIO_ITERS 20000u
 #define IRQ_ITERS  5000u
-/* How long a CPU waits for the other one to start or answer (guest time) before it gives up. */
+/* How long a CPU waits for an interrupt or the other CPU (guest time) before it gives up. A WFI with
+ * nothing pending ends only at an interrupt, so a lost one can also hang the guest: the runner's
+ * timeout catches that. */
 #define WAIT_MS 2000u
 
 static volatile uint32_t timer_taken, self_taken, pings, pongs;
