@@ -61,6 +61,9 @@ from rtmux.bench.model import (
     GICV2_CONFIG,
     HACKBENCH_LOOPS_FULL,
     HACKBENCH_LOOPS_QUICK,
+    HYPCOST_CONFIG,
+    HYPCOST_IMAGE,
+    HYPCOST_TIMEOUT_S,
     MODE_ICOUNT,
     MODE_REALTIME,
     PARTITION_HOLD_MARGIN_S,
@@ -90,8 +93,9 @@ from rtmux.bench.model import (
     vbus_extra_samples,
 )
 from rtmux.bench.progress import plan_cost, predicted_s
+from rtmux.board import QEMU_VIRT_MACHINE
 from rtmux.errors import GuestFailure, RtmuxError, SetupError
-from rtmux.formats import control_loop, cyclictest, latmus, latstats, posix_cost, rtmux_ping
+from rtmux.formats import control_loop, cyclictest, hypcost, latmus, latstats, posix_cost, rtmux_ping
 from rtmux.image import initramfs
 from rtmux.run import linux, rtos, system
 
@@ -126,13 +130,17 @@ class Bench:
         self.systems: dict[str, tuple[list[str], Path]] = {}
         self.hyp_lines = 0
         self.control_images: dict[int, Path] = {}  # periods -> the control loop's rtos image
+        self.hypcost_argv: list[str] = []
 
     # ------------------------------------------------------------------ preparation (sequential)
 
     def prepare(self) -> None:
         if self.opts.build:
-            system.make(["rtos", "hyp", "sdk", "posix-bench", paths.display(files_image(self.samples))])
+            system.make(
+                ["rtos", "hyp", "guests", "sdk", "posix-bench", paths.display(files_image(self.samples))]
+            )
         self.hyp_lines = linux_script.hypervisor_lines()  # the sources of the hypervisor just built
+        self.hypcost_argv = system.build(HYPCOST_CONFIG, icount=self.icount, no_build=True).argv
         for flavour in ("std", "rt"):
             self.guests[flavour] = initramfs.build(flavour)
         n, w = self.samples, PARTITION_WARMUP
@@ -345,6 +353,12 @@ class Bench:
                 "POSIX layer's cost over the native rtos calls",
                 predicted_s(icount, boot="rtos", rtos_load_s=2.5),
                 lambda phase: self.posix_cost(),
+            ),
+            Run(
+                "hypcost",
+                "what the hypervisor costs Linux: trapped paths, bare and under rtmux",
+                predicted_s(icount, boot="rtmux", rtos_load_s=0.1),
+                lambda phase: self.hyp_cost(),
             ),
             Run(
                 "linux-std",
@@ -567,6 +581,48 @@ class Bench:
         doc = RunDoc("posix-cost", "POSIX layer's cost", f"make posix-bench\n{_rtmux_cmd(args)}", shown)
         summary = ", ".join(f"{c.name} x{c.ratio:.3f}" for c in costs)
         return RunOutput(posix_cost=costs, docs=[doc], summary=summary)
+
+    def hyp_cost(self) -> RunOutput:
+        """tests/guests/hypcost/ bare (-smp 2, entered at EL1: no hypervisor; QEMU answers its PSCI) and
+        as the Linux partition of HYPCOST_CONFIG: each trapped path's time, bare and under rtmux."""
+        if not HYPCOST_IMAGE.is_file():
+            raise SetupError(
+                f"{paths.display(HYPCOST_IMAGE)} not found: run `make guests` (or leave out --no-build)"
+            )
+        bare_argv = qemu.qemu_command(HYPCOST_IMAGE, "", icount=self.icount, smp=2)
+        bare_argv[bare_argv.index("-M") + 1] = QEMU_VIRT_MACHINE.replace("virtualization=on,", "")
+        bare = qemu.run_console(bare_argv, HYPCOST_TIMEOUT_S)
+
+        stop_line = "rtmux: partition linux stopped"
+        tail = [""]
+
+        def stop_at_end(text: str) -> qemu.Reply | None:
+            # The rtos partition runs on: the run ends a second after the guest's partition has stopped
+            # (its SYSTEM_OFF) and the hypervisor has printed its reports. Text comes in pieces as small
+            # as a character: the line is looked for in the piece and the end of the one before.
+            seen = tail[0] + text
+            tail[0] = seen[-len(stop_line) :]
+            return qemu.Reply(stop_after_s=1.0) if stop_line in seen else None
+
+        under = qemu.run_console(self.hypcost_argv, HYPCOST_TIMEOUT_S, respond=stop_at_end)
+        figures = {}
+        for what, result in (("bare", bare), ("under rtmux", under)):
+            try:
+                figures[what] = hypcost.parse(result.console)
+            except hypcost.HypCostFormatError as exc:
+                raise GuestFailure(f"hypervisor cost, {what}: {exc}", result) from exc
+        costs = hypcost.costs(figures["bare"], figures["under rtmux"])
+        docs = [
+            RunDoc("hypcost-bare", "hypcost guest bare", "make guests", _shown_argv(bare_argv)),
+            RunDoc(
+                "hypcost-rtmux",
+                "hypcost guest as the Linux partition",
+                _rtmux_cmd(["run", paths.display(HYPCOST_CONFIG)] + ["--icount"] * self.icount),
+                _shown_argv(self.hypcost_argv),
+            ),
+        ]
+        summary = ", ".join(f"{c.name} +{c.cost_ns:.0f}" for c in costs)
+        return RunOutput(hypcost=costs, docs=docs, summary=summary)
 
     def ctxsw(self) -> RunOutput:
         ctx = rtos.ctxsw(switches=SWITCHES, icount=self.icount, timeout_s=rtos.CTXSW_TIMEOUT_S, echo=None)

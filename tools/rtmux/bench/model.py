@@ -10,7 +10,7 @@ from pathlib import Path
 
 from rtmux import paths
 from rtmux.bench import linux_script
-from rtmux.formats import latmus, latstats, posix_cost
+from rtmux.formats import hypcost, latmus, latstats, posix_cost
 from rtmux.run import rtos
 
 PERIOD_US = 1000
@@ -79,6 +79,13 @@ CONTROL_EXAMPLE = paths.EXAMPLES_DIR / "control-loop"
 CONTROL_ROWS = ("ctl-rtos-bare", "ctl-rtos-rtmux-load", "ctl-linux-rt-load")
 # The POSIX layer's cost over the native rtos calls (rtos/posix/bench/cost.c, `make posix-bench`).
 POSIX_COST_IMAGE = paths.BUILD_DIR / "posix" / "cost.img"
+
+# What the hypervisor costs Linux (issue 27): tests/guests/hypcost/ bare (-smp 2, no EL2) and as the
+# Linux partition of this configuration (CPUs 1-2 beside the rtos demo on CPU 0). About a second of
+# wall time each.
+HYPCOST_IMAGE = paths.BUILD_DIR / "guests" / "hypcost.img"
+HYPCOST_CONFIG = paths.REPO_ROOT / "tests" / "system" / "configs" / "hypcost.toml"
+HYPCOST_TIMEOUT_S = 120.0
 
 # Linux's files from rtos threads (issue 25): rtos/linuxsvc/bench/remote.c as the rtos partition of the
 # default system, built with the case's sample count for each of its measurements (files_image); its
@@ -172,6 +179,7 @@ class BenchResults:
     rows: list[Row] = field(default_factory=list)
     ctxsw: latmus.CtxLine | None = None
     posix_cost: list[posix_cost.Cost] = field(default_factory=list)  # the POSIX layer over native calls
+    hypcost: list[hypcost.Cost] = field(default_factory=list)  # the hypervisor's paths, bare and under it
     linux: dict[str, linux_script.LinuxResult] = field(default_factory=dict)  # run id -> result
     kernels: dict[str, KernelInfo] = field(default_factory=dict)
     determinism: Determinism | None = None
@@ -197,6 +205,7 @@ class RunOutput:
     linux: linux_script.LinuxResult | None = None
     ctxsw: latmus.CtxLine | None = None
     posix_cost: list[posix_cost.Cost] = field(default_factory=list)
+    hypcost: list[hypcost.Cost] = field(default_factory=list)
     records: tuple[str, tuple[str, ...], tuple[tuple[int, int], ...]] | None = None  # determinism runs
     docs: list[RunDoc] = field(default_factory=list)
     summary: str = ""

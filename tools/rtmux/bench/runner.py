@@ -191,6 +191,7 @@ def run_bench(opts: Options, out: TextIO | None = None) -> BenchResults:
         if o.ctxsw is not None:
             results.ctxsw = o.ctxsw
         results.posix_cost += o.posix_cost
+        results.hypcost += o.hypcost
     order = [
         "rtos-bare-idle",
         "rtos-bare-load",
