@@ -387,10 +387,7 @@ bool conmux_uart_mmio(struct vcpu *v, void *ctx, uint64_t off, bool write, uint6
     if (write && off == PL011_DR && (con_drain_cpu < 0 || (unsigned)con_drain_cpu == v->cpu)) {
         con_drain(VUART_DRAIN_LINES, v); /* this CPU is the one that writes to the UART anyway */
     }
-    /* Only an access that can move the UART's line looks at the partition's level sources: a read of
-     * FR and a write of DR, the two accesses of every character Linux's console prints, skip it (32 of
-     * a trap's ~300 instructions, icount: tests/guests/hypcost). */
-    if (p->kind == PART_LINUX && vuart_access_moves_line(off, write)) {
+    if (p->kind == PART_LINUX) {
         vgic_levels_changed(p, v);
     }
     return handled;

@@ -107,9 +107,10 @@ def test_linux_uses_its_three_cpus(linux_system: system.System) -> None:
     assert value(out, "hackbench", why) == "0", why
     ipis0, ipis1 = per_cpu(out, "ipis0", why), per_cpu(out, "ipis1", why)
     busy0, busy1 = per_cpu(out, "busy0", why), per_cpu(out, "busy1", why)
-    # every CPU took IPIs during hackbench, and ran it: at least 20 ticks (80 ms at HZ=250) each
+    # every CPU took IPIs during hackbench, and ran it: at least 10 ticks (40 ms at HZ=250) each (Linux's
+    # balancing gave one CPU 18 in a GICv2 run; an unused CPU shows 0-2)
     assert all(b > a for a, b in zip(ipis0, ipis1, strict=True)), f"IPIs {ipis0} -> {ipis1}{why}"
-    assert all(b - a >= 20 for a, b in zip(busy0, busy1, strict=True)), f"busy {busy0} -> {busy1}{why}"
+    assert all(b - a >= 10 for a, b in zip(busy0, busy1, strict=True)), f"busy {busy0} -> {busy1}{why}"
     assert value(out, "bad", why) == "0", why
     rtos_unharmed(out, why, quiet_from="quiet-42")
     print(f"IPIs per CPU during hackbench: {[b - a for a, b in zip(ipis0, ipis1, strict=True)]}")

@@ -78,9 +78,12 @@ def test_rtos_cpu_takes_no_el2_entry_while_linux_works() -> None:
 
 RESET_LINE = "rtmux: partition linux: reset requested; restarting from its pristine images"
 READY = r"^\[linux\] rtmux-linux: ready: "
-# The demo's worst wake-up beside a busy Linux in icount: 0.608 us (0.400 us beside an idle one); the
-# bound leaves room for a few more ticks of QEMU's 16 ns counter, not for a lost period.
-DEMO_WORST_US = 2.0
+# The demo's worst wake-up beside a busy Linux in icount: 0.480 us (0.288 us beside an idle one), but
+# QEMU's icount round-robin now and then delivers the timer to the rtos's waiting vCPU late: 4.784 us in
+# make bench's Linux-load row, where a trace showed the rtos in WFI with nothing masked before the
+# vector (BENCHMARKS.md, "The rtos at the limit"), and 4.592 us once here (not traced). The bound is
+# far below a period: what it catches is a lost or held-back period, not the emulator's scheduling.
+DEMO_WORST_US = 10.0
 
 
 def test_default_run_misses_no_period_across_boot_and_reboot() -> None:

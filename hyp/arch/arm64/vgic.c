@@ -596,10 +596,9 @@ bool vgic_sysreg_trap(struct vcpu *v, uint64_t esr)
     bool sgi_space = op0 == ICC_SGIR_OP0 && op1 == ICC_SGIR_OP1 && crn == ICC_SGIR_CRN && crm == ICC_SGIR_CRM;
     bool sgi1r = sgi_space && op2 == ICC_SGI1R_OP2;
     bool sgi_other = sgi_space && (op2 == ICC_ASGI1R_OP2 || op2 == ICC_SGI0R_OP2);
-    /* ICH_HCR_EL2 is read only for a CPU-interface access: an SGI write (the frequent trap) needs it not. */
-    uint64_t hcr;
+    uint64_t hcr = gic_vif_hcr();
     if (!sgi_space && op0 == ICC_EL1_OP0 && op1 == ICC_EL1_OP1 && crn == ICC_EL1_CRN &&
-        ((hcr = gic_vif_hcr()) & ICH_HCR_TALL1)) {
+        (hcr & ICH_HCR_TALL1)) {
         /* The Group 1 access TALL1 was set for (vgic_handle_irq): withdraw what the line no longer
          * asserts, stop trapping, and let the access run again natively (the PC stays on it). */
         __atomic_fetch_add(&v->part->stats.resamples, 1u, __ATOMIC_RELAXED);

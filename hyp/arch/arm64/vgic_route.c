@@ -21,20 +21,16 @@ uint64_t vgic_sgi_targets(const struct partition *p, unsigned self, uint64_t sgi
     if ((sgi1r & ICC_SGI1R_IRM) != 0) {
         return p->cpu_mask & ~(1ull << self);
     }
-    /* What the value names above TargetList, in a packed affinity's layout (Aff3:Aff2:Aff1 at [31:8])
-     * with RS as Aff0's upper nibble: a CPU is named when its affinity, Aff0's low nibble aside, is
-     * exactly this and its bit in TargetList is set. */
-    uint64_t want =
-        ((sgi1r >> ICC_SGI1R_AFF3_SHIFT) & 0xffu) << 24 | ((sgi1r >> ICC_SGI1R_AFF2_SHIFT) & 0xffu) << 16 |
-        ((sgi1r >> ICC_SGI1R_AFF1_SHIFT) & 0xffu) << 8 | ((sgi1r >> SGI1R_RS_SHIFT) & SGI1R_RS_MASK) << 4;
+    uint64_t aff3 = (sgi1r >> ICC_SGI1R_AFF3_SHIFT) & 0xffu, aff2 = (sgi1r >> ICC_SGI1R_AFF2_SHIFT) & 0xffu;
+    uint64_t aff1 = (sgi1r >> ICC_SGI1R_AFF1_SHIFT) & 0xffu, rs = (sgi1r >> SGI1R_RS_SHIFT) & SGI1R_RS_MASK;
     uint64_t targets = 0;
-    /* Only p's CPUs are looked at (a trapped SGI write costs a look per CPU of the partition, not per
-     * CPU of the board: 105 instructions for 8 CPUs before, icount). */
-    for (uint64_t cpus = p->cpu_mask & ((1ull << HYP_MAX_CPUS) - 1u); cpus != 0; cpus &= cpus - 1u) {
-        unsigned c = (unsigned)__builtin_ctzll(cpus);
+    for (unsigned c = 0; c < HYP_MAX_CPUS; c++) {
         uint64_t aff = hyp_vcpu[c].mpidr;
-        if ((aff & ~(uint64_t)(ICC_SGI1R_TARGET_AFF0_MAX - 1u)) == want &&
-            ((sgi1r & ICC_SGI1R_TARGETS) >> (MPIDR_AFF0(aff) % ICC_SGI1R_TARGET_AFF0_MAX)) & 1u) {
+        if (((p->cpu_mask >> c) & 1u) == 0 || MPIDR_AFF3(aff) != aff3 || MPIDR_AFF2(aff) != aff2 ||
+            MPIDR_AFF1(aff) != aff1 || MPIDR_AFF0(aff) / ICC_SGI1R_TARGET_AFF0_MAX != rs) {
+            continue;
+        }
+        if (((sgi1r & ICC_SGI1R_TARGETS) >> (MPIDR_AFF0(aff) % ICC_SGI1R_TARGET_AFF0_MAX)) & 1u) {
             targets |= 1ull << c;
         }
     }

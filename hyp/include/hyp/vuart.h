@@ -7,7 +7,6 @@
 #ifndef HYP_VUART_H
 #define HYP_VUART_H
 
-#include "arm64/pl011.h"
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -45,14 +44,6 @@ void vuart_reset(struct vuart *u);
 bool vuart_access(struct vuart *u, uint64_t off, bool write, uint64_t *val, unsigned size);
 /* The interrupt line: some enabled interrupt is raised. ctx is the struct vuart (vgic level source). */
 bool vuart_irq_line(const void *ctx);
-/* Whether an access at `off` can change the interrupt line: a write of the mask (IMSC) or a read of DR
- * (the receive FIFO drains); nothing else does in this model (TX is always ready, ICR changes nothing).
- * Input arriving changes it too, on the console CPU (vuart_rx's caller). Inline: it is asked at every
- * trapped access, and a call cost an IMSC write 11 instructions (icount). */
-static inline bool vuart_access_moves_line(uint64_t off, bool write)
-{
-    return write ? off == PL011_IMSC : off == PL011_DR;
-}
 /* A character typed for the partition; false when the receive ring is full (the character is dropped).
  * Console CPU only (the ring's single producer). */
 bool vuart_rx(struct vuart *u, char c);

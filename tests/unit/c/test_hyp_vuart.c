@@ -143,50 +143,6 @@ static void test_registers(void)
     CHECK(uart.tx_prod == prod + 1u && uart.tx[prod % VUART_TX_SIZE] == 0x42);
 }
 
-/* vuart_access_moves_line: no access it leaves out changes the line, whatever the mask, the input
- * waiting and the value written (every byte offset of the registers and of the identification words,
- * both directions, every size). */
-static void test_line_moves(void)
-{
-    static const uint64_t values[] = {0, 0x10, 0x20, 0x30, 0x70, 0x7ff, 0xffffffffffffffffull};
-    static const unsigned sizes[] = {1, 2, 4, 8};
-    for (uint64_t off = 0; off < 0x1000u; off = off == 0x100u ? PL011_PERIPHID0 : off + 1u) {
-        for (unsigned w = 0; w < 2; w++) {
-            if (vuart_access_moves_line(off, w != 0)) {
-                continue;
-            }
-            for (unsigned m = 0; m < sizeof(values) / sizeof(values[0]); m++) {
-                for (unsigned in = 0; in < 2; in++) {
-                    for (unsigned z = 0; z < sizeof(sizes) / sizeof(sizes[0]); z++) {
-                        memset(&uart, 0, sizeof(uart));
-                        vuart_reset(&uart);
-                        wr(PL011_IMSC, values[m], 4);
-                        if (in != 0) {
-                            CHECK(vuart_rx(&uart, 'x'));
-                        }
-                        bool before = vuart_irq_line(&uart);
-                        if (w != 0) {
-                            wr(off, values[(m + 1u) % (sizeof(values) / sizeof(values[0]))], sizes[z]);
-                        } else {
-                            (void)rd(off, sizes[z]);
-                        }
-                        CHECK(vuart_irq_line(&uart) == before);
-                    }
-                }
-            }
-        }
-    }
-    /* and the two it names do move it */
-    memset(&uart, 0, sizeof(uart));
-    vuart_reset(&uart);
-    wr(PL011_IMSC, PL011_INT_RX, 4);
-    CHECK(vuart_rx(&uart, 'x') && vuart_irq_line(&uart));
-    CHECK(vuart_access_moves_line(PL011_DR, false) && rd(PL011_DR, 4) == 'x' && !vuart_irq_line(&uart));
-    CHECK(vuart_access_moves_line(PL011_IMSC, true));
-    wr(PL011_IMSC, PL011_INT_TX, 4);
-    CHECK(vuart_irq_line(&uart));
-}
-
 /* What vuart_drain handed on: the lines joined, each followed by '|' when complete, '~' when not. */
 static char seen[256];
 static size_t seen_len;
@@ -304,7 +260,6 @@ static void test_drain_in_steps(void)
 int main(void)
 {
     test_registers();
-    test_line_moves();
     test_drain_modes();
     test_drain_stops_early();
     test_drain_in_steps();
