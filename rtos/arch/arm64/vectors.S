@@ -17,52 +17,6 @@
 #define KIND_SP0 4
 #define KIND_LOWER 5
 
-.macro save_frame
-    sub     sp, sp, #FRAME_SIZE
-    stp     x0, x1, [sp, #0]
-    stp     x2, x3, [sp, #16]
-    stp     x4, x5, [sp, #32]
-    stp     x6, x7, [sp, #48]
-    stp     x8, x9, [sp, #64]
-    stp     x10, x11, [sp, #80]
-    stp     x12, x13, [sp, #96]
-    stp     x14, x15, [sp, #112]
-    stp     x16, x17, [sp, #128]
-    stp     x18, x19, [sp, #144]
-    stp     x20, x21, [sp, #160]
-    stp     x22, x23, [sp, #176]
-    stp     x24, x25, [sp, #192]
-    stp     x26, x27, [sp, #208]
-    stp     x28, x29, [sp, #224]
-    mrs     x21, elr_el1
-    mrs     x22, spsr_el1
-    stp     x30, x21, [sp, #FRAME_X30]
-    str     x22, [sp, #FRAME_SPSR]
-.endm
-
-.macro restore_frame
-    ldp     x30, x21, [sp, #FRAME_X30]
-    ldr     x22, [sp, #FRAME_SPSR]
-    msr     elr_el1, x21
-    msr     spsr_el1, x22
-    ldp     x0, x1, [sp, #0]
-    ldp     x2, x3, [sp, #16]
-    ldp     x4, x5, [sp, #32]
-    ldp     x6, x7, [sp, #48]
-    ldp     x8, x9, [sp, #64]
-    ldp     x10, x11, [sp, #80]
-    ldp     x12, x13, [sp, #96]
-    ldp     x14, x15, [sp, #112]
-    ldp     x16, x17, [sp, #128]
-    ldp     x18, x19, [sp, #144]
-    ldp     x20, x21, [sp, #160]
-    ldp     x22, x23, [sp, #176]
-    ldp     x24, x25, [sp, #192]
-    ldp     x26, x27, [sp, #208]
-    ldp     x28, x29, [sp, #224]
-    add     sp, sp, #FRAME_SIZE
-.endm
-
 /*
  * An interrupt's frame: the same layout, but only what the C code it calls may change: x0-x18 and x30
  * (caller-saved), x19 (irq_entry's own), ELR and SPSR. x20-x29 are callee-saved, so every function the
@@ -103,6 +57,16 @@
     ldp     x16, x17, [sp, #128]
     ldp     x18, x19, [sp, #144]
     add     sp, sp, #FRAME_SIZE
+.endm
+
+/* A fault's frame: every general register, for the report (fault.c); a fault never returns. */
+.macro save_frame
+    save_irq_frame
+    stp     x20, x21, [sp, #160]
+    stp     x22, x23, [sp, #176]
+    stp     x24, x25, [sp, #192]
+    stp     x26, x27, [sp, #208]
+    stp     x28, x29, [sp, #224]
 .endm
 
 .macro vector target
