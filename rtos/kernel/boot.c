@@ -8,6 +8,7 @@
 #include "rtos/console.h"
 #include "rtos/system.h"
 #include "rtos/thread.h"
+#include "trace.h"
 
 static rt_thread_t idle_thread;
 static rt_thread_t main_thread;
@@ -67,6 +68,21 @@ static bool timer_phys(void)
     return false;
 }
 
+/* The boot argument trace=0|1 (rtos/trace.h). */
+static bool trace_arg(void)
+{
+    uint64_t on = rt_bootarg_u64("trace", 0);
+    if (on > 1) {
+        rt_printf("rtos: boot argument trace=%lu ignored (0 or 1); the trace is off\n", (unsigned long)on);
+        return false;
+    }
+    if (on == 1) {
+        rt_printf("rtos: trace on (%u events of %u bytes at 0x%lx)\n", RT_TRACE_EVENTS,
+                  (unsigned)sizeof(struct k_trace_ev), (unsigned long)(uintptr_t)&rt_trace_buf);
+    }
+    return on == 1;
+}
+
 static void main_entry(void *arg)
 {
     (void)arg;
@@ -97,6 +113,7 @@ void k_boot(const void *dtb, uint64_t entry_el)
     k_bootargs_init(dtb); /* first: the time base reads timer= */
     k_time_init(timer_phys(), k_bootarg_irq_prio("irq_prio_timer", RT_IRQ_PRIO_TIMER));
     k_chan_init(dtb, k_bootarg_irq_prio("irq_prio_vbus", RT_IRQ_PRIO_VBUS));
+    k_trace_init(trace_arg()); /* before the first thread: its creation is the ring's first event */
     if (rt_thread_create(&idle_thread, "idle", idle_entry, NULL, idle_stack, sizeof(idle_stack),
                          RT_PRIO_MIN) != RT_OK ||
         rt_thread_create(&main_thread, "main", main_entry, NULL, main_stack, sizeof(main_stack),
@@ -107,5 +124,6 @@ void k_boot(const void *dtb, uint64_t entry_el)
     idle_thread.base_prio = RT_PRIO_IDLE;
     k_thread_reprio(&k_cpu.rq, &idle_thread, RT_PRIO_IDLE);
     k_cpu.idle = &idle_thread;
+    k_trace_name(&idle_thread); /* with its priority */
     k_sched_start();
 }

@@ -90,8 +90,9 @@ unsigned k_bootarg_irq_prio(const char *key, unsigned dflt)
     return (unsigned)v;
 }
 
-/* The kernel's own arguments (kernel/time.c, kernel/irq.h's priorities), known to every application. */
-static const char *const kernel_args[] = {"timer", "irq_prio_timer", "irq_prio_vbus", NULL};
+/* The kernel's own arguments (kernel/time.c, kernel/irq.h's priorities, kernel/trace.c), known to every
+ * application. */
+static const char *const kernel_args[] = {"timer", "irq_prio_timer", "irq_prio_vbus", "trace", NULL};
 
 static bool known_word(const char *const *known, const char *word, unsigned klen)
 {

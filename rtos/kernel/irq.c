@@ -7,6 +7,7 @@
 #include "kernel.h"
 #include "lib/prio.h"
 #include "rtos/thread.h"
+#include "trace.h"
 
 struct irq_slot {
     rt_irq_handler_t handler;
@@ -180,6 +181,7 @@ void k_irq_handle(void)
         unsigned intid = INTC_ACK_INTID(ack);
         const struct irq_slot *s = &irq_table[intid];
         k_cpu.irq_count++;
+        k_trace(K_TR_IRQ_IN, level, intid, 0);
         if (!s->no_fp && fp == FP_UNTOUCHED) {
             fp = fp_enter(level);
         }
@@ -191,6 +193,7 @@ void k_irq_handle(void)
             /* Enabled without a handler cannot happen through the API; keep it from storming. */
             intc_disable(intid);
         }
+        k_trace(K_TR_IRQ_OUT, level, intid, 0);
         intc_eoi(gicc, ack);
         ack = intc_ack(gicc);
     } while (INTC_ACK_INTID(ack) < INTC_INTID_SPECIAL);

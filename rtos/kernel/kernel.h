@@ -20,6 +20,7 @@
 #include "rtos/list.h"
 #include "rtos/sync.h"
 #include "rtos/system.h"
+#include "rtos/thread.h"
 
 #define K_MAGIC_THREAD 0x54687264u /* "Thrd" */
 #define K_MAGIC_SEM    0x53656d61u /* "Sema" */
@@ -209,6 +210,10 @@ struct k_cpu {
      * only while fp_holder runs (sched.c, fp_take). */
     rt_thread_t *fp_holder;
     bool fp_on;
+    /* The scheduler trace (trace.h): the ring's events while it records, else NULL; the next event's
+     * index (modulo the ring's size). Here, beside what the recording places use anyway. */
+    struct k_trace_ev *trace_ev;
+    uint32_t trace_pos;
 };
 
 extern struct k_cpu k_cpu;
@@ -287,6 +292,19 @@ uint64_t k_deadline(rt_time_t timeout);
 /* ---------------- threads (thread.c) ---------------- */
 /* First C code of every thread (arch_thread_start calls it): runs entry(arg), then exits. */
 void k_thread_main(void (*entry)(void *), void *arg) __attribute__((noreturn));
+
+/* The live threads, for the statistics (rt_thread_stats_get): a thread takes the first free entry at its
+ * creation and leaves it when it ends (state.c). */
+struct k_thread_table {
+    rt_thread_t *slot[RT_THREADS_MAX];
+    unsigned unlisted; /* live threads created while it was full */
+};
+extern struct k_thread_table k_threads;
+/* rt_thread_t.slot of a thread not in the table. */
+#define K_NO_SLOT UINT32_MAX
+/* Enters a new thread, and takes a dead one out (k_thread_kill). Lock held. */
+void k_thread_list(rt_thread_t *t);
+void k_thread_unlist(rt_thread_t *t);
 
 static inline const char *k_thread_name(const rt_thread_t *t)
 {

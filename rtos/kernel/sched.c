@@ -8,6 +8,7 @@
 #include "rtos/irq.h"
 #include "rtos/thread.h"
 #include "rtos/time.h"
+#include "trace.h"
 
 /* Where the boot code's registers go when the first thread is switched in; never resumed. */
 static struct arch_context boot_ctx;
@@ -122,6 +123,24 @@ void k_fp_first_use(void)
     fp_take(t);
 }
 
+/* The trace's records of a switch and a wake-up: out of line, so that their arguments cost nothing
+ * while the trace is off (GCC computes them before the test when they are inline). */
+static __attribute__((noinline, cold)) void trace_switch(const rt_thread_t *prev, const rt_thread_t *next)
+{
+    unsigned left = prev == NULL || prev->state == K_THREAD_READY ? K_TR_LEFT_PREEMPTED
+                    : prev->state == K_THREAD_BLOCKED             ? K_TR_LEFT_BLOCKED
+                                                                  : K_TR_LEFT_ENDED;
+    k_trace(K_TR_SWITCH, next->prio, left, next->id);
+}
+
+static __attribute__((noinline, cold)) void trace_wake(const rt_thread_t *t, int result)
+{
+    unsigned by = result == RT_ETIMEDOUT ? K_TR_BY_TIMEOUT
+                  : k_cpu.irq_nest > 0   ? K_TR_BY_IRQ
+                                         : K_TR_BY_THREAD;
+    k_trace(K_TR_WAKE, t->prio, by, t->id);
+}
+
 static void switch_to(rt_thread_t *next)
 {
     rt_thread_t *prev = k_cpu.rq.current;
@@ -135,6 +154,17 @@ static void switch_to(rt_thread_t *next)
      * the first switch is nobody's. The read needs no barrier: it may be taken a few instructions
      * early or late, and every thread's turn then ends and the next begins at the same value. */
     uint64_t now = arch_counter_nosync();
+    if (next->wake_stamp != 0) {
+        /* Its wake-up latency: from its deadline or the call that woke it to now (rtos/thread.h). */
+        uint64_t late = now > next->wake_stamp ? now - next->wake_stamp : 0;
+        if (late > next->worst_wake) {
+            next->worst_wake = late;
+        }
+        next->wake_stamp = 0;
+    }
+    if (k_trace_on()) {
+        trace_switch(prev, next);
+    }
     if (next->uses_fp) {
         fp_take(next);
     } else if (k_cpu.fp_on) {
@@ -178,11 +208,35 @@ void k_reschedule(void)
     switch_to(next);
 }
 
+/* Makes blocked t ready; `stamp`: the counter value its wake-up latency counts from. */
+static void wake(rt_thread_t *t, int result, uint64_t stamp)
+{
+    K_ASSERT(arch_irqs_masked()); /* the kernel lock */
+    rt_mutex_t *m = t->wait_mutex;
+    if (t->waitq != NULL) {
+        k_waitq_remove(t);
+    }
+    t->wait_mutex = NULL;
+    /* Lazy: a timer armed for a cancelled deadline fires, finds nothing due and is reprogrammed. */
+    k_tq_remove(&t->timeout);
+    t->wait_result = result;
+    t->wakeups++;
+    t->wake_stamp = stamp;
+    k_make_ready(t);
+    if (k_trace_on()) {
+        trace_wake(t, result);
+    }
+    if (m != NULL && m->owner != NULL) {
+        /* t no longer lends its priority to the owner (timeout, or the mutex was handed to t). */
+        k_pi_update(&k_cpu.rq, m->owner);
+    }
+}
+
 static void thread_timeout_expired(struct k_timeout *to)
 {
     rt_thread_t *t = RT_CONTAINER_OF(to, rt_thread_t, timeout);
     if (t->state == K_THREAD_BLOCKED) {
-        k_wake(t, RT_ETIMEDOUT);
+        wake(t, RT_ETIMEDOUT, to->deadline); /* late from its deadline, the interrupt's delay included */
     }
 }
 
@@ -209,20 +263,7 @@ int k_block(struct k_waitq *wq, uint64_t deadline)
 
 void k_wake(rt_thread_t *t, int result)
 {
-    K_ASSERT(arch_irqs_masked()); /* the kernel lock */
-    rt_mutex_t *m = t->wait_mutex;
-    if (t->waitq != NULL) {
-        k_waitq_remove(t);
-    }
-    t->wait_mutex = NULL;
-    /* Lazy: a timer armed for a cancelled deadline fires, finds nothing due and is reprogrammed. */
-    k_tq_remove(&t->timeout);
-    t->wait_result = result;
-    k_make_ready(t);
-    if (m != NULL && m->owner != NULL) {
-        /* t no longer lends its priority to the owner (timeout, or the mutex was handed to t). */
-        k_pi_update(&k_cpu.rq, m->owner);
-    }
+    wake(t, result, arch_counter_nosync());
 }
 
 void k_event_post(rt_event_t *e, uint32_t bits)
@@ -276,6 +317,7 @@ void k_thread_kill(rt_thread_t *t)
     }
     t->state = K_THREAD_DEAD;
     t->magic = 0;
+    k_thread_unlist(t);
     if (k_cpu.fp_holder == t) {
         k_cpu.fp_holder = NULL; /* a thread re-created in this object loads its own */
     }

@@ -4,8 +4,33 @@
  */
 #include "arch/cpu.h"
 #include "kernel.h"
+#include "rtos/thread.h"
 
 struct k_cpu k_cpu;
+struct k_thread_table k_threads;
+
+void k_thread_list(rt_thread_t *t)
+{
+    t->slot = K_NO_SLOT;
+    for (uint32_t i = 0; i < RT_THREADS_MAX; i++) {
+        if (k_threads.slot[i] == NULL) {
+            k_threads.slot[i] = t;
+            t->slot = i;
+            return;
+        }
+    }
+    k_threads.unlisted++;
+}
+
+void k_thread_unlist(rt_thread_t *t)
+{
+    if (t->slot < RT_THREADS_MAX && k_threads.slot[t->slot] == t) {
+        k_threads.slot[t->slot] = NULL;
+    } else if (t->slot == K_NO_SLOT && k_threads.unlisted > 0) {
+        k_threads.unlisted--;
+    }
+    t->slot = K_NO_SLOT;
+}
 
 bool rt_in_irq(void)
 {

@@ -5,6 +5,9 @@
 #include "arch/cpu.h"
 #include "kernel.h"
 #include "rtos/time.h"
+#include "trace.h"
+
+static uint32_t last_id;
 
 static bool thread_ok(const rt_thread_t *t)
 {
@@ -21,15 +24,21 @@ int rt_thread_create(rt_thread_t *t, const char *name, rt_entry_t entry, void *a
     if (rt_in_irq()) {
         return RT_EPERM;
     }
+    if (t->magic == K_MAGIC_THREAD && t->state != K_THREAD_DEAD) {
+        return RT_EBUSY; /* before the stack is painted: it may be this live thread's */
+    }
+    /* The whole stack holds the pattern: its lowest RT_STACK_GUARD bytes are the guard, and how far the
+     * rest stays untouched gives the high-water mark (rt_thread_stats_get). Painted before the lock, so
+     * that creating a thread with a large stack delays no interrupt. */
+    uint8_t *base = stack;
+    uint64_t *words = (uint64_t *)(void *)base;
+    for (size_t i = 0; i < stack_size / 8u; i++) {
+        words[i] = K_STACK_PATTERN;
+    }
     uint64_t f = k_lock();
     if (t->magic == K_MAGIC_THREAD && t->state != K_THREAD_DEAD) {
-        k_unlock(f);
+        k_unlock(f); /* created meanwhile by a more urgent thread */
         return RT_EBUSY;
-    }
-    uint8_t *base = stack;
-    uint64_t *guard = (uint64_t *)(void *)base;
-    for (unsigned i = 0; i < RT_STACK_GUARD / 8u; i++) {
-        guard[i] = K_STACK_PATTERN;
     }
     t->magic = K_MAGIC_THREAD;
     t->name = name != NULL ? name : "?";
@@ -54,6 +63,13 @@ int rt_thread_create(rt_thread_t *t, const char *name, rt_entry_t entry, void *a
     t->exit_bits = 0;
     t->switches_in = 0;
     t->cpu_ticks = 0;
+    t->id = ++last_id;
+    t->wakeups = 0;
+    t->wake_stamp = 0;
+    t->worst_wake = 0;
+    k_thread_list(t);
+    k_trace_name(t);
+    k_trace(K_TR_WAKE, t->prio, K_TR_BY_CREATE, t->id);
     arch_context_init(&t->ctx, (uintptr_t)(base + stack_size), k_thread_main, entry, arg);
     k_make_ready(t);
     if (k_cpu.started) {
@@ -241,4 +257,55 @@ rt_time_t rt_thread_cpu_time(const rt_thread_t *t)
 rt_time_t rt_cpu_idle_time(void)
 {
     return k_cpu.idle != NULL ? rt_thread_cpu_time(k_cpu.idle) : 0;
+}
+
+/* Bytes of the stack ever written, from its top: the pattern rt_thread_create painted ends there. */
+static uint64_t stack_used(const uint8_t *base, uint64_t size)
+{
+    const uint64_t *w = (const uint64_t *)(const void *)base;
+    uint64_t i = 0;
+    while (i < size / 8u && w[i] == K_STACK_PATTERN) {
+        i++;
+    }
+    return size - i * 8u;
+}
+
+int rt_thread_stats_get(unsigned slot, struct rt_thread_stats *out)
+{
+    if (slot >= RT_THREADS_MAX || out == NULL) {
+        return RT_EINVAL;
+    }
+    uint64_t f = k_lock();
+    const rt_thread_t *t = k_threads.slot[slot];
+    if (t == NULL) {
+        k_unlock(f);
+        return RT_ENOENT;
+    }
+    uint64_t ticks = t->cpu_ticks;
+    if (t == k_cpu.rq.current) {
+        ticks += arch_counter() - k_cpu.switch_stamp;
+        out->state = RT_THREAD_RUNNING;
+    } else {
+        out->state = t->state == K_THREAD_READY ? RT_THREAD_READY : RT_THREAD_BLOCKED;
+    }
+    out->id = t->id;
+    out->name = k_thread_name(t);
+    out->base_prio = t->base_prio;
+    out->prio = t->prio;
+    out->switches = t->switches_in;
+    out->wakeups = t->wakeups;
+    uint64_t worst = t->worst_wake;
+    const uint8_t *base = t->stack_base;
+    out->stack_size = t->stack_size;
+    k_unlock(f);
+    out->cpu_ns = rt_ticks_to_ns(ticks);
+    out->worst_wake_ns = rt_ticks_to_ns(worst);
+    /* Without the lock: a stack only grows its written part, and reading it disturbs nobody. */
+    out->stack_used = stack_used(base, out->stack_size);
+    return RT_OK;
+}
+
+unsigned rt_thread_stats_unlisted(void)
+{
+    return k_threads.unlisted;
 }

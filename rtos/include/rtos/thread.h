@@ -93,4 +93,38 @@ rt_time_t rt_thread_cpu_time(const rt_thread_t *t);
 /* The idle thread's CPU time (ns): the time since boot that no thread of the application used. */
 rt_time_t rt_cpu_idle_time(void);
 
+/*
+ * Statistics of every live thread, for tools like rtmux-top (docs/tracing.md). The kernel lists the
+ * threads alive in a table of RT_THREADS_MAX entries; a thread created while it is full runs as any
+ * other but is not listed (rt_thread_stats_unlisted counts them). Each entry is read under the kernel
+ * lock in a bounded time (one thread's counters copied), so a reader delays no more urgent thread more
+ * than any kernel call does; the stack's high-water mark is measured afterwards, without the lock.
+ */
+#define RT_THREADS_MAX 64u
+
+enum rt_thread_run_state {
+    RT_THREAD_RUNNING = 0, /* the thread calling rt_thread_stats_get */
+    RT_THREAD_READY = 1,   /* ready, preempted by a more urgent one */
+    RT_THREAD_BLOCKED = 2, /* waiting: for an object, a timeout, its next period */
+};
+
+struct rt_thread_stats {
+    uint32_t id;                    /* unique since boot (the trace names threads by it) */
+    const char *name;               /* as given to rt_thread_create */
+    uint8_t base_prio, prio, state; /* state: enum rt_thread_run_state */
+    uint64_t cpu_ns;                /* rt_thread_cpu_time */
+    uint64_t switches;              /* times switched to */
+    uint64_t wakeups;               /* times made ready from blocked */
+    uint64_t worst_wake_ns;         /* longest from being made ready (from its deadline, when a timeout or a
+                                       period woke it) to running, since it was created */
+    uint64_t stack_size;            /* bytes */
+    uint64_t stack_used;            /* high-water mark: bytes from the top of the stack ever written */
+};
+
+/* The thread in table entry `slot` (0..RT_THREADS_MAX-1). RT_OK; RT_ENOENT: no live thread there;
+ * RT_EINVAL: slot out of range or out NULL. */
+int rt_thread_stats_get(unsigned slot, struct rt_thread_stats *out);
+/* Threads alive now that the table could not list. */
+unsigned rt_thread_stats_unlisted(void);
+
 #endif /* RTOS_THREAD_H */
