@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import signal
 import sys
 from collections.abc import Sequence
@@ -16,9 +17,9 @@ from rtmux.bench import model as bench
 from rtmux.bench import runner, tail
 from rtmux.board import GIC_VERSIONS
 from rtmux.errors import EXIT_FAILED, EXIT_OK, EXIT_PIPE, EXIT_SETUP, GuestFailure, RtmuxError, SetupError
-from rtmux.formats import latmus
+from rtmux.formats import latmus, rtos_trace
 from rtmux.image import debian, sdcard
-from rtmux.run import linux, path, rtos, system
+from rtmux.run import linux, path, rtos, system, trace
 
 # argparse's type of the object add_subparsers returns.
 Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
@@ -383,6 +384,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_linux(top)
     _add_check(top)
     _add_run(top)
+    _add_trace(top)
     _add_app(top)
     _add_board(top)
     _add_sdcard(top)
@@ -811,6 +813,117 @@ def cmd_system_run(args: argparse.Namespace) -> int:
         seed=args.seed,
         firmware=args.firmware,
     )
+
+
+def _add_trace(top: Subparsers) -> None:
+    p = top.add_parser(
+        "trace",
+        help="boot with the rtos's scheduler trace on; write a Perfetto / Chrome trace file and a timeline",
+        description="Boot CONFIG (or, with --rtos APP, the rtos alone) with the rtos's scheduler trace on "
+        "(boot argument trace=1), let it run, stop QEMU and read the trace's ring out of the rtos's memory; "
+        "write PREFIX.json (trace-event format: ui.perfetto.dev or chrome://tracing open it), PREFIX.png "
+        "(the last --window-ms) and PREFIX.bin (the ring's bytes). docs/tracing.md.",
+    )
+    _add_config(p)
+    p.add_argument(
+        "--rtos",
+        choices=paths.RTOS_APPS,
+        default=None,
+        metavar="APP",
+        help=f"trace the rtos application APP alone on QEMU, not a system ({', '.join(paths.RTOS_APPS)})",
+    )
+    p.add_argument("--partition", default=None, help="the rtos partition to trace (default: the only one)")
+    p.add_argument(
+        "--bootargs",
+        default=None,
+        metavar="ARGS",
+        help="the rtos's boot arguments instead of the configured ones",
+    )
+    p.add_argument(
+        "--seconds",
+        type=_positive_float,
+        default=trace.DEFAULT_SECONDS,
+        metavar="S",
+        help=f"wall-clock seconds to record after the trace is on (default {trace.DEFAULT_SECONDS:g})",
+    )
+    p.add_argument(
+        "--until",
+        type=re.compile,
+        default=None,
+        metavar="REGEX",
+        help="record until a console line matches REGEX instead (e.g. a deadline-miss report)",
+    )
+    p.add_argument("--events", type=int, default=None, metavar="N", help="export only the last N events")
+    p.add_argument(
+        "--window-ms",
+        type=_positive_float,
+        default=trace.DEFAULT_WINDOW_MS,
+        metavar="MS",
+        help=f"the timeline picture's span, the last MS of the trace (default {trace.DEFAULT_WINDOW_MS:g})",
+    )
+    p.add_argument("-o", "--output", type=Path, default=None, metavar="PREFIX", help="output files' prefix")
+    p.add_argument("--no-picture", action="store_true", help="skip the timeline picture")
+    p.add_argument(
+        "--from",
+        dest="from_file",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="convert a saved ring (PREFIX.bin)",
+    )
+    p.add_argument("--list", action="store_true", help="also print the exported events, one per line")
+    _add_icount(p)
+    _add_timeout(p, 600.0)
+    _add_no_build(p, "make -s rtos hyp")
+    p.set_defaults(func=cmd_trace)
+
+
+def cmd_trace(args: argparse.Namespace) -> int:
+    if args.events is not None and args.events <= 0:
+        raise RtmuxError(f"--events {args.events}: expected a positive number of events")
+    if args.from_file is not None:
+        try:
+            data = args.from_file.read_bytes()
+        except OSError as exc:
+            raise SetupError(f"--from {args.from_file}: {exc.strerror}") from exc
+        name = args.from_file.stem
+        title = f"rtos trace ({args.from_file.name})"
+    else:
+        if args.rtos is not None:
+            rtos.build(not args.no_build)
+            target = trace.rtos_target(args.rtos, args.bootargs or "", icount=args.icount)
+            name = args.rtos
+        else:
+            target = trace.system_target(
+                _config_of(args), args.partition, args.bootargs, icount=args.icount, no_build=args.no_build
+            )
+            name = _config_of(args).stem
+        trace.check_events(args.events, target.ring)
+        print(f"rtmux: trace: booting {target.what}: {qemu.mode_description(args.icount)}", file=sys.stderr)
+        got = trace.capture(
+            target, seconds=args.seconds, until=args.until, timeout_s=args.timeout, echo=sys.stdout
+        )
+        print(f"rtmux: trace: read after {got.reason}", file=sys.stderr)
+        data = got.data
+        title = f"rtos scheduler trace: {target.what}"
+    try:
+        written = trace.write(
+            data,
+            args.output if args.output is not None else trace.default_prefix(name),
+            events=args.events,
+            window_ms=args.window_ms,
+            picture=not args.no_picture,
+            title=title,
+        )
+    except rtos_trace.TraceError as exc:
+        raise RtmuxError(str(exc)) from exc
+    if args.list:
+        chosen = written.trace.events[-written.exported :] if written.exported else []
+        for line in rtos_trace.listing(written.trace, chosen):
+            print(line)
+    for line in trace.summary(written):
+        print(f"rtmux: trace: {line}")
+    return EXIT_OK
 
 
 def _on_sigterm(signum: int, frame: object) -> None:
