@@ -123,22 +123,26 @@ void k_fp_first_use(void)
     fp_take(t);
 }
 
-/* The trace's records of a switch and a wake-up: out of line, so that their arguments cost nothing
- * while the trace is off (GCC computes them before the test when they are inline). */
-static __attribute__((noinline, cold)) void trace_switch(const rt_thread_t *prev, const rt_thread_t *next)
+/* The trace's records of a switch and a wake-up. Their arguments are computed inside the test, so that
+ * they cost nothing while the trace is off. */
+static inline void trace_switch(const rt_thread_t *prev, const rt_thread_t *next)
 {
-    unsigned left = prev == NULL || prev->state == K_THREAD_READY ? K_TR_LEFT_PREEMPTED
-                    : prev->state == K_THREAD_BLOCKED             ? K_TR_LEFT_BLOCKED
-                                                                  : K_TR_LEFT_ENDED;
-    k_trace(K_TR_SWITCH, next->prio, left, next->id);
+    if (k_trace_on()) {
+        unsigned left = prev == NULL || prev->state == K_THREAD_READY ? K_TR_LEFT_PREEMPTED
+                        : prev->state == K_THREAD_BLOCKED             ? K_TR_LEFT_BLOCKED
+                                                                      : K_TR_LEFT_ENDED;
+        k_trace(K_TR_SWITCH, next->prio, left, next->id);
+    }
 }
 
-static __attribute__((noinline, cold)) void trace_wake(const rt_thread_t *t, int result)
+static inline void trace_wake(const rt_thread_t *t, int result)
 {
-    unsigned by = result == RT_ETIMEDOUT ? K_TR_BY_TIMEOUT
-                  : k_cpu.irq_nest > 0   ? K_TR_BY_IRQ
-                                         : K_TR_BY_THREAD;
-    k_trace(K_TR_WAKE, t->prio, by, t->id);
+    if (k_trace_on()) {
+        unsigned by = result == RT_ETIMEDOUT ? K_TR_BY_TIMEOUT
+                      : k_cpu.irq_nest > 0   ? K_TR_BY_IRQ
+                                             : K_TR_BY_THREAD;
+        k_trace(K_TR_WAKE, t->prio, by, t->id);
+    }
 }
 
 static void switch_to(rt_thread_t *next)
@@ -162,9 +166,7 @@ static void switch_to(rt_thread_t *next)
         }
         next->wake_stamp = 0;
     }
-    if (k_trace_on()) {
-        trace_switch(prev, next);
-    }
+    trace_switch(prev, next);
     if (next->uses_fp) {
         fp_take(next);
     } else if (k_cpu.fp_on) {
@@ -223,9 +225,7 @@ static void wake(rt_thread_t *t, int result, uint64_t stamp)
     t->wakeups++;
     t->wake_stamp = stamp;
     k_make_ready(t);
-    if (k_trace_on()) {
-        trace_wake(t, result);
-    }
+    trace_wake(t, result);
     if (m != NULL && m->owner != NULL) {
         /* t no longer lends its priority to the owner (timeout, or the mutex was handed to t). */
         k_pi_update(&k_cpu.rq, m->owner);

@@ -80,7 +80,8 @@ static inline bool k_trace_on(void)
 
 /* Records one event; the caller holds the kernel lock (IRQs masked), which keeps the ring in timestamp
  * order. Off (k_cpu.trace_ev NULL): one load and one branch. */
-static inline void k_trace(unsigned type, unsigned prio, unsigned small, uint32_t arg)
+static inline __attribute__((always_inline)) void k_trace(unsigned type, unsigned prio, unsigned small,
+                                                          uint32_t arg)
 {
     struct k_trace_ev *ev = k_cpu.trace_ev;
     if (__builtin_expect(ev != NULL, 0)) {

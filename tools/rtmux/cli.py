@@ -250,6 +250,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="lower-priority FPU busy threads and a ~21 kHz interrupt waking a worker thread",
     )
     p.add_argument(
+        "--trace",
+        action="store_true",
+        help="with the rtos's scheduler trace recording (trace=1): what it costs (docs/tracing.md)",
+    )
+    p.add_argument(
         "--cpu1",
         choices=rtos.CPU1_PATTERNS,
         default=None,
@@ -447,6 +452,7 @@ def cmd_latency(args: argparse.Namespace) -> int:
         load_cpus=args.load_cpus,
         cntfrq=args.cntfrq,
         gic=args.gic,
+        trace=args.trace,
     )
     rts = run.report.summary
     print(

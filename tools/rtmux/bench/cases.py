@@ -331,6 +331,18 @@ class Bench:
                 lambda phase: self.rtos_bare(True, n, "rtos-bare-load"),
             ),
             Run(
+                "rtos-bare-idle-trace",
+                "rtos bare metal, idle, scheduler trace on",
+                predicted_s(icount, boot="rtos", idle_s=guest_s),
+                lambda phase: self.rtos_bare(False, n, "rtos-bare-idle-trace", trace=True),
+            ),
+            Run(
+                "rtos-bare-load-trace",
+                "rtos bare metal, its own load, scheduler trace on",
+                predicted_s(icount, boot="rtos", rtos_load_s=guest_s),
+                lambda phase: self.rtos_bare(True, n, "rtos-bare-load-trace", trace=True),
+            ),
+            Run(
                 "rtos-bare-cpu1",
                 "rtos bare metal (-smp 2), CPU 1 copying memory",
                 predicted_s(icount, boot="rtos", loaded_s=guest_s),
@@ -501,7 +513,13 @@ class Bench:
     # ---------------------------------------------------------------------------- rtos bare
 
     def _rtos_latency(
-        self, load: bool, samples: int, hist: Path, cpu1: str | None = None, load_cpus: int = 1
+        self,
+        load: bool,
+        samples: int,
+        hist: Path,
+        cpu1: str | None = None,
+        load_cpus: int = 1,
+        trace: bool = False,
     ) -> latmus.LatencyReport:
         run = rtos.latency(
             cpu1=cpu1,
@@ -517,16 +535,25 @@ class Bench:
             * (load_cpus + 1 if cpu1 else 1),
             histogram_path=hist,
             on_line=None,
+            trace=trace,
         )
         return run.report
 
     def rtos_bare(
-        self, load: bool, samples: int, row_id: str, cpu1: str | None = None, load_cpus: int = 1
+        self,
+        load: bool,
+        samples: int,
+        row_id: str,
+        cpu1: str | None = None,
+        load_cpus: int = 1,
+        trace: bool = False,
     ) -> RunOutput:
         hist = self.data / f"{row_id}.dat"
-        report = self._rtos_latency(load, samples, hist, cpu1, load_cpus)
+        report = self._rtos_latency(load, samples, hist, cpu1, load_cpus, trace)
         stats = latstats.rtos_stats(report)
         label = "rtos bare metal, rtos load" if load else "rtos bare metal, idle"
+        if trace:
+            label += ", scheduler trace on (trace=1)"
         if cpu1 == CPU1_SWEEP:
             label = f"rtos bare metal (-smp 2), CPU 1 waking every 1.013 ms (cpu1={cpu1}, reference)"
         elif cpu1 is not None and load_cpus == 1:
@@ -541,12 +568,15 @@ class Bench:
         args += ["--period-us", str(PERIOD_US), "--samples", str(samples)] + ["--load"] * load
         args += ["--cpu1", cpu1] if cpu1 is not None else []
         args += ["--load-cpus", str(load_cpus)] if load_cpus != 1 else []
+        args += ["--trace"] if trace else []
         args += ["--histogram", paths.display(hist)]
         boot_args: dict[str, object] = {"period_us": PERIOD_US, "samples": samples, "load": load}
         if cpu1 is not None:
             boot_args["cpu1"] = cpu1
         if load_cpus != 1:
             boot_args["load_cpus"] = load_cpus
+        if trace:
+            boot_args["trace"] = 1
         bootargs = rtos.format_bootargs(boot_args)
         smp = 1 if cpu1 is None else 1 + load_cpus
         shown = rtos.shown_command("latency", bootargs, self.icount, smp)

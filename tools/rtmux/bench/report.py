@@ -48,6 +48,8 @@ TARGET_NS_PER_SWITCH = 500.0
 TARGET_TIMER_TO_THREAD_US = 0.25
 TARGET_NS_PER_SWITCH_LIMIT = 300.0
 TARGET_RTOS_LOAD_VS_IDLE = 1.05
+# Issue 29: the scheduler trace, recording, against the same case without it (its worst case).
+TARGET_TRACE_VS_OFF = 1.05
 # The POSIX layer over the native rtos calls, each measurement (issue 24).
 TARGET_POSIX_RATIO = 1.1
 TARGET_PARTITION_VS_BARE = 1.05
@@ -203,6 +205,21 @@ def targets(r: BenchResults) -> list[Target]:
                     row_id,
                     TARGET_RTOS_MAX_US,
                     "",
+                )
+            )
+    for on_id, off_id, what in (
+        ("rtos-bare-idle-trace", "rtos-bare-idle", "idle"),
+        ("rtos-bare-load-trace", "rtos-bare-load", "with its own load"),
+    ):
+        traced, plain = r.row(on_id), r.row(off_id)
+        if traced is not None and plain is not None:
+            a, b = traced.stats, plain.stats
+            ratio = _ratio(a.max_us, b.max_us)
+            out.append(
+                Target(
+                    f"rtos bare metal {what}: max, scheduler trace on <= {TARGET_TRACE_VS_OFF:g} x off",
+                    f"{f(a, a.max_us)} vs {f(b, b.max_us)} us = {ratio:.2f} x",
+                    ratio <= TARGET_TRACE_VS_OFF,
                 )
             )
     for c in r.posix_cost:

@@ -275,10 +275,11 @@ def latency(
     load_cpus: int = 1,
     cntfrq: int | None = None,
     gic: int = 3,
+    trace: bool = False,
 ) -> LatencyRun:
     """Run the latency monitor, check its output strictly and write the gnuplot histogram. With `cpu1`
     (a pattern of rtos/cpuload.h) the board has 1 + `load_cpus` vCPUs and all but the first run that
-    reference load."""
+    reference load; with `trace` the rtos's scheduler trace records all along (trace=1)."""
     if period_us < 1:
         raise RtmuxError("the sampling period must be at least 1 us")
     if samples < 1:
@@ -292,6 +293,8 @@ def latency(
             args["load_cpus"] = load_cpus
     elif load_cpus != 1:
         raise RtmuxError("load_cpus needs a load pattern (cpu1)")
+    if trace:
+        args["trace"] = 1
     if icount and load and cpu1 in BUSY_CPU1_PATTERNS:
         raise UsageError(
             f"--load with --cpu1 {cpu1} does not run in icount mode: QEMU's icount runs the vCPUs in turn in "
@@ -316,6 +319,8 @@ def latency(
     if cpu1 is not None and f"cpu1 load '{cpu1}' started on {load_cpus} CPU(s)" not in result.console:
         raise GuestFailure(f"latency: the cpu1={cpu1} load did not start on {load_cpus} CPU(s)", result)
     check_exit(result, "latency")
+    if trace and "rtos: trace on" not in result.console:
+        raise GuestFailure("latency: the rtos did not start its trace (trace=1)", result)
     try:
         report = latmus.parse_latency(result.console)
     except latmus.LatmusFormatError as exc:
