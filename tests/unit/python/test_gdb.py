@@ -78,6 +78,8 @@ def test_targets_of_the_default_configuration(tmp_path: Path) -> None:
     t = gdb.system_target(cfg, "linux")
     assert t.elf is None and t.threads == (2,) and t.el == 1
     assert any("-dbg" in n and "nokaslr" in n for n in t.notes) and any("KASLR" in n for n in t.notes)
+    t = gdb.system_target(cfg, "linux", bootargs={"linux": "console=ttyAMA0 nokaslr"})
+    assert not any("KASLR" in n for n in t.notes)
 
 
 def test_a_partition_that_does_not_exist() -> None:

@@ -145,7 +145,9 @@ def hyp_target() -> Target:
     return Target("the hypervisor (EL2)", HYP_ELF if HYP_ELF.is_file() else None, (), EL2, tuple(notes))
 
 
-def linux_target(part: cfg.Partition) -> Target:
+def linux_target(part: cfg.Partition, bootargs: str | None = None) -> Target:
+    """A Linux partition: no symbols (notes on Debian's); `bootargs`: those of this run, when --bootargs
+    replaces the configured ones."""
     kernel = part.image("kernel")
     version = None
     if kernel is not None and kernel.path.name.startswith("vmlinuz-"):
@@ -156,7 +158,7 @@ def linux_target(part: cfg.Partition) -> Target:
         f"rtmux has no symbols of Linux's kernel: Debian ships them in {package} ({vmlinux}); load it "
         f"with `file VMLINUX` in gdb, and boot with `nokaslr` in the partition's bootargs ({DOC})",
     ]
-    if "nokaslr" not in part.bootargs.split():
+    if "nokaslr" not in (part.bootargs if bootargs is None else bootargs).split():
         notes.append(
             f"partition {part.name!r} boots with KASLR (its bootargs have no `nokaslr`): the kernel's "
             "addresses differ from vmlinux's"
@@ -164,10 +166,15 @@ def linux_target(part: cfg.Partition) -> Target:
     return Target(f"partition {part.name!r} (Linux)", None, part.cpus, EL1, tuple(notes))
 
 
-def system_target(config: cfg.SystemConfig, name: str | None, rtos_image: Path | None = None) -> Target:
+def system_target(
+    config: cfg.SystemConfig,
+    name: str | None,
+    rtos_image: Path | None = None,
+    bootargs: dict[str, str] | None = None,
+) -> Target:
     """The target `--gdb NAME` means in `config` (None: its rtos partition, else the hypervisor);
     a UsageError naming the partitions when NAME is none of them. `rtos_image`: --rtos-app's image,
-    which replaces the rtos partition's."""
+    which replaces the rtos partition's; `bootargs`: --bootargs's, which replace a partition's."""
     names = [p.name for p in config.partitions]
     if name is None:
         rtos = config.of_kind(cfg.KIND_RTOS)
@@ -188,7 +195,7 @@ def system_target(config: cfg.SystemConfig, name: str | None, rtos_image: Path |
         if image is None:
             raise SetupError(f"--gdb {name}: partition {name!r} has no image")
         return rtos_target(image, f"partition {part.name!r} (rtos)", part.cpus)
-    return linux_target(part)
+    return linux_target(part, (bootargs or {}).get(part.name))
 
 
 def gdb_command(server: Server) -> list[str]:

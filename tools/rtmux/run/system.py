@@ -196,7 +196,9 @@ def build(
         raise SetupError(f"firmware {firmware!r}: expected one of {', '.join(FIRMWARES)}")
     config = cfg.load(config_path, find_kernel=debian.cached_kernel_image)
     config = replace(config, console=config.console.resolved(interactive))
-    target = gdb.system_target(config, gdb_request.target, rtos_image) if gdb_request is not None else None
+    target = None
+    if gdb_request is not None:
+        target = gdb.system_target(config, gdb_request.target, rtos_image, bootargs)
     if not no_build:
         make(["rtos", "hyp"])
     if not HYP_IMAGE.is_file():
