@@ -6,7 +6,8 @@
 #      picolibc for arm64 (the C library of rtos applications), QEMU, dtc, cpio, clang-format, make,
 #      gcc, cmake (the rtos SDK's CMake files are tested), python3 + venv + pip, tmux (the terminal test),
 #      diod (the host's copy of the 9P server Linux runs for the rtos: the file client's unit test),
-#      u-boot-tools (mkimage: boot.scr's bytes are compared with its own).
+#      u-boot-tools (mkimage: boot.scr's bytes are compared with its own), gdb-multiarch (`./rtmux run
+#      --gdb`: the debugger of the rtos, the hypervisor and Linux's kernel; docs/debugging.md).
 #   2. The project's virtual environment .venv with the pinned Python tools (pytest, ruff, matplotlib).
 set -euo pipefail
 
@@ -19,6 +20,7 @@ packages=(
     gcc-aarch64-linux-gnu binutils-aarch64-linux-gnu libc6-dev-arm64-cross picolibc-aarch64-linux-gnu
     qemu-system-arm device-tree-compiler cpio
     clang-format make gcc cmake python3 python3-venv python3-pip tmux diod u-boot-tools
+    gdb-multiarch
 )
 
 say() { printf 'deps: %s\n' "$*"; }

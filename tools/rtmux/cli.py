@@ -16,10 +16,19 @@ from rtmux import __version__, boarddesc, config, paths, qemu, sdk
 from rtmux.bench import model as bench
 from rtmux.bench import runner, tail
 from rtmux.board import GIC_VERSIONS
-from rtmux.errors import EXIT_FAILED, EXIT_OK, EXIT_PIPE, EXIT_SETUP, GuestFailure, RtmuxError, SetupError
+from rtmux.errors import (
+    EXIT_FAILED,
+    EXIT_OK,
+    EXIT_PIPE,
+    EXIT_SETUP,
+    GuestFailure,
+    RtmuxError,
+    SetupError,
+    UsageError,
+)
 from rtmux.formats import latmus, rtos_trace
 from rtmux.image import debian, sdcard
-from rtmux.run import linux, path, rtos, system, trace
+from rtmux.run import gdb, linux, path, rtos, system, trace
 
 # argparse's type of the object add_subparsers returns.
 Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
@@ -172,6 +181,59 @@ def _add_cntfrq(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _port(text: str) -> int:
+    port = _positive_int(text)
+    if port > 65535:
+        raise argparse.ArgumentTypeError(f"a TCP port is 1 to 65535: {text!r}")
+    return port
+
+
+def _add_gdb(p: argparse.ArgumentParser, partition: bool) -> None:
+    """--gdb (with `partition`: --gdb [PARTITION]), --gdb-port N, --gdb-wait: QEMU's gdb server."""
+    if partition:
+        p.add_argument(
+            "--gdb",
+            nargs="?",
+            const="",
+            default=None,
+            metavar="PARTITION",
+            help="start QEMU's gdb server and print the gdb-multiarch command that attaches to it with "
+            "PARTITION's symbols (default: the rtos partition's ELF; `hyp`: the hypervisor's; a Linux "
+            f"partition: see {gdb.DOC}); the default --timeout is then "
+            f"{linux.INTERACTIVE_TIMEOUT_S:g} s",
+        )
+    else:
+        p.add_argument(
+            "--gdb",
+            action="store_true",
+            help="start QEMU's gdb server and print the gdb-multiarch command that attaches to it with the "
+            f"image's symbols (its ELF beside it; {gdb.DOC}); the default --timeout is then "
+            f"{rtos.INTERACTIVE_RUN_TIMEOUT_S:g} s",
+        )
+    p.add_argument(
+        "--gdb-port",
+        type=_port,
+        default=None,
+        metavar="N",
+        help=f"with --gdb: the server's TCP port on {gdb.HOST} (default: a free one)",
+    )
+    p.add_argument(
+        "--gdb-wait",
+        action="store_true",
+        help="with --gdb: QEMU waits for gdb before the first instruction (QEMU's -S; `continue` starts it)",
+    )
+
+
+def _gdb_request(args: argparse.Namespace) -> gdb.Request | None:
+    """--gdb's request, or None without --gdb (refusing --gdb-port and --gdb-wait then)."""
+    if args.gdb is None or args.gdb is False:
+        if args.gdb_port is not None or args.gdb_wait:
+            raise UsageError("--gdb-port and --gdb-wait go with --gdb")
+        return None
+    target = args.gdb if isinstance(args.gdb, str) and args.gdb else None
+    return gdb.Request(target, args.gdb_port, args.gdb_wait)
+
+
 def _add_common(p: argparse.ArgumentParser, timeout: float | None) -> None:
     _add_icount(p)
     _add_timeout(p, timeout)
@@ -215,6 +277,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_no_build(p)
     _add_cntfrq(p)
+    _add_gdb(p, partition=False)
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("selftest", help="run the on-target test suite; passes only on `N passed, 0 failed`")
@@ -397,6 +460,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    gdb_request = _gdb_request(args)
     if args.image is None:
         rtos.build(not args.no_build)
     result = rtos.run(
@@ -406,6 +470,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         timeout_s=args.timeout,
         cntfrq=args.cntfrq,
         gic=args.gic,
+        gdb_request=gdb_request,
     )
     # an application's exit(N) is the command's status, as a program's would be
     status = rtos.app_exit_status(result.console)
@@ -796,6 +861,7 @@ def _add_run(top: Subparsers) -> None:
         "loads the image from QEMU's TFTP server and starts it with booti, as on a board (docs/boards.md)",
     )
     _add_no_build(p, "make -s rtos hyp")
+    _add_gdb(p, partition=True)
     p.set_defaults(func=cmd_system_run)
 
 
@@ -807,8 +873,18 @@ def cmd_system_run(args: argparse.Namespace) -> int:
             print(f"rtmux: --bootargs {item!r}: expected PARTITION=ARGS", file=sys.stderr)
             return EXIT_SETUP
         bootargs[name] = value
+    gdb_request = _gdb_request(args)
+    config_path = _config_of(args)
+    if (
+        args.gdb
+        and _looks_like_config(args.gdb)
+        and args.config_option is None
+        and args.config == config.DEFAULT_CONFIG
+    ):
+        # `--gdb CONFIG`: argparse gave the configuration to --gdb's optional PARTITION
+        config_path, gdb_request = Path(args.gdb), gdb.Request(None, args.gdb_port, args.gdb_wait)
     return system.run(
-        _config_of(args),
+        config_path,
         icount=args.icount,
         timeout_s=args.timeout,
         linux_cmd=args.linux_cmd,
@@ -818,6 +894,7 @@ def cmd_system_run(args: argparse.Namespace) -> int:
         linux_script=_read_script(args),
         seed=args.seed,
         firmware=args.firmware,
+        gdb_request=gdb_request,
     )
 
 
@@ -930,6 +1007,11 @@ def cmd_trace(args: argparse.Namespace) -> int:
     for line in trace.summary(written):
         print(f"rtmux: trace: {line}")
     return EXIT_OK
+
+
+def _looks_like_config(text: str) -> bool:
+    """A path rather than a partition's name (names have no `/` and no `.toml`)."""
+    return "/" in text or text.endswith(".toml")
 
 
 def _on_sigterm(signum: int, frame: object) -> None:

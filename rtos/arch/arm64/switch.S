@@ -91,14 +91,18 @@ arch_fp_load:
  * First code of every thread: arch_context_init() leaves entry in x19, its argument in x20 and the
  * kernel's thread main function in x21.
  */
+    .cfi_sections .debug_frame          /* unwind information for debuggers only: nothing is loaded */
     .globl arch_thread_start
     .type arch_thread_start, %function
 arch_thread_start:
+    .cfi_startproc
+    .cfi_undefined x30                  /* a thread's outermost frame: gdb's backtrace ends here */
     mov     x0, x19
     mov     x1, x20
     mov     x29, xzr                    /* terminate frame-pointer chains for debuggers */
     blr     x21                         /* k_thread_main(entry, arg): never returns */
 1:  b       1b
+    .cfi_endproc
     .size arch_thread_start, . - arch_thread_start
 
 /*

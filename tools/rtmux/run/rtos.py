@@ -8,7 +8,7 @@ import shlex
 import signal
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -18,6 +18,7 @@ from rtmux import paths, qemu
 from rtmux.errors import EXIT_TIMEOUT, GuestFailure, RtmuxError, SetupError, UsageError
 from rtmux.formats import latmus
 from rtmux.formats.rtos_console import find_fatal, has_system_off, parse_selftest
+from rtmux.run import gdb
 
 BUILD_TIMEOUT_S = 1800
 # `rtos run` has a wall-clock limit like every QEMU run; a person at a terminal gets as long as with
@@ -108,13 +109,16 @@ def boot(
     smp: int = 1,
     cntfrq: int | None = None,
     gic: int = 3,
+    extra_args: Sequence[str] = (),
 ) -> qemu.RunResult:
     """Boot build/rtos/<app>.img (or the image at a path) under QEMU (one vCPU unless `smp`; the
-    counter at `cntfrq` Hz when given; a GICv2 board with `gic` 2) and capture its console."""
+    counter at `cntfrq` Hz when given; a GICv2 board with `gic` 2; QEMU's `extra_args` last) and
+    capture its console."""
     check_cntfrq(cntfrq)
     qemu_path = qemu.find_qemu()
     image = image_for(app)
     cmd = qemu.qemu_command(image, bootargs, icount=icount, smp=smp, qemu=qemu_path, cntfrq=cntfrq, gic=gic)
+    cmd += extra_args
     return qemu.run_console(cmd, timeout_s, echo=echo, on_line=on_line, interactive=interactive)
 
 
@@ -169,6 +173,7 @@ def run(
     timeout_s: float | None,
     cntfrq: int | None = None,
     gic: int = 3,
+    gdb_request: gdb.Request | None = None,
 ) -> qemu.RunResult:
     """Boot an image with the console on stdout (and stdin on QEMU when it is a terminal) until it ends
     or `timeout_s` (default: RUN_TIMEOUT_S, INTERACTIVE_RUN_TIMEOUT_S on a terminal) has passed.
@@ -176,11 +181,21 @@ def run(
     This is the command to watch an application (the demo never ends by itself), not to judge one
     (`rtos selftest`, `latency` and `ctxsw` do, and a timeout fails them): reaching the limit stops
     QEMU and ends the run normally, with a line saying so instead of the console again, which was
-    already on stdout. A fatal error or QEMU's own failure still fails it."""
+    already on stdout. A fatal error or QEMU's own failure still fails it.
+
+    `gdb_request` (its target is ignored: the image's own ELF): QEMU's gdb server, announced on stderr
+    with the gdb command that attaches to it; the default limit is then INTERACTIVE_RUN_TIMEOUT_S."""
+    extra: list[str] = []
+    if gdb_request is not None:
+        image = image_for(app)
+        server = gdb.server(gdb.rtos_target(image, f"{image_label(app)} (the rtos alone)", (0,)), gdb_request)
+        extra = server.qemu_args()
+        for line in gdb.instructions(server):
+            print(f"rtmux: {line}", file=sys.stderr)
+        sys.stderr.flush()
     if timeout_s is None:
-        timeout_s = (
-            INTERACTIVE_RUN_TIMEOUT_S if sys.stdin is not None and sys.stdin.isatty() else RUN_TIMEOUT_S
-        )
+        interactive = gdb_request is not None or (sys.stdin is not None and sys.stdin.isatty())
+        timeout_s = INTERACTIVE_RUN_TIMEOUT_S if interactive else RUN_TIMEOUT_S
     result = boot(
         app,
         append,
@@ -190,6 +205,7 @@ def run(
         interactive=True,
         cntfrq=cntfrq,
         gic=gic,
+        extra_args=extra,
     )
     if result.timed_out:
         fatal = find_fatal(result.console)

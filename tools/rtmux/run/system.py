@@ -25,7 +25,7 @@ from rtmux import config as cfg
 from rtmux import paths, qemu
 from rtmux.errors import SetupError
 from rtmux.image import bundle, debian, dtgen, initramfs, uboot
-from rtmux.run import linux
+from rtmux.run import gdb, linux
 
 DEFAULT_CONFIG = cfg.DEFAULT_CONFIG
 SYSTEM_DIR = paths.BUILD_DIR / "system"
@@ -48,6 +48,7 @@ class System:
     image: Path
     argv: list[str]
     firmware: uboot.Firmware | None = None  # with FIRMWARE_UBOOT: the U-Boot that boots the image
+    gdb_server: gdb.Server | None = None  # QEMU's gdb server, when asked for (--gdb)
 
 
 def make(targets: list[str]) -> None:
@@ -182,17 +183,22 @@ def build(
     seed: int | None = None,
     interactive: bool = False,
     firmware: str = FIRMWARE_NONE,
+    gdb_request: gdb.Request | None = None,
 ) -> System:
     """Build everything the configuration needs and pack it (write_image). `linux_script`: Linux runs
     it at boot (partition_images); `seed`: the measurement mode: fixed seeds, kept by the hypervisor
     at every start, QEMU's seed_args, and the hypervisor's el2-entries report at its first console tick
     (a reference for counting entries without typing, which would make the run depend on the host);
     `interactive`: a person watches the console (decides the console view "auto"); `firmware`: how
-    the image is started (FIRMWARES)."""
+    the image is started (FIRMWARES); `gdb_request`: QEMU's gdb server for a partition or the hypervisor
+    (rtmux.run.gdb; a partition the configuration lacks is refused before anything is built)."""
     if firmware not in FIRMWARES:
         raise SetupError(f"firmware {firmware!r}: expected one of {', '.join(FIRMWARES)}")
     config = cfg.load(config_path, find_kernel=debian.cached_kernel_image)
     config = replace(config, console=config.console.resolved(interactive))
+    target = None
+    if gdb_request is not None:
+        target = gdb.system_target(config, gdb_request.target, rtos_image, bootargs)
     if not no_build:
         make(["rtos", "hyp"])
     if not HYP_IMAGE.is_file():
@@ -221,7 +227,11 @@ def build(
         argv += ["-icount", qemu.ICOUNT]
     if seed is not None:
         argv += qemu.seed_args(seed)
-    return System(config, image, argv, fw)
+    debug = None
+    if gdb_request is not None and target is not None:
+        debug = gdb.server(target, gdb_request)
+        argv += debug.qemu_args()
+    return System(config, image, argv, fw, debug)
 
 
 def run(
@@ -237,10 +247,13 @@ def run(
     linux_script: str | None = None,
     seed: int | None = None,
     firmware: str = FIRMWARE_NONE,
+    gdb_request: gdb.Request | None = None,
 ) -> int:
     """Boot the system. Interactive without linux_cmd (0 when QEMU ends normally); with linux_cmd, wait
     for Linux's shell, run it, power Linux off and return its exit status; with linux_script, Linux runs
-    it at boot and powers off (its status is returned). `firmware`: how the image is started (build)."""
+    it at boot and powers off (its status is returned). `firmware`: how the image is started (build).
+    `gdb_request`: QEMU's gdb server (build), announced with the gdb command that attaches to it; the run's
+    default limit is then the interactive one (time stopped in gdb is wall time too)."""
     echo = echo if echo is not None else sys.stdout
     interactive = linux_cmd is None and linux_script is None and sys.stdin.isatty()
     system = build(
@@ -253,6 +266,7 @@ def run(
         seed=seed,
         interactive=interactive,
         firmware=firmware,
+        gdb_request=gdb_request,
     )
     for note in rtos_app_notes(system.config, rtos_image, bootargs or {}):
         print(f"rtmux: {note}", file=sys.stderr)
@@ -274,6 +288,12 @@ def run(
     if wanted and not system.config.of_kind(cfg.KIND_LINUX):
         raise SetupError(f"--linux-cmd/--linux-script: {paths.display(config_path)} has no Linux partition")
     what = f"system {paths.display(system.image)}"
+    if system.gdb_server is not None:
+        for line in gdb.instructions(system.gdb_server):
+            print(f"rtmux: {line}", file=sys.stderr)
+        sys.stderr.flush()
+        if timeout_s is None:
+            timeout_s = linux.INTERACTIVE_TIMEOUT_S
     return linux.session(
         system.argv,
         what,
