@@ -159,10 +159,11 @@ static void switch_to(rt_thread_t *next)
      * early or late, and every thread's turn then ends and the next begins at the same value. */
     uint64_t now = arch_counter_nosync();
     if (next->wake_stamp != 0) {
-        /* Its wake-up latency: from its deadline or the call that woke it to now (rtos/thread.h). */
-        uint64_t late = now > next->wake_stamp ? now - next->wake_stamp : 0;
-        if (late > next->worst_wake) {
-            next->worst_wake = late;
+        /* Its wake-up latency: from its deadline or the call that woke it to now (rtos/thread.h). Signed:
+         * two unsynchronised counter reads may come a tick out of order, and a negative one is no worst. */
+        int64_t late = (int64_t)(now - next->wake_stamp);
+        if (late > (int64_t)next->worst_wake) {
+            next->worst_wake = (uint64_t)late;
         }
         next->wake_stamp = 0;
     }

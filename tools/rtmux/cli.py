@@ -963,7 +963,7 @@ def _add_trace(top: Subparsers) -> None:
 
 def cmd_trace(args: argparse.Namespace) -> int:
     if args.events is not None and args.events <= 0:
-        raise RtmuxError(f"--events {args.events}: expected a positive number of events")
+        raise UsageError(f"--events {args.events}: expected a positive number of events")
     if args.from_file is not None:
         try:
             data = args.from_file.read_bytes()

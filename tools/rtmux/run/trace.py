@@ -27,7 +27,7 @@ from elftools.elf.sections import SymbolTableSection
 
 from rtmux import config as cfg
 from rtmux import paths, qemu
-from rtmux.errors import EXIT_FAILED, EXIT_TIMEOUT, GuestFailure, RtmuxError, SetupError
+from rtmux.errors import EXIT_FAILED, EXIT_TIMEOUT, GuestFailure, SetupError, UsageError
 from rtmux.formats import rtos_trace
 from rtmux.image import debian
 from rtmux.run import rtos, system
@@ -107,24 +107,24 @@ def system_target(
     config = cfg.load(config_path, find_kernel=debian.cached_kernel_image)
     parts = config.of_kind(cfg.KIND_RTOS)
     if not parts:
-        raise RtmuxError(f"{paths.display(config_path)} has no rtos partition to trace")
+        raise UsageError(f"{paths.display(config_path)} has no rtos partition to trace")
     if partition is None:
         if len(parts) > 1:
-            raise RtmuxError(
+            raise UsageError(
                 f"{paths.display(config_path)} has several rtos partitions; name one with --partition"
             )
         part = parts[0]
     else:
         named = [p for p in parts if p.name == partition]
         if not named:
-            raise RtmuxError(
+            raise UsageError(
                 f"{paths.display(config_path)}: no rtos partition {partition!r} (rtos partitions: "
                 f"{', '.join(p.name for p in parts)})"
             )
         part = named[0]
     img = part.image("image")
     if img is None:
-        raise RtmuxError(f"partition {part.name!r} has no image")
+        raise UsageError(f"partition {part.name!r} has no image")
     args = f"{part.bootargs if bootargs is None else bootargs} trace=1".strip()
     built = system.build(config_path, bootargs={part.name: args}, icount=icount, no_build=no_build)
     elf = img.path.with_suffix(".elf")
@@ -285,7 +285,7 @@ def write(
     all) and, with `picture`, PREFIX.png (the last `window_ms`)."""
     trace = rtos_trace.parse(data)
     if events is not None and events > trace.nevents:
-        raise RtmuxError(f"--events {events}: the ring holds {trace.nevents} events (RT_TRACE_EVENTS)")
+        raise UsageError(f"--events {events}: the ring holds {trace.nevents} events (RT_TRACE_EVENTS)")
     chosen = trace.events if events is None else trace.events[-events:]
     prefix.parent.mkdir(parents=True, exist_ok=True)
     raw = prefix.with_suffix(".bin")
@@ -318,7 +318,7 @@ def summary(w: Written) -> list[str]:
 def check_events(events: int | None, ring: Ring) -> None:
     """Refuse, before booting, a request for more events than the ring holds."""
     if events is not None and (events <= 0 or events > ring.events):
-        raise RtmuxError(f"--events {events}: the ring holds 1 to {ring.events} events (RT_TRACE_EVENTS)")
+        raise UsageError(f"--events {events}: the ring holds 1 to {ring.events} events (RT_TRACE_EVENTS)")
 
 
 def default_prefix(name: str) -> Path:
