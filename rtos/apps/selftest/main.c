@@ -655,6 +655,76 @@ static const char *test_cpu_time(void)
     return NULL;
 }
 
+/* thread_stats: a thread that sleeps STATS_SLEEPS times and uses STATS_DEPTH bytes of its stack once. */
+#define STATS_SLEEPS 10u
+#define STATS_DEPTH  3000u
+
+static volatile bool stats_go_on;
+
+static void stats_entry(void *arg)
+{
+    (void)arg;
+    volatile uint8_t deep[STATS_DEPTH];
+    for (unsigned i = 0; i < STATS_DEPTH; i++) {
+        deep[i] = (uint8_t)i;
+    }
+    __asm__ volatile("" : : "r"(deep) : "memory"); /* the writes happen: they are the high-water mark */
+    for (unsigned i = 0; i < STATS_SLEEPS; i++) {
+        (void)rt_sleep(RT_MSEC(1));
+    }
+    while (stats_go_on) {
+        (void)rt_sleep(RT_MSEC(1));
+    }
+}
+
+/* The slot of the live thread `t` in the statistics' table, or RT_THREADS_MAX. */
+static unsigned stats_slot(const rt_thread_t *t, struct rt_thread_stats *out)
+{
+    for (unsigned s = 0; s < RT_THREADS_MAX; s++) {
+        if (rt_thread_stats_get(s, out) == RT_OK && out->name == rt_thread_name(t)) {
+            return s;
+        }
+    }
+    return RT_THREADS_MAX;
+}
+
+static const char *test_thread_stats(void)
+{
+    struct rt_thread_stats st;
+    EXPECT_RC(rt_thread_stats_get(RT_THREADS_MAX, &st), RT_EINVAL);
+    EXPECT_RC(rt_thread_stats_get(0, NULL), RT_EINVAL);
+    /* The caller sees itself running. */
+    unsigned me = stats_slot(rt_thread_self(), &st);
+    FAIL_IF(me == RT_THREADS_MAX, "the running thread is not in the table");
+    FAIL_IF(st.state != RT_THREAD_RUNNING || st.base_prio != 128 || st.stack_used == 0 ||
+                st.stack_used > st.stack_size || st.cpu_ns == 0,
+            "main: state %u prio %u stack %lu/%lu cpu %lu ns", st.state, st.base_prio,
+            (unsigned long)st.stack_used, (unsigned long)st.stack_size, (unsigned long)st.cpu_ns);
+    stats_go_on = true;
+    EXPECT_RC(spawn(0, "stats-sleeper", stats_entry, NULL, 150), RT_OK);
+    EXPECT_RC(rt_sleep(RT_MSEC(STATS_SLEEPS + 5)), RT_OK);
+    unsigned slot = stats_slot(&pool[0], &st);
+    FAIL_IF(slot == RT_THREADS_MAX, "the new thread is not in the table");
+    FAIL_IF(st.state != RT_THREAD_BLOCKED, "a sleeping thread's state is %u", st.state);
+    FAIL_IF(st.wakeups < STATS_SLEEPS || st.switches < st.wakeups,
+            "%lu wake-ups and %lu switches after %u sleeps", (unsigned long)st.wakeups,
+            (unsigned long)st.switches, STATS_SLEEPS);
+    /* Each wake-up counts from its deadline: the timer interrupt's own delay is in it, so never 0. */
+    FAIL_IF(st.worst_wake_ns == 0 || st.worst_wake_ns > SLACK, "worst wake-up %lu ns",
+            (unsigned long)st.worst_wake_ns);
+    FAIL_IF(st.stack_size != POOL_STACK || st.stack_used < STATS_DEPTH || st.stack_used > STATS_DEPTH + 1024,
+            "stack high-water %lu of %lu bytes after using %u", (unsigned long)st.stack_used,
+            (unsigned long)st.stack_size, STATS_DEPTH);
+    uint32_t id = st.id;
+    FAIL_IF(id == 0, "thread id 0");
+    stats_go_on = false;
+    EXPECT_RC(rt_thread_join(&pool[0], RT_SEC(1)), RT_OK);
+    /* Its entry is free again, and a thread created in it next gets a new id. */
+    FAIL_IF(rt_thread_stats_get(slot, &st) == RT_OK && st.id == id, "a dead thread stays listed");
+    FAIL_IF(rt_thread_stats_unlisted() != 0, "%u threads unlisted", rt_thread_stats_unlisted());
+    return NULL;
+}
+
 static const char *test_timer_accuracy(void)
 {
     static const unsigned ms[] = {1, 3, 7};
@@ -1731,6 +1801,7 @@ static const struct {
     {"event_flags", test_event_flags, NULL},
     {"timer_accuracy", test_timer_accuracy, NULL},
     {"cpu_time", test_cpu_time, NULL},
+    {"thread_stats", test_thread_stats, NULL},
     {"forever_timeouts", test_forever_timeouts, NULL},
     {"long_timeout_cost", test_long_timeout_cost, NULL},
     {"fpu_preserved", test_fpu_preserved, NULL},
