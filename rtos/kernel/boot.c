@@ -78,7 +78,7 @@ static bool trace_arg(void)
     }
     if (on == 1) {
         rt_printf("rtos: trace on (%u events of %u bytes at 0x%lx)\n", RT_TRACE_EVENTS,
-                  (unsigned)sizeof(struct k_trace_ev), (unsigned long)(uintptr_t)&rt_trace_buf);
+                  (unsigned)sizeof(struct k_trace_ev), (unsigned long)(uintptr_t)&k_trace_ring);
     }
     return on == 1;
 }

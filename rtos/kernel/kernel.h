@@ -300,8 +300,9 @@ struct k_thread_table {
     unsigned unlisted; /* live threads created while it was full */
 };
 extern struct k_thread_table k_threads;
-/* rt_thread_t.slot of a thread not in the table. */
-#define K_NO_SLOT UINT32_MAX
+/* rt_thread_t.slot of a live thread the full table could not list, and of a thread taken out of it. */
+#define K_SLOT_FULL UINT32_MAX
+#define K_SLOT_NONE (UINT32_MAX - 1u)
 /* Enters a new thread, and takes a dead one out (k_thread_kill). Lock held. */
 void k_thread_list(rt_thread_t *t);
 void k_thread_unlist(rt_thread_t *t);

@@ -11,7 +11,7 @@ struct k_thread_table k_threads;
 
 void k_thread_list(rt_thread_t *t)
 {
-    t->slot = K_NO_SLOT;
+    t->slot = K_SLOT_FULL;
     for (uint32_t i = 0; i < RT_THREADS_MAX; i++) {
         if (k_threads.slot[i] == NULL) {
             k_threads.slot[i] = t;
@@ -26,10 +26,10 @@ void k_thread_unlist(rt_thread_t *t)
 {
     if (t->slot < RT_THREADS_MAX && k_threads.slot[t->slot] == t) {
         k_threads.slot[t->slot] = NULL;
-    } else if (t->slot == K_NO_SLOT && k_threads.unlisted > 0) {
+    } else if (t->slot == K_SLOT_FULL && k_threads.unlisted > 0) {
         k_threads.unlisted--;
     }
-    t->slot = K_NO_SLOT;
+    t->slot = K_SLOT_NONE; /* a second call changes nothing */
 }
 
 bool rt_in_irq(void)

@@ -7,11 +7,11 @@
 #include "kernel.h"
 
 /* In .bss: zero until the first event (the tools take ts 0 for "never written"). */
-struct k_trace_buf rt_trace_buf;
+struct k_trace_buf k_trace_ring;
 
 void k_trace_name(const rt_thread_t *t)
 {
-    struct k_trace_name *n = &rt_trace_buf.names[t->id % RT_THREADS_MAX];
+    struct k_trace_name *n = &k_trace_ring.names[t->id % RT_THREADS_MAX];
     n->id = t->id;
     n->prio = t->base_prio;
     const char *s = k_thread_name(t);
@@ -26,11 +26,11 @@ void k_trace_name(const rt_thread_t *t)
 
 void k_trace_init(bool on)
 {
-    rt_trace_buf.magic = K_TRACE_MAGIC;
-    rt_trace_buf.version = K_TRACE_VERSION;
-    rt_trace_buf.nevents = RT_TRACE_EVENTS;
-    rt_trace_buf.freq = k_cpu.freq;
-    rt_trace_buf.nnames = RT_THREADS_MAX;
+    k_trace_ring.magic = K_TRACE_MAGIC;
+    k_trace_ring.version = K_TRACE_VERSION;
+    k_trace_ring.nevents = RT_TRACE_EVENTS;
+    k_trace_ring.freq = k_cpu.freq;
+    k_trace_ring.nnames = RT_THREADS_MAX;
     if (on) {
         rt_trace_start();
     }
@@ -39,8 +39,8 @@ void k_trace_init(bool on)
 void rt_trace_start(void)
 {
     uint64_t f = k_lock();
-    k_cpu.trace_ev = rt_trace_buf.ev;
-    rt_trace_buf.on = 1;
+    k_cpu.trace_ev = k_trace_ring.ev;
+    k_trace_ring.on = 1;
     k_unlock(f);
 }
 
@@ -48,7 +48,7 @@ void rt_trace_stop(void)
 {
     uint64_t f = k_lock();
     k_cpu.trace_ev = NULL;
-    rt_trace_buf.on = 0;
+    k_trace_ring.on = 0;
     k_unlock(f);
 }
 

@@ -50,7 +50,7 @@ struct k_trace_name {
 #define K_TRACE_VERSION 1u
 
 /*
- * What the tools read (symbol rt_trace_buf; offsets fixed by the asserts below and mirrored in
+ * What the tools read (symbol k_trace_ring; offsets fixed by the asserts below and mirrored in
  * tools/rtmux/formats/rtos_trace.py). The ring has no write index in memory: events are written in
  * timestamp order (every recording place runs with IRQs masked), so the newest is the one before the
  * first whose timestamp goes back, or before the first never written (ts 0).
@@ -70,7 +70,7 @@ _Static_assert(sizeof(struct k_trace_name) == 32, "name layout (tools/rtmux/form
 _Static_assert(offsetof(struct k_trace_buf, names) == 32,
                "header layout (tools/rtmux/formats/rtos_trace.py)");
 
-extern struct k_trace_buf rt_trace_buf;
+extern struct k_trace_buf k_trace_ring;
 
 /* Whether the trace records now. */
 static inline bool k_trace_on(void)

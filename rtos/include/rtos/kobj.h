@@ -66,7 +66,7 @@ typedef struct rt_thread {
     uint64_t switches_in; /* times this thread was switched to */
     uint64_t cpu_ticks;   /* counter ticks it ran, up to its last switch away (sched.c) */
     uint32_t id;          /* unique since boot, from 1: the trace's and the statistics' name for it */
-    uint32_t slot;        /* its entry in the kernel's thread table, or K_NO_SLOT (thread.c) */
+    uint32_t slot;        /* its entry in the kernel's thread table, K_SLOT_FULL or K_SLOT_NONE (state.c) */
     uint64_t wakeups;     /* times made ready from blocked */
     uint64_t wake_stamp;  /* counter value it became ready at (its deadline, for a timeout), 0 once it ran */
     uint64_t worst_wake;  /* longest from wake_stamp to its switch in, counter ticks */

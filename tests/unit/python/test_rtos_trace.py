@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from rtmux.errors import UsageError
 from rtmux.formats import rtos_trace as rt
 from rtmux.run import trace as run_trace
 
@@ -135,7 +136,7 @@ def test_plot_timeline_writes_a_png(tmp_path: Path) -> None:
 
 
 def test_write_refuses_more_events_than_the_ring(tmp_path: Path) -> None:
-    with pytest.raises(run_trace.UsageError, match="the ring holds 8 events"):
+    with pytest.raises(UsageError, match="the ring holds 8 events"):
         run_trace.write(buffer(PERIOD), tmp_path / "t", events=9, window_ms=1.0, picture=False, title="t")
     w = run_trace.write(
         buffer(PERIOD, names=NAMES), tmp_path / "t", events=2, window_ms=1.0, picture=False, title="t"
@@ -150,7 +151,7 @@ def test_the_ring_size_before_boot_follows_the_symbol_size() -> None:
     ring = run_trace.Ring(address=0x4008_0000, size=size, physical=0x4008_0000)
     assert ring.events == 8192
     run_trace.check_events(8192, ring)
-    with pytest.raises(run_trace.UsageError, match="1 to 8192"):
+    with pytest.raises(UsageError, match="1 to 8192"):
         run_trace.check_events(8193, ring)
 
 

@@ -88,7 +88,7 @@ class Trace:
 
 
 def parse(data: bytes) -> Trace:
-    """The trace in `data`, the bytes of `rt_trace_buf` (at least its header, names and events)."""
+    """The trace in `data`, the bytes of `k_trace_ring` (at least its header, names and events)."""
     if len(data) < HEADER.size:
         raise TraceError(f"{len(data)} bytes: shorter than the trace header ({HEADER.size})")
     magic, version, nevents, freq, nnames, on = HEADER.unpack_from(data, 0)

@@ -1,7 +1,7 @@
 """`./rtmux trace`: boot the rtos (alone, or in its partition of a system) with its scheduler trace on,
 read the trace's ring out of its memory, and write what a viewer opens.
 
-The rtos records into `rt_trace_buf` (rtos/kernel/trace.h) and sends nothing anywhere; the ring is read
+The rtos records into `k_trace_ring` (rtos/kernel/trace.h) and sends nothing anywhere; the ring is read
 through QEMU's monitor (QMP, on a socket of this run): the machine is stopped, `pmemsave` copies the
 buffer's bytes from guest physical memory, and QEMU quits. The buffer's address and size come from the
 application's ELF (next to its image); inside rtmux the rtos runs with its MMU off at IPA = the address
@@ -32,7 +32,7 @@ from rtmux.formats import rtos_trace
 from rtmux.image import debian
 from rtmux.run import rtos, system
 
-SYMBOL = "rt_trace_buf"
+SYMBOL = "k_trace_ring"
 # The rtos's console line when the trace starts at boot (rtos/kernel/boot.c).
 TRACE_ON_RE = re.compile(r"rtos: trace on \((\d+) events")
 STOPPED_RE = re.compile(r"rtos: system off|FATAL:|rtos: halted")
@@ -62,7 +62,7 @@ THREADS_MAX = 64  # RT_THREADS_MAX (rtos/include/rtos/thread.h): the names table
 
 
 def find_ring(elf: Path, pa_offset: int = 0) -> Ring:
-    """`rt_trace_buf`'s address and size in the rtos ELF `elf`; SetupError naming what is missing."""
+    """`k_trace_ring`'s address and size in the rtos ELF `elf`; SetupError naming what is missing."""
     if not elf.is_file():
         raise SetupError(
             f"{paths.display(elf)} not found: the trace's address comes from the rtos application's ELF"
