@@ -13,10 +13,13 @@ rtmux-top than without, beyond a margin for QEMU's own noise, and no missed peri
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from rtmux.bench import linux_script
 from rtmux.formats.rtos_console import demo_reports
 from rtmux.run import system
 from tests.system.console_script import PROMPT, Script, run_to_end
@@ -27,6 +30,7 @@ ROOT = Path(__file__).resolve().parents[2]
 CONFIG = ROOT / "configs" / "qemu-virt.toml"
 TIMEOUT_S = 900
 PHASE_S = 20
+MARGIN_US = 0.1  # what a V-Bus doorbell arriving just before the control loop's timer may add (icount)
 HEAD = re.compile(
     r"^\[linux\] rtmux-top: rtos up (?P<up>[\d.]+) s, (?P<n>\d+) threads, idle (?P<idle>[\d.]+) %, "
     r"(?P<irqs>\d+) interrupts/s, (?P<refused>\d+) refused requests$",
@@ -60,7 +64,7 @@ def between(text: str, start: str, end: str) -> str:
     return text[a : text.index(end, a)]
 
 
-def test_rtmux_top_shows_the_demo_and_costs_it_nothing() -> None:
+def test_rtmux_top_shows_the_demo() -> None:
     port = "/dev/virtio-ports/rtmux-threads"
     script = Script(
         [
@@ -69,9 +73,7 @@ def test_rtmux_top_shows_the_demo_and_costs_it_nothing() -> None:
             (r"top-42", f"printf 'garbage\\n' > {port}; sleep 1; rtmux-top -b -n 1; echo bad-$((6*7))\n"),
             (r"bad-42", "rtmux-top -b -n 1 -t no-such-thread; echo status-$((40 + $?))\n"),
             (r"status-4\d", "rtmux-top -b -n 1 -t logger; echo one-$((6*7))\n"),
-            (r"one-42", f"echo quiet-$((6*7)); sleep {PHASE_S}; echo quiet-end-$((6*7))\n"),
-            (r"quiet-end-42", f"echo busy-$((6*7)); rtmux-top -b -d 1 -n {PHASE_S} >/dev/null; echo busy-end-$((6*7))\n"),
-            (r"busy-end-42", ""),
+            (r"one-42", ""),
         ],
         after=1,
     )
@@ -116,16 +118,42 @@ def test_rtmux_top_shows_the_demo_and_costs_it_nothing() -> None:
     ((head, rows),) = tables(between(out, "[linux] status-4", "[linux] one-42"))
     assert [row["name"] for row in rows] == ["logger"] and rows[0]["base"] == "20", why
 
-    # the control loop's worst wake-up, a second at a time, without and with rtmux-top
-    quiet = demo_reports(between(out, "[linux] quiet-42", "[linux] quiet-end-42"))
-    busy = demo_reports(between(out, "[linux] busy-42", "[linux] busy-end-42"))
-    assert len(quiet) >= PHASE_S - 2 and len(busy) >= PHASE_S - 2, why
-    worst_quiet = max(rep.worst_us for rep in quiet)
-    worst_busy = max(rep.worst_us for rep in busy)
+
+# Linux's boot-time script of the two runs below: the same but for what runs during the measured phase.
+PHASE_SCRIPT = """sleep 3
+echo "@phase-$((6 * 7))"
+WORK
+echo "@phase-end-$((6 * 7))"
+"""
+
+
+def test_rtmux_top_costs_the_control_loop_nothing(run_rtmux: Callable[..., Any], tmp_path: Path) -> None:
+    """Two runs that repeat exactly (icount, --seed, no network device, no typing: Linux runs a boot-time
+    script), the same until the phase measured: in one rtmux-top asks every second for PHASE_S seconds,
+    in the other Linux sleeps. The control loop's worst wake-up in each second of the phase (the demo's
+    report) with rtmux-top against the same second without it."""
+    config = tmp_path / "top.toml"
+    config.write_text(linux_script.without_devices(system.DEFAULT_CONFIG.read_text()), encoding="utf-8")
+    worst: dict[str, list[float]] = {}
+    overruns: dict[str, int] = {}
+    for name, work in (
+        ("with", f"rtmux-top -b -d 1 -n {PHASE_S} >/dev/null"),
+        ("without", f"sleep {PHASE_S}"),
+    ):
+        script = tmp_path / f"{name}.sh"
+        script.write_text(PHASE_SCRIPT.replace("WORK", work), encoding="utf-8")
+        r = run_rtmux(
+            "run", str(config), "--icount", "--seed", "1", "--linux-script", str(script), timeout=TIMEOUT_S
+        )
+        why = r.describe()
+        assert r.returncode == 0 and "rtmux-linux: run: exit status 0" in r.stdout, why
+        reports = demo_reports(between(r.stdout, "[linux] @phase-42", "[linux] @phase-end-42"))
+        assert len(reports) >= PHASE_S - 1, why
+        worst[name] = [rep.worst_us for rep in reports]
+        overruns[name] = reports[-1].overruns
     print(
-        f"control loop's worst wake-up: {worst_quiet:.3f} us over {len(quiet)} s without rtmux-top, "
-        f"{worst_busy:.3f} us over {len(busy)} s with it (icount); each second's: "
-        f"{[rep.worst_us for rep in quiet]} and {[rep.worst_us for rep in busy]}"
+        f"control loop's worst wake-up each second of {PHASE_S} (icount, --seed 1): with rtmux-top "
+        f"{worst['with']}, without {worst['without']}"
     )
-    assert busy[-1].overruns == quiet[0].overruns, why  # no missed period meanwhile
-    assert worst_busy <= worst_quiet + 1.0, why
+    assert overruns["with"] == overruns["without"] == 0
+    assert max(worst["with"]) <= max(worst["without"]) + MARGIN_US, worst

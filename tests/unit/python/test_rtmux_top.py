@@ -40,11 +40,16 @@ def reply(tag: str, step: int, threads: list[tuple[int, str, int, int]] | None =
     """A well-formed reply: `step` seconds of uptime; each thread (id, name, prio, cpu_ns per second)."""
     threads = threads or [(1, "idle", 0, 700_000_000), (4, "control", 200, 200_000_000), (7, "logger", 20, 0)]
     up = step * 1_000_000_000
-    lines = [f"threads 1 {tag} ok {len(threads)}", f"system {up} {up * 7 // 10} {step * 1000} {len(threads)} 0"]
+    lines = [
+        f"threads 1 {tag} ok {len(threads)}",
+        f"system {up} {up * 7 // 10} {step * 1000} {len(threads)} 0",
+    ]
     lines.append(f"server {step} 1 0")
     for tid, name, prio, per_s in threads:
         state = "running" if name == "rtmux-threads" else "blocked"
-        lines.append(f"thread {tid} {prio} {prio} {state} {per_s * step} {step * 10} {step * 5} 1500 900 8192 {name}")
+        lines.append(
+            f"thread {tid} {prio} {prio} {state} {per_s * step} {step * 10} {step * 5} 1500 900 8192 {name}"
+        )
     lines.append(f"end {tag}")
     return "\n".join(lines) + "\n"
 
@@ -125,7 +130,10 @@ def test_tables_show_the_share_of_each_interval(server: Callable[[Answer], str])
         assert table[0]["worst"] == "1.500" and table[0]["used"] == "900" and table[0]["size"] == "8192"
     assert [t[0]["wakeups"] for t in tables] == ["5", "10", "15"]
     heads = [line for line in r.stdout.splitlines() if line.startswith("rtmux-top:")]
-    assert heads[0] == "rtmux-top: rtos up 1.000 s, 3 threads, idle 70.0 %, 1000 interrupts/s, 1 refused requests"
+    assert (
+        heads[0]
+        == "rtmux-top: rtos up 1.000 s, 3 threads, idle 70.0 %, 1000 interrupts/s, 1 refused requests"
+    )
     assert "\033[" not in r.stdout  # batch: no screen control
 
 
@@ -198,7 +206,10 @@ def test_garbage_and_silence_end_in_time(server: Callable[[Answer], str]) -> Non
     port = server(lambda tag, what, n: f"threads 1 {tag} error malformed unknown request; expected ...\n")
     r = top("-b", "-n", "1", "-p", port)
     assert r.returncode == 1
-    assert r.stderr == "rtmux-top: the rtos refused the request 'all' (malformed): unknown request; expected ...\n"
+    assert (
+        r.stderr
+        == "rtmux-top: the rtos refused the request 'all' (malformed): unknown request; expected ...\n"
+    )
 
 
 def test_missing_port_and_usage() -> None:
@@ -208,6 +219,14 @@ def test_missing_port_and_usage() -> None:
         "rtmux-top: /dev/virtio-ports/rtmux-no-such-port: no such port: this system's configuration does not "
         "offer the rtos's threads (its [services] needs threads = true; docs/configuration.md)\n"
     )
-    for args in (["-d", "0"], ["-d", "x"], ["-n", "-1"], ["-t", ""], ["-t", "a b\x01"], ["extra"], ["-T", "9999"]):
+    for args in (
+        ["-d", "0"],
+        ["-d", "x"],
+        ["-n", "-1"],
+        ["-t", ""],
+        ["-t", "a b\x01"],
+        ["extra"],
+        ["-T", "9999"],
+    ):
         r = top(*args)
         assert r.returncode == 2 and "usage: rtmux-top" in r.stderr, (args, r.stderr)
