@@ -239,7 +239,8 @@ static void read_line(char *line, int64_t deadline, int64_t timeout_ms)
         }
         if (nl != NULL || inlen >= LINE_MAX) {
             inbuf[40] = '\0';
-            fail("%s: malformed reply: a line longer than %u bytes ('%s...')", port_path, LINE_MAX - 1u, inbuf);
+            fail("%s: malformed reply: a line longer than %u bytes ('%s...')", port_path, LINE_MAX - 1u,
+                 inbuf);
         }
         ssize_t r = read(port_fd, inbuf + inlen, sizeof(inbuf) - inlen);
         if (r > 0) {
@@ -312,9 +313,10 @@ static void parse_thread(char *line, struct thread *t)
     snprintf(copy, sizeof(copy), "%s", line);
     char *w[12];
     uint64_t v[10];
-    static const uint64_t max[10] = {UINT32_MAX, 255, 255, 0, UINT64_MAX, UINT64_MAX,
-                                     UINT64_MAX, UINT64_MAX, UINT64_MAX, UINT64_MAX};
-    const char *what = "'thread ID BASE PRIO STATE CPU_NS SWITCHES WAKEUPS WORST_NS STACK_USED STACK_SIZE NAME'";
+    static const uint64_t max[10] = {UINT32_MAX, 255,        255,        0,          UINT64_MAX,
+                                     UINT64_MAX, UINT64_MAX, UINT64_MAX, UINT64_MAX, UINT64_MAX};
+    const char *what =
+        "'thread ID BASE PRIO STATE CPU_NS SWITCHES WAKEUPS WORST_NS STACK_USED STACK_SIZE NAME'";
     if (split(line, w, 12, true) != 12 || strcmp(w[0], "thread") != 0) {
         malformed(copy, what);
     }
@@ -389,10 +391,9 @@ static void ask(const char *what, uint32_t tag, int64_t timeout_ms, struct snaps
     snprintf(copy, sizeof(copy), "%s", line);
     char *f[7];
     uint64_t v[5];
-    if (split(line, f, 7, false) != 6 || strcmp(f[0], "system") != 0 ||
-        !u64_field(f[1], UINT64_MAX, &v[0]) || !u64_field(f[2], UINT64_MAX, &v[1]) ||
-        !u64_field(f[3], UINT64_MAX, &v[2]) || !u64_field(f[4], MAX_THREADS, &v[3]) ||
-        !u64_field(f[5], UINT32_MAX, &v[4]) || v[1] > v[0]) {
+    if (split(line, f, 7, false) != 6 || strcmp(f[0], "system") != 0 || !u64_field(f[1], UINT64_MAX, &v[0]) ||
+        !u64_field(f[2], UINT64_MAX, &v[1]) || !u64_field(f[3], UINT64_MAX, &v[2]) ||
+        !u64_field(f[4], MAX_THREADS, &v[3]) || !u64_field(f[5], UINT32_MAX, &v[4]) || v[1] > v[0]) {
         malformed(copy, "'system UPTIME_NS IDLE_NS IRQS THREADS UNLISTED' (idle at most the uptime)");
     }
     s->uptime_ns = v[0];
@@ -457,10 +458,11 @@ static double share(uint64_t part, uint64_t whole)
 /* One table: `cur` against `prev` (NULL: since the rtos's boot). */
 static void show(struct snapshot *cur, const struct snapshot *prev, bool batch)
 {
-    uint64_t span = prev != NULL && cur->uptime_ns > prev->uptime_ns ? cur->uptime_ns - prev->uptime_ns
-                                                                     : cur->uptime_ns;
+    uint64_t span =
+        prev != NULL && cur->uptime_ns > prev->uptime_ns ? cur->uptime_ns - prev->uptime_ns : cur->uptime_ns;
     bool since_boot = prev == NULL || cur->uptime_ns <= prev->uptime_ns; /* the rtos restarted: anew */
-    uint64_t idle = since_boot ? cur->idle_ns : cur->idle_ns - (prev->idle_ns < cur->idle_ns ? prev->idle_ns : cur->idle_ns);
+    uint64_t idle = since_boot ? cur->idle_ns
+                               : cur->idle_ns - (prev->idle_ns < cur->idle_ns ? prev->idle_ns : cur->idle_ns);
     uint64_t irqs = since_boot ? cur->irqs : cur->irqs - (prev->irqs < cur->irqs ? prev->irqs : cur->irqs);
     qsort(cur->t, cur->n, sizeof(cur->t[0]), by_priority);
     if (!batch) {

@@ -16,11 +16,12 @@
 #include "lib/string.h"
 #include "rtos/rtos.h"
 
-#define STACK_SIZE 4096u /* high-water mark 1.7 KiB in the demo (rtmux-top shows it), C library's TLS included */
-#define NAME_MAX   31u   /* bytes of a thread's name sent (longer names are cut) */
-#define LINE_MAX   RT_CHAN_MSG_MAX
-#define TAG_MAX    10u /* decimal digits of a request's tag */
-#define CHUNK      64u /* bytes read from the channel at a time */
+#define STACK_SIZE \
+    4096u            /* high-water mark 1.7 KiB in the demo (rtmux-top shows it), C library's TLS included */
+#define NAME_MAX 31u /* bytes of a thread's name sent (longer names are cut) */
+#define LINE_MAX RT_CHAN_MSG_MAX
+#define TAG_MAX  10u /* decimal digits of a request's tag */
+#define CHUNK    64u /* bytes read from the channel at a time */
 
 /* One thread as copied for a reply: its counters and its name (printable ASCII only). */
 struct snap {
@@ -101,7 +102,8 @@ static unsigned collect(uint32_t want_id, const char *want_name)
             continue;
         }
         copy_name(s->name, s->st.name);
-        if ((want_id != UINT32_MAX && s->st.id != want_id) || (want_name != NULL && !same(s->name, want_name))) {
+        if ((want_id != UINT32_MAX && s->st.id != want_id) ||
+            (want_name != NULL && !same(s->name, want_name))) {
             continue;
         }
         found++;
@@ -133,7 +135,8 @@ static void reply_threads(const char *tag, uint32_t want_id, const char *want_na
                 (void)rt_snprintf(out, sizeof(out), "no thread named '%s' (%u threads listed)", want_name,
                                   listed);
             } else {
-                (void)rt_snprintf(out, sizeof(out), "no thread with id %u (%u threads listed)", want_id, listed);
+                (void)rt_snprintf(out, sizeof(out), "no thread with id %u (%u threads listed)", want_id,
+                                  listed);
             }
             reply_error(tag, "unknown-thread", out);
             return;
@@ -143,8 +146,8 @@ static void reply_threads(const char *tag, uint32_t want_id, const char *want_na
     if (!put(out, k)) {
         return;
     }
-    k = rt_snprintf(out, sizeof(out), "system %lu %lu %lu %u %u\n", (unsigned long)uptime, (unsigned long)idle,
-                    (unsigned long)irqs, listed, rt_thread_stats_unlisted());
+    k = rt_snprintf(out, sizeof(out), "system %lu %lu %lu %u %u\n", (unsigned long)uptime,
+                    (unsigned long)idle, (unsigned long)irqs, listed, rt_thread_stats_unlisted());
     if (!put(out, k)) {
         return;
     }
@@ -241,8 +244,8 @@ static void request(void)
     }
     if (version != THREADSTAT_VERSION) {
         char text[80];
-        (void)rt_snprintf(text, sizeof(text), "version %u is not served; this rtos speaks version %u", version,
-                          THREADSTAT_VERSION);
+        (void)rt_snprintf(text, sizeof(text), "version %u is not served; this rtos speaks version %u",
+                          version, THREADSTAT_VERSION);
         refuse(tag, "version", text);
         return;
     }
@@ -314,7 +317,8 @@ int rt_threadstat_start(unsigned prio)
         return rc;
     }
     srv.window = rt_time_now();
-    rc = rt_thread_create(&server, "rtmux-threads", server_entry, NULL, server_stack, sizeof(server_stack), prio);
+    rc = rt_thread_create(&server, "rtmux-threads", server_entry, NULL, server_stack, sizeof(server_stack),
+                          prio);
     if (rc != RT_OK) {
         (void)rt_chan_close(srv.ch);
         return rc;

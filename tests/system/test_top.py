@@ -37,7 +37,8 @@ HEAD = re.compile(
     re.M,
 )
 ROW = re.compile(
-    r"^\[linux\]\s+(?P<id>\d+) (?P<name>\S+)\s+(?P<base>\d+)/(?P<prio>\d+) (?P<state>running|ready|blocked)\s+"
+    r"^\[linux\]\s+(?P<id>\d+) (?P<name>\S+)\s+(?P<base>\d+)/(?P<prio>\d+) "
+    r"(?P<state>running|ready|blocked)\s+"
     r"(?P<cpu>[\d.]+)\s+(?P<wakeups>\d+)\s+(?P<worst>[\d.]+)\s+(?P<used>\d+)/(?P<size>\d+)$",
     re.M,
 )
@@ -69,7 +70,7 @@ def test_rtmux_top_shows_the_demo() -> None:
     script = Script(
         [
             (PROMPT, ""),
-            (r"\[rtos\] demo: t=\d+s.*\n", f"rtmux-top -b -n 3; echo top-$((6*7))\n"),
+            (r"\[rtos\] demo: t=\d+s.*\n", "rtmux-top -b -n 3; echo top-$((6*7))\n"),
             (r"top-42", f"printf 'garbage\\n' > {port}; sleep 1; rtmux-top -b -n 1; echo bad-$((6*7))\n"),
             (r"bad-42", "rtmux-top -b -n 1 -t no-such-thread; echo status-$((40 + $?))\n"),
             (r"status-4\d", "rtmux-top -b -n 1 -t logger; echo one-$((6*7))\n"),
