@@ -1148,7 +1148,8 @@ def test_services_need_one_rtos_and_one_linux_partition(images: dict[str, Path])
         (
             "rtmux-mine",
             "name 'rtmux-mine' starts with 'rtmux-', which is kept for rtmux's own channels "
-            "(rtmux-stats, rtmux-files, rtmux-log, rtmux-net, rtmux-threads, and those to come); choose another",
+            "(rtmux-stats, rtmux-files, rtmux-log, rtmux-net, rtmux-threads, and those to come); "
+            "choose another",
         ),
     ],
 )
