@@ -17,6 +17,7 @@
 #include "rtos/console.h"
 #include "rtos/system.h"
 #include "rtos/thread.h"
+#include "rtos/threadstat.h"
 
 int main(int argc, char *argv[]);
 
@@ -43,6 +44,12 @@ void rt_main(void)
     rtmux_libc_locks_init();
     lfs_init();
     lsvc_log_init();
+    /* rtmux-top's server, when the configuration gives the channel ([services] threads): below every
+     * application thread. Without the channel (RT_ENOENT) nothing runs and nothing is said. */
+    int ts = rt_threadstat_start(RT_PRIO_MIN);
+    if (ts != RT_OK && ts != RT_ENOENT) {
+        rt_printf("rtos: thread statistics (%s) not served: %s\n", THREADSTAT_CHANNEL, rt_strerror(ts));
+    }
     for (init_fn *f = __preinit_array_start; f < __preinit_array_end; f++) {
         (*f)();
     }

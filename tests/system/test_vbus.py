@@ -45,7 +45,7 @@ DEVICE = re.compile(r"^rtmux: vbus: device in linux: (\d+) resets, (\d+) violati
 RESET_LINE = "rtmux: partition linux: reset requested; restarting from its pristine images"
 READY = (
     r"^\[linux\] rtmux-linux: ready: .*V-Bus ports: "
-    r"echo rtmux-files rtmux-log rtmux-net rtmux-stats setpoint telemetry"
+    r"echo rtmux-files rtmux-log rtmux-net rtmux-stats rtmux-threads setpoint telemetry"
 )
 
 
@@ -120,7 +120,7 @@ def test_round_trips_all_channels_and_full_rings(gic: int, tmp_path: Path) -> No
     # bytes each way as the hypervisor counted them until then, the rtos's own full count (its echo
     # found the ring to Linux full while rtmux-fill did not read), nothing wrong
     first, second = vbus_stats.parse(out)
-    services = {"rtmux-files", "rtmux-log", "rtmux-net"}
+    services = {"rtmux-files", "rtmux-log", "rtmux-net", "rtmux-threads"}
     assert set(first.channels) == {"echo", "telemetry", "setpoint"} | services, why
     assert first.device["needs_reset"] == 0 and first.device["violations"] == 0, why
     assert first.counter("echo", "linux_open") == 0 and first.counter("echo", "rtos_open") == 1, why

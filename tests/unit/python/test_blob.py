@@ -127,9 +127,9 @@ def test_partition_fields_at_documented_offsets(
     assert struct.unpack_from("<3Q", data, rtos + 176) == (0x080A_0000, 0x080A_0000, 0x2_0000)  # its GICR
     assert data[rtos + 200 : rtos + 536] == bytes(336)  # no more devices, no seeds, no streams; fault: stop
     assert struct.unpack_from("<QII", data, rtos + 536) == (0x40FF_8000, 0x4000, 0)  # its console ring
-    # its V-Bus region (the default system's three channels and its services' three: 140 KiB below its
+    # its V-Bus region (the default system's three channels and its services' four: 156 KiB below its
     # DTB slot)
-    assert struct.unpack_from("<QII", data, rtos + 552) == (0x40DD_D000, 140 * 1024, 0)
+    assert struct.unpack_from("<QII", data, rtos + 552) == (0x40DD_9000, 156 * 1024, 0)
     assert data[rtos + 568 : rtos + 576] == bytes(8)
 
     assert struct.unpack_from("<I", data, linux + 32) == (2,)

@@ -900,6 +900,41 @@ def test_services_alone_bring_the_vbus(images: dict[str, Path]) -> None:
     assert [c.name for c in cfg.channels] == ["rtmux-files"]
 
 
+def test_services_threads_add_their_channel(images: dict[str, Path]) -> None:
+    """threads = true adds rtmux-threads (16 KiB to Linux, 256 bytes to the rtos) after the other services'
+    channels, puts nothing on Linux's command line (rtmux-top opens the port when it runs) and is said by
+    check; a value that is not a boolean is refused with the key named."""
+    text = system(images) + channels('name = "echo"') + services('log = "syslog"\nthreads = true')
+    cfg = config.loads(text)
+    assert cfg.services is not None and cfg.services.threads
+    assert [(c.name, c.index, c.to_linux, c.to_rtos) for c in cfg.channels] == [
+        ("echo", 0, 16 * 1024, 16 * 1024),
+        ("rtmux-log", 1, 4096, 256),
+        ("rtmux-threads", 2, 16 * 1024, 256),
+    ]
+    assert cfg.services.linux_bootargs() == "rtmux.log=syslog"
+    alone = config.loads(system(images) + services("threads = true"))
+    assert [c.name for c in alone.channels] == ["rtmux-threads"] and alone.vbus is not None
+    assert (
+        "services for 'rtos': the rtos's threads seen from Linux (rtmux-top), on channel rtmux-threads"
+        in config.describe(alone).splitlines()
+    )
+    assert alone.services is not None and alone.services.linux_bootargs() == ""
+    off = config.loads(system(images) + services('log = "syslog"\nthreads = false'))
+    assert off.services is not None and not off.services.threads
+    assert [c.name for c in off.channels] == ["rtmux-log"]
+    assert errors_of(system(images) + services('threads = "yes"')) == [
+        "x.toml: [services]: threads must be true or false, not 'yes' (string)"
+    ]
+
+
+def test_default_system_serves_rtmux_top() -> None:
+    """The default system answers rtmux-top out of the box: its rtos gets the channel."""
+    cfg = config.load(config.DEFAULT_CONFIG)
+    assert cfg.services is not None and cfg.services.threads
+    assert [c.name for c in cfg.channels][-1] == "rtmux-threads"
+
+
 def test_services_linux_command_line(images: dict[str, Path]) -> None:
     text = system(images) + services('log = "syslog"')
     text += service_dirs('path = "/srv/rtos"', 'path = "/etc/rtos"\nread_only = true', 'path = "/data"')
@@ -930,7 +965,7 @@ def test_services_line_of_check(images: dict[str, Path]) -> None:
     lines = config.describe(config.loads(system(images))).splitlines()
     assert "services: none (no [services])" in lines
     lines = config.describe(config.loads(system(images) + services())).splitlines()
-    assert 'services: none ([services] exports no directory, log is "off", no network)' in lines
+    assert 'services: none ([services] exports no directory, log is "off", no network, no threads)' in lines
     text = system(images) + services('log = "file:/var/log/rtos.log"')
     text += service_dirs('path = "/srv/rtos"', 'path = "/etc/rtos"\nread_only = true')
     lines = config.describe(config.loads(text)).splitlines()
@@ -1106,9 +1141,15 @@ def test_services_need_one_rtos_and_one_linux_partition(images: dict[str, Path])
             "(docs/configuration.md); choose another",
         ),
         (
+            "rtmux-threads",
+            "name 'rtmux-threads' is a service's channel, which the tools add for [services] "
+            "(docs/configuration.md); choose another",
+        ),
+        (
             "rtmux-mine",
             "name 'rtmux-mine' starts with 'rtmux-', which is kept for rtmux's own channels "
-            "(rtmux-stats, rtmux-files, rtmux-log, rtmux-net, and those to come); choose another",
+            "(rtmux-stats, rtmux-files, rtmux-log, rtmux-net, rtmux-threads, and those to come); "
+            "choose another",
         ),
     ],
 )

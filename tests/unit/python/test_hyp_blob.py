@@ -166,8 +166,8 @@ def damaged(data: bytes, offset: int, value: bytes) -> bytes:
     [
         ("bad magic", "no configuration blob after the hypervisor image"),
         ("bad crc", "CRC mismatch"),
-        # the default system's 3 channels and its services' 2
-        ("truncated", "configuration blob truncated: 1664 bytes announced, 1100 present"),
+        # the default system's 3 channels and its services' 4
+        ("truncated", "configuration blob truncated: 1728 bytes announced, 1100 present"),
         ("newer major", "configuration blob revision 3.4; this hypervisor reads 2.x"),
         ("layout", "layout not understood"),
         ("outside ram", "partition linux: RAM 0x70000000+0x20000000 is outside the board's RAM"),
@@ -350,7 +350,7 @@ def test_vbus_blob_reads_back_equal(reader: Path, vbus_good: blob.Blob, tmp_path
     count = int(fields["vbus.nchan"])
     names = [fields[f"chan{k}"].split(",")[0] for k in range(count)]
     # the services' come last
-    assert names[-6:] == ["v0", "v.1", "V_2-x", "rtmux-files", "rtmux-log", "rtmux-net"]
+    assert names[-7:] == ["v0", "v.1", "V_2-x", "rtmux-files", "rtmux-log", "rtmux-net", "rtmux-threads"]
     assert fields[f"chan{count - 1}"].split(",")[2] == str(count - 1)  # its index in the region
 
 

@@ -16,6 +16,7 @@ from rtmux.config.model import (
     LOG_CHANNEL,
     LOG_OFF,
     NET_CHANNEL,
+    THREADS_CHANNEL,
     VBUS_STATS_PORT,
     AssignedDevice,
     Partition,
@@ -161,8 +162,10 @@ def _services_line(config: SystemConfig) -> str:
         offered.append(f"log to Linux's syslog (tag rtos), from channel {LOG_CHANNEL}")
     if services.network:
         offered.append(f"sockets (TCP, UDP) through Linux's network by rtmux-netd, on channel {NET_CHANNEL}")
+    if services.threads:
+        offered.append(f"the rtos's threads seen from Linux (rtmux-top), on channel {THREADS_CHANNEL}")
     if not offered:
-        return 'services: none ([services] exports no directory, log is "off", no network)'
+        return 'services: none ([services] exports no directory, log is "off", no network, no threads)'
     rtos = next(p.name for p in config.partitions if p.kind == KIND_RTOS)
     return f"services for {rtos!r}: " + "; ".join(offered)
 

@@ -51,7 +51,8 @@ VBUS_STATS_PORT = "rtmux-stats"
 RESERVED_CHANNEL_PREFIX = "rtmux-"
 
 # Linux's services for rtos threads ([services]; docs/architecture.md, "Linux's services"): files (9P2000.L,
-# served in Linux by Debian's diod), logs (the rtos's lines kept by Linux) and sockets (rtmux-netd). Each
+# served in Linux by Debian's diod), logs (the rtos's lines kept by Linux), sockets (rtmux-netd) and the
+# rtos's thread statistics (for rtmux-top). Each
 # service has a channel of its own that the tools add, with these fixed names and sizes (the rtos finds
 # them by name).
 FILES_CHANNEL = "rtmux-files"
@@ -61,7 +62,12 @@ LOG_TO_LINUX = 4 * KIB  # the rtos's log lines
 LOG_TO_RTOS = 256  # the smallest ring: Linux sends nothing back
 NET_CHANNEL = "rtmux-net"
 NET_CHANNEL_SIZE = 32 * KIB  # each way: a few 8 KiB sends or receives in flight (lib/netproto.h)
-SERVICE_CHANNELS = (FILES_CHANNEL, LOG_CHANNEL, NET_CHANNEL)
+# The rtos's thread statistics for Linux's rtmux-top (rtos/threadstat.h): a snapshot of up to 64 threads
+# is about 9 KiB to Linux; requests are lines of at most 80 bytes.
+THREADS_CHANNEL = "rtmux-threads"
+THREADS_TO_LINUX = 16 * KIB
+THREADS_TO_RTOS = 256
+SERVICE_CHANNELS = (FILES_CHANNEL, LOG_CHANNEL, NET_CHANNEL, THREADS_CHANNEL)
 MAX_SERVICE_DIRS = 8
 MAX_SERVICE_PATH = 128  # bytes of one exported directory's or the log file's path
 LOG_OFF = "off"
@@ -363,6 +369,7 @@ class Services:
     dirs: tuple[ServiceDir, ...] = ()  # in configuration order
     log: str = LOG_OFF  # LOG_OFF, LOG_SYSLOG or LOG_FILE_PREFIX + an absolute path
     network: bool = False  # sockets through Linux (rtmux-netd)
+    threads: bool = False  # the rtos's thread statistics for rtmux-top
 
     @property
     def log_file(self) -> str | None:
@@ -377,6 +384,8 @@ class Services:
             out.append((LOG_CHANNEL, LOG_TO_LINUX, LOG_TO_RTOS))
         if self.network:
             out.append((NET_CHANNEL, NET_CHANNEL_SIZE, NET_CHANNEL_SIZE))
+        if self.threads:
+            out.append((THREADS_CHANNEL, THREADS_TO_LINUX, THREADS_TO_RTOS))
         return out
 
     def files_bootarg(self) -> str:

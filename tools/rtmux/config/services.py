@@ -1,9 +1,10 @@
-"""[services]: Linux's services for the rtos's threads (files, logs, sockets), checked; their channels are
-added by rtmux.config.channels.
+"""[services]: Linux's services for the rtos's threads (files, logs, sockets) and the rtos's thread
+statistics for Linux (rtmux-top), checked; their channels are added by rtmux.config.channels.
 
     [services]
     log = "file:/var/log/rtos.log"   # or "syslog", or "off" (the default)
     network = true                   # sockets through Linux (rtmux-netd); false by default
+    threads = true                   # the rtos's threads seen from Linux (rtmux-top); false by default
     [[services.dir]]
     path = "/srv/rtos"               # the rtos reaches it as /linux/srv/rtos/...
     read_only = false
@@ -33,7 +34,7 @@ from rtmux.config.model import (
 )
 from rtmux.config.partitions import PartDraft
 
-SERVICES_KEYS = ("log", "dir", "network")
+SERVICES_KEYS = ("log", "dir", "network", "threads")
 DIR_KEYS = ("path", "read_only")
 _PATH_RE = re.compile(r"^[A-Za-z0-9/._+@~-]+$")
 PATH_ALPHABET = "letters, digits, '/' and . _ - + @ ~"
@@ -82,10 +83,13 @@ class ServicesReader(Fields):
         network = table.get("network", False)
         if not isinstance(network, bool):
             self.wrong_type(ctx, "network", network, "true or false")
+        threads = table.get("threads", False)
+        if not isinstance(threads, bool):
+            self.wrong_type(ctx, "threads", threads, "true or false")
         self.check_partitions(ctx, drafts)
         if len(self.errors) > before:
             return None
-        return Services(tuple(dirs), log, network is True)
+        return Services(tuple(dirs), log, network is True, threads is True)
 
     def load_dirs(self, table: dict[str, Any]) -> list[ServiceDir]:
         raw = table.get("dir", [])
