@@ -955,6 +955,22 @@ def _add_trace(top: Subparsers) -> None:
         help="convert a saved ring (PREFIX.bin)",
     )
     p.add_argument("--list", action="store_true", help="also print the exported events, one per line")
+    p.add_argument(
+        "--linux-script",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="a system's Linux runs this script at boot (as `./rtmux run --linux-script`): trace the rtos "
+        "while Linux does something; with --until on a line the script prints, the trace ends there",
+    )
+    p.add_argument(
+        "--seed",
+        type=int,
+        default=None,
+        metavar="N",
+        help="FOR MEASUREMENT ONLY: fixed seeds, as `./rtmux run --seed` (with --icount and --linux-script "
+        "the same trace at every run)",
+    )
     _add_icount(p)
     _add_timeout(p, 600.0)
     _add_no_build(p, "make -s rtos hyp")
@@ -973,12 +989,26 @@ def cmd_trace(args: argparse.Namespace) -> int:
         title = f"rtos trace ({args.from_file.name})"
     else:
         if args.rtos is not None:
+            if args.linux_script is not None or args.seed is not None:
+                raise UsageError("--linux-script and --seed trace a system, not --rtos APP alone")
             rtos.build(not args.no_build)
             target = trace.rtos_target(args.rtos, args.bootargs or "", icount=args.icount)
             name = args.rtos
         else:
+            script = None
+            if args.linux_script is not None:
+                try:
+                    script = str(args.linux_script.read_text(encoding="utf-8"))
+                except OSError as exc:
+                    raise SetupError(f"--linux-script {args.linux_script}: {exc.strerror}") from exc
             target = trace.system_target(
-                _config_of(args), args.partition, args.bootargs, icount=args.icount, no_build=args.no_build
+                _config_of(args),
+                args.partition,
+                args.bootargs,
+                icount=args.icount,
+                no_build=args.no_build,
+                linux_script=script,
+                seed=args.seed,
             )
             name = _config_of(args).stem
         trace.check_events(args.events, target.ring)

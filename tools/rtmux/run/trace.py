@@ -100,10 +100,18 @@ def rtos_target(app: str, bootargs: str, *, icount: bool, gic: int = 3) -> Targe
 
 
 def system_target(
-    config_path: Path, partition: str | None, bootargs: str | None, *, icount: bool, no_build: bool
+    config_path: Path,
+    partition: str | None,
+    bootargs: str | None,
+    *,
+    icount: bool,
+    no_build: bool,
+    linux_script: str | None = None,
+    seed: int | None = None,
 ) -> Target:
     """The system of a configuration with the trace on in its rtos partition `partition` (the only one
-    when None)."""
+    when None); `linux_script` and `seed` as for `./rtmux run` (Linux runs the script at boot; fixed
+    seeds: with icount, a boot that repeats exactly)."""
     config = cfg.load(config_path, find_kernel=debian.cached_kernel_image)
     parts = config.of_kind(cfg.KIND_RTOS)
     if not parts:
@@ -126,7 +134,14 @@ def system_target(
     if img is None:
         raise UsageError(f"partition {part.name!r} has no image")
     args = f"{part.bootargs if bootargs is None else bootargs} trace=1".strip()
-    built = system.build(config_path, bootargs={part.name: args}, icount=icount, no_build=no_build)
+    built = system.build(
+        config_path,
+        bootargs={part.name: args},
+        icount=icount,
+        no_build=no_build,
+        linux_script=linux_script,
+        seed=seed,
+    )
     elf = img.path.with_suffix(".elf")
     ring = find_ring(elf, part.ram.pa - part.ram.ipa)
     return Target(built.argv, elf, ring, f"partition {part.name!r} of {paths.display(config_path)}")
