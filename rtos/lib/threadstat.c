@@ -16,12 +16,13 @@
 #include "lib/string.h"
 #include "rtos/rtos.h"
 
-#define STACK_SIZE \
-    4096u            /* high-water mark 1.7 KiB in the demo (rtmux-top shows it), C library's TLS included */
-#define NAME_MAX 31u /* bytes of a thread's name sent (longer names are cut) */
-#define LINE_MAX RT_CHAN_MSG_MAX
-#define TAG_MAX  10u /* decimal digits of a request's tag */
-#define CHUNK    64u /* bytes read from the channel at a time */
+/* The server's stack: its high-water mark is 1.7 KiB in the demo (rtmux-top shows it), the C library's
+ * thread-local storage included. */
+#define STACK_SIZE 4096u
+#define NAME_MAX   31u /* bytes of a thread's name sent (longer names are cut) */
+#define LINE_MAX   RT_CHAN_MSG_MAX
+#define TAG_MAX    10u /* decimal digits of a request's tag */
+#define CHUNK      64u /* bytes read from the channel at a time */
 
 /* One thread as copied for a reply: its counters and its name (printable ASCII only). */
 struct snap {

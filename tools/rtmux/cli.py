@@ -1016,6 +1016,8 @@ def cmd_trace(args: argparse.Namespace) -> int:
         got = trace.capture(
             target, seconds=args.seconds, until=args.until, timeout_s=args.timeout, echo=sys.stdout
         )
+        if got.result.console and not got.result.console.endswith("\n"):
+            print(flush=True)  # QEMU stopped mid-line: the tools' lines start on their own
         print(f"rtmux: trace: read after {got.reason}", file=sys.stderr)
         data = got.data
         title = f"rtos scheduler trace: {target.what}"
