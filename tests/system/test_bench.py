@@ -37,6 +37,8 @@ CASES = [
     "linux-rtmux-idle",
     "linux-rtmux-load",
     "linux-rtmux-gicv2-load",
+    "rtos-bare-idle-trace",
+    "rtos-bare-load-trace",
     "rtos-bare-cpu1",
     "rtos-bare-sweep",
     "rtos-shared-load",
