@@ -331,16 +331,16 @@ class Bench:
                 lambda phase: self.rtos_bare(True, n, "rtos-bare-load"),
             ),
             Run(
-                "rtos-bare-idle-trace",
+                "rtos-bare-trace-idle",
                 "rtos bare metal, idle, scheduler trace on",
                 predicted_s(icount, boot="rtos", idle_s=guest_s),
-                lambda phase: self.rtos_bare(False, n, "rtos-bare-idle-trace", trace=True),
+                lambda phase: self.rtos_bare(False, n, "rtos-bare-trace-idle", trace=True),
             ),
             Run(
-                "rtos-bare-load-trace",
+                "rtos-bare-trace-load",
                 "rtos bare metal, its own load, scheduler trace on",
                 predicted_s(icount, boot="rtos", rtos_load_s=guest_s),
-                lambda phase: self.rtos_bare(True, n, "rtos-bare-load-trace", trace=True),
+                lambda phase: self.rtos_bare(True, n, "rtos-bare-trace-load", trace=True),
             ),
             Run(
                 "rtos-bare-cpu1",

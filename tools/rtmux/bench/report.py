@@ -208,8 +208,8 @@ def targets(r: BenchResults) -> list[Target]:
                 )
             )
     for on_id, off_id, what in (
-        ("rtos-bare-idle-trace", "rtos-bare-idle", "idle"),
-        ("rtos-bare-load-trace", "rtos-bare-load", "with its own load"),
+        ("rtos-bare-trace-idle", "rtos-bare-idle", "idle"),
+        ("rtos-bare-trace-load", "rtos-bare-load", "with its own load"),
     ):
         traced, plain = r.row(on_id), r.row(off_id)
         if traced is not None and plain is not None:
