@@ -93,15 +93,17 @@ static bool same(const char *a, const char *b)
 }
 
 /* Copies the live threads that `want_id` (UINT32_MAX: any) and `want_name` (NULL: any) select into
- * srv.snaps; returns how many. */
-static unsigned collect(uint32_t want_id, const char *want_name)
+ * srv.snaps; returns how many, and in *listed how many live threads the table listed in all. */
+static unsigned collect(uint32_t want_id, const char *want_name, unsigned *listed)
 {
     unsigned found = 0;
+    *listed = 0;
     for (unsigned slot = 0; slot < RT_THREADS_MAX; slot++) {
         struct snap *s = &srv.snaps[found];
         if (rt_thread_stats_get(slot, &s->st) != RT_OK) {
             continue;
         }
+        (*listed)++;
         copy_name(s->name, s->st.name);
         if ((want_id != UINT32_MAX && s->st.id != want_id) ||
             (want_name != NULL && !same(s->name, want_name))) {
@@ -122,26 +124,17 @@ static void reply_threads(const char *tag, uint32_t want_id, const char *want_na
 {
     char out[LINE_MAX];
     uint64_t uptime = rt_time_now(), idle = rt_cpu_idle_time(), irqs = rt_irq_count();
-    unsigned listed = 0;
-    unsigned n = collect(want_id, want_name);
-    if (want_id == UINT32_MAX && want_name == NULL) {
-        listed = n;
-    } else {
-        struct rt_thread_stats st;
-        for (unsigned slot = 0; slot < RT_THREADS_MAX; slot++) {
-            listed += rt_thread_stats_get(slot, &st) == RT_OK ? 1u : 0u;
+    unsigned listed;
+    unsigned n = collect(want_id, want_name, &listed);
+    if (n == 0 && (want_id != UINT32_MAX || want_name != NULL)) {
+        if (want_name != NULL) {
+            (void)rt_snprintf(out, sizeof(out), "no thread named '%s' (%u threads listed)", want_name,
+                              listed);
+        } else {
+            (void)rt_snprintf(out, sizeof(out), "no thread with id %u (%u threads listed)", want_id, listed);
         }
-        if (n == 0) {
-            if (want_name != NULL) {
-                (void)rt_snprintf(out, sizeof(out), "no thread named '%s' (%u threads listed)", want_name,
-                                  listed);
-            } else {
-                (void)rt_snprintf(out, sizeof(out), "no thread with id %u (%u threads listed)", want_id,
-                                  listed);
-            }
-            reply_error(tag, "unknown-thread", out);
-            return;
-        }
+        reply_error(tag, "unknown-thread", out);
+        return;
     }
     int k = rt_snprintf(out, sizeof(out), "threads %u %s ok %u\n", THREADSTAT_VERSION, tag, n);
     if (!put(out, k)) {
