@@ -237,19 +237,23 @@ uint64_t rt_thread_switch_count(const rt_thread_t *t)
     return t != NULL ? t->switches_in : 0;
 }
 
+/* t's CPU time in counter ticks: up to its last switch away, plus its current turn if it runs. Lock held. */
+static uint64_t cpu_ticks(const rt_thread_t *t)
+{
+    uint64_t ticks = t->cpu_ticks;
+    if (t == k_cpu.rq.current && k_cpu.started) {
+        ticks += arch_counter() - k_cpu.switch_stamp; /* its current turn, still running */
+    }
+    return ticks;
+}
+
 rt_time_t rt_thread_cpu_time(const rt_thread_t *t)
 {
     uint64_t f = k_lock();
     if (t == NULL) {
         t = k_cpu.rq.current;
     }
-    uint64_t ticks = 0;
-    if (t != NULL) {
-        ticks = t->cpu_ticks;
-        if (t == k_cpu.rq.current && k_cpu.started) {
-            ticks += arch_counter() - k_cpu.switch_stamp; /* its current turn, still running */
-        }
-    }
+    uint64_t ticks = t != NULL ? cpu_ticks(t) : 0;
     k_unlock(f);
     return rt_ticks_to_ns(ticks);
 }
@@ -281,9 +285,8 @@ int rt_thread_stats_get(unsigned slot, struct rt_thread_stats *out)
         k_unlock(f);
         return RT_ENOENT;
     }
-    uint64_t ticks = t->cpu_ticks;
+    uint64_t ticks = cpu_ticks(t);
     if (t == k_cpu.rq.current) {
-        ticks += arch_counter() - k_cpu.switch_stamp;
         out->state = RT_THREAD_RUNNING;
     } else {
         out->state = t->state == K_THREAD_READY ? RT_THREAD_READY : RT_THREAD_BLOCKED;
